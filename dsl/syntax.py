@@ -1,0 +1,115 @@
+"""Official action strings (spec §1): parsing and printing with an exact round trip.
+
+    line_<type>_<len>-<turn>            e.g. line_zigzag_1.000-0.833
+    arc_<type>_<radius>_<angle>-<turn>  e.g. arc_square_0.500_0.625-0.500
+
+Every number is normalised to [0, 1] and printed with three decimals.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from dsl.types import Action, ActionKind, ImageProgram, Shape, StrokeType
+
+_NUMBER = r"(\d+(?:\.\d+)?)"
+_LINE = re.compile(rf"line_([A-Za-z]+)_{_NUMBER}-{_NUMBER}")
+_ARC = re.compile(rf"arc_([A-Za-z]+)_{_NUMBER}_{_NUMBER}-{_NUMBER}")
+
+
+class ActionStringError(ValueError):
+    """A malformed action string, or one with an unknown stroke type or an out-of-range value."""
+
+
+def normalise_turn(turn: float) -> float:
+    return (turn + 180.0) / 360.0
+
+
+def denormalise_turn(value: float) -> float:
+    return 360.0 * value - 180.0
+
+
+def normalise_arc_angle(angle: float) -> float:
+    return (angle + 360.0) / 720.0
+
+
+def denormalise_arc_angle(value: float) -> float:
+    return 720.0 * value - 360.0
+
+
+def _stroke(name: str, text: str) -> StrokeType:
+    try:
+        return StrokeType(name)
+    except ValueError:
+        known = ", ".join(t.value for t in StrokeType)
+        raise ActionStringError(f"unknown stroke type {name!r} in {text!r} (known: {known})") from None
+
+
+def _unit(value: str, what: str, text: str) -> float:
+    number = float(value)
+    if not 0.0 <= number <= 1.0:
+        raise ActionStringError(f"{what} {value} out of [0, 1] in {text!r}")
+    return number
+
+
+def parse_action(text: str) -> Action:
+    """Parse one official action string into an Action (physical values, see dsl.types)."""
+    if not isinstance(text, str):
+        raise ActionStringError(f"an action must be a string, got {type(text).__name__}: {text!r}")
+    if match := _LINE.fullmatch(text):
+        name, length, turn = match.groups()
+        return Action(
+            ActionKind.LINE,
+            _stroke(name, text),
+            denormalise_turn(_unit(turn, "turn", text)),
+            length=_unit(length, "length", text),
+        )
+    if match := _ARC.fullmatch(text):
+        name, radius, angle, turn = match.groups()
+        return Action(
+            ActionKind.ARC,
+            _stroke(name, text),
+            denormalise_turn(_unit(turn, "turn", text)),
+            radius=_unit(radius, "radius", text),
+            angle=denormalise_arc_angle(_unit(angle, "arc angle", text)),
+        )
+    raise ActionStringError(
+        f"malformed action string {text!r}: expected line_<type>_<len>-<turn> "
+        "or arc_<type>_<radius>_<angle>-<turn>"
+    )
+
+
+def _fmt(value: float) -> str:
+    # Round half away from zero at the third decimal; guards against 0.8325 -> 0.832 by binary floats.
+    return f"{math.floor(value * 1000.0 + 0.5 + 1e-9) / 1000.0:.3f}"
+
+
+def format_action(action: Action) -> str:
+    """Print an Action as an official action string (three decimals per number)."""
+    turn = _fmt(normalise_turn(action.turn))
+    if action.kind is ActionKind.LINE:
+        return f"line_{action.stroke.value}_{_fmt(action.length)}-{turn}"
+    angle = _fmt(normalise_arc_angle(action.angle))
+    return f"arc_{action.stroke.value}_{_fmt(action.radius)}_{angle}-{turn}"
+
+
+def parse_shape(strings: list[str]) -> Shape:
+    if not isinstance(strings, (list, tuple)) or not strings:
+        raise ActionStringError(f"a shape must be a non-empty list of action strings, got {strings!r}")
+    return Shape(tuple(parse_action(s) for s in strings))
+
+
+def parse_image(shapes: list[list[str]]) -> ImageProgram:
+    """Parse the JSON program of one image (a list of shapes, each a list of action strings)."""
+    if not isinstance(shapes, (list, tuple)) or not 1 <= len(shapes) <= 2:
+        raise ActionStringError(f"an image program must be a list of 1 or 2 shapes, got {shapes!r}")
+    return ImageProgram(tuple(parse_shape(s) for s in shapes))
+
+
+def format_shape(shape: Shape) -> list[str]:
+    return [format_action(a) for a in shape.actions]
+
+
+def format_image(program: ImageProgram) -> list[list[str]]:
+    return [format_shape(s) for s in program.shapes]

@@ -1,0 +1,1 @@
+"""Rule induction with clingo, query classification, explanations and the public API."""

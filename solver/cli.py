@@ -1,0 +1,42 @@
+"""The `bongard-solver` command line.
+
+Each package owns the subcommands of its own work (`dsl.commands`: generate; `perception.commands`:
+train-decoder, decode; `solver.commands`: solve, eval, explain, demo; `benchmarks.commands`: bench).
+This module only gathers them. The benchmarks are looked up by name at run time so that no library
+package imports `benchmarks` (the entry point is the one place that sees every package).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+COMMAND_MODULES = ("dsl.commands", "perception.commands", "solver.commands", "benchmarks.commands")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="bongard-solver",
+        description="Neuro-symbolic solver for Bongard-LOGO problems.",
+    )
+    subcommands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as error:
+            if error.name != name:
+                raise
+            continue
+        module.register(subcommands)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
