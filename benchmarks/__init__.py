@@ -1,0 +1,1 @@
+"""Evaluation per split, ablations, speed benchmarks and explanation dumps. Nothing imports this package."""

@@ -1,0 +1,214 @@
+"""Canonical forms of programs: one representative per drawing, modulo what an image cannot show.
+
+An image does not show where a one-stroke shape starts or which way it was traced, nor the first turn
+(it only rotates the shape), nor the order of an image's shapes. The canonical form picks one program of
+each equivalence class; the decoder's targets, the enumerator and the solver all use it.
+
+Method. A shape is rewritten in *travel form*: per action its kind, stroke, length or radius, its
+curvature (the signed arc angle) and the turn between the directions of travel at the junction. (An arc
+with a negative angle is traced backwards by the turtle, spec §2.4: its heading points against its
+travel, so official turns and travel turns differ by 180° around it.) In travel form, tracing backwards
+reverses the actions, negates every curvature and every turn; a closed shape may start at any action, the
+turn at the closing junction taking the place of the first. Among these variants the one with the
+smallest quantised key is the canonical one; it is written back as an ordinary program whose first turn
+is 0.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from dsl.turtle import arc_point
+from dsl.types import Action, ActionKind, ImageProgram, Shape, StrokeType
+
+CLOSED_TOLERANCE = 0.02  # end point within this distance of the start point (shape units, scale 1)
+LENGTH_QUANTUM = 0.01
+ANGLE_QUANTUM = 1.0
+_STROKE_ORDER = {t: i for i, t in enumerate(StrokeType)}
+
+
+def normalise_angle(degrees: float) -> float:
+    """Map to (-180, 180]."""
+    value = math.fmod(degrees, 360.0)
+    if value <= -180.0:
+        value += 360.0
+    elif value > 180.0:
+        value -= 360.0
+    return 0.0 if abs(value) < 1e-9 else value
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """One action in travel form: `turn` is the change of travel direction before it."""
+
+    kind: ActionKind
+    stroke: StrokeType
+    length: float
+    radius: float
+    curvature: float
+    turn: float
+
+    def reversed(self, turn: float) -> "Segment":
+        return Segment(self.kind, self.stroke, self.length, self.radius, -self.curvature, turn)
+
+    def with_turn(self, turn: float) -> "Segment":
+        return Segment(self.kind, self.stroke, self.length, self.radius, self.curvature, turn)
+
+
+def _backwards(action: Action) -> float:
+    """180 if the turtle travels against its heading while drawing `action` (negative arc), else 0."""
+    return 180.0 if action.kind is ActionKind.ARC and action.angle < 0 else 0.0
+
+
+def to_travel_form(shape: Shape) -> list[Segment]:
+    segments, previous = [], 0.0
+    for i, action in enumerate(shape.actions):
+        offset = _backwards(action)
+        turn = 0.0 if i == 0 else normalise_angle(action.turn + offset - previous)
+        segments.append(Segment(action.kind, action.stroke, action.length, action.radius, action.angle, turn))
+        previous = offset
+    return segments
+
+
+def from_travel_form(segments: list[Segment]) -> Shape:
+    actions, previous = [], 0.0
+    for i, seg in enumerate(segments):
+        offset = 180.0 if seg.kind is ActionKind.ARC and seg.curvature < 0 else 0.0
+        turn = 0.0 if i == 0 else normalise_angle(seg.turn - offset + previous)
+        if seg.kind is ActionKind.LINE:
+            actions.append(Action(ActionKind.LINE, seg.stroke, turn, length=seg.length))
+        else:
+            actions.append(Action(ActionKind.ARC, seg.stroke, turn, radius=seg.radius, angle=seg.curvature))
+        previous = offset
+    return Shape(tuple(actions))
+
+
+def _trace(shape: Shape) -> tuple[np.ndarray, float]:
+    """End point and end heading of a shape drawn from the origin, heading 0, scale 1."""
+    position, heading = np.zeros(2), 0.0
+    for action in shape.actions:
+        heading += action.turn
+        if action.kind is ActionKind.LINE:
+            h = math.radians(heading)
+            position = position + action.length * np.array([math.cos(h), math.sin(h)])
+        else:
+            position, heading = arc_point(position, heading, action.radius, action.angle)
+    return position, heading
+
+
+def is_closed(shape: Shape, tolerance: float = CLOSED_TOLERANCE) -> bool:
+    end, _ = _trace(shape)
+    return float(np.hypot(*end)) <= tolerance
+
+
+def _closing_turn(shape: Shape, segments: list[Segment]) -> float:
+    """Change of travel direction from the end of the last action to the start of the first."""
+    _, end_heading = _trace(shape)
+    first, last = shape.actions[0], shape.actions[-1]
+    start_travel = first.turn + _backwards(first)
+    end_travel = end_heading + _backwards(last)
+    return normalise_angle(start_travel - end_travel)
+
+
+def travel_variants(shape: Shape) -> list[list[Segment]]:
+    """Every travel form that draws the same picture: both directions, every start if closed."""
+    forward = to_travel_form(shape)
+    if is_closed(shape):
+        closing = _closing_turn(shape, forward)
+        cycle = [forward[0].with_turn(closing)] + forward[1:]
+        starts = range(len(cycle))
+        rotations = [cycle[j:] + cycle[:j] for j in starts]
+    else:
+        rotations = [forward]
+    variants = []
+    for rotation in rotations:
+        variants.append([rotation[0].with_turn(0.0)] + rotation[1:])
+        back = [rotation[-1].reversed(0.0)]
+        back += [rotation[i].reversed(-rotation[i + 1].turn) for i in range(len(rotation) - 2, -1, -1)]
+        variants.append(back)
+    return variants
+
+
+def _segment_key(seg: Segment, ignore_strokes: bool) -> tuple:
+    stroke = 0 if ignore_strokes else _STROKE_ORDER[seg.stroke]
+    return (
+        0 if seg.kind is ActionKind.LINE else 1,
+        round(seg.length / LENGTH_QUANTUM),
+        round(seg.radius / LENGTH_QUANTUM),
+        round(seg.curvature / ANGLE_QUANTUM),
+        round(normalise_angle(seg.turn) / ANGLE_QUANTUM) % 360,
+        stroke,
+    )
+
+
+def _variant_key(segments: list[Segment], ignore_strokes: bool) -> tuple:
+    return tuple(_segment_key(s, ignore_strokes) for s in segments)
+
+
+def canonical_shape(shape: Shape, ignore_strokes: bool = False) -> Shape:
+    """The representative of `shape`'s class (start point, direction, first turn); strokes NORMAL if
+    `ignore_strokes`."""
+    if ignore_strokes:
+        shape = shape.with_strokes(StrokeType.NORMAL)
+    best = min(travel_variants(shape), key=lambda v: _variant_key(v, ignore_strokes))
+    return from_travel_form(best)
+
+
+def shape_key(shape: Shape, ignore_strokes: bool = False) -> tuple:
+    """A hashable key, equal for shapes equal up to the quanta (0.01 length, 1 degree)."""
+    return min(_variant_key(v, ignore_strokes) for v in travel_variants(shape))
+
+
+def canonical_image(program: ImageProgram, ignore_strokes: bool = False) -> ImageProgram:
+    shapes = [canonical_shape(s, ignore_strokes) for s in program.shapes]
+    shapes.sort(key=lambda s: _variant_key(to_travel_form(s), ignore_strokes))
+    return ImageProgram(tuple(shapes))
+
+
+def image_key(program: ImageProgram, ignore_strokes: bool = False) -> tuple:
+    return tuple(sorted(shape_key(s, ignore_strokes) for s in program.shapes))
+
+
+def _segments_close(a: Segment, b: Segment, length_tol: float, angle_tol: float, ignore_strokes: bool) -> bool:
+    return (
+        a.kind is b.kind
+        and (ignore_strokes or a.stroke is b.stroke)
+        and abs(a.length - b.length) <= length_tol
+        and abs(a.radius - b.radius) <= length_tol
+        and abs(a.curvature - b.curvature) <= angle_tol
+        and abs(normalise_angle(a.turn - b.turn)) <= angle_tol
+    )
+
+
+def same_shape(
+    a: Shape, b: Shape, length_tol: float = 0.02, angle_tol: float = 2.0, ignore_strokes: bool = False
+) -> bool:
+    """True if some variant of `b` matches `a` action by action within the tolerances."""
+    if len(a) != len(b):
+        return False
+    target = to_travel_form(a)
+    target = [target[0].with_turn(0.0)] + target[1:]
+    return any(
+        all(_segments_close(x, y, length_tol, angle_tol, ignore_strokes) for x, y in zip(target, variant))
+        for variant in travel_variants(b)
+    )
+
+
+def same_image(
+    a: ImageProgram,
+    b: ImageProgram,
+    length_tol: float = 0.02,
+    angle_tol: float = 2.0,
+    ignore_strokes: bool = False,
+) -> bool:
+    """True if the two programs draw the same picture up to pose, start points, directions, shape order."""
+    if len(a.shapes) != len(b.shapes):
+        return False
+    return any(
+        all(same_shape(x, y, length_tol, angle_tol, ignore_strokes) for x, y in zip(a.shapes, order))
+        for order in itertools.permutations(b.shapes)
+    )
