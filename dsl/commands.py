@@ -1,0 +1,202 @@
+"""`bongard-solver generate`: generate, render and write a dataset in the released layout (spec §4).
+
+    bongard-solver generate --out DIR --ff N --basic N --abstract N --seed S [--workers 2] [--size 512]
+
+Every problem has its own seed (seed, kind, index), so the output does not depend on the number of
+workers. The run is resumable: each problem folder appears atomically, each finished problem is appended
+to a journal (`<out>/.generate_journal.jsonl`), and the merged action-program JSONs and the split file
+are rewritten atomically at the end. A second run with the same options skips what is done. A problem
+that fails is reported and the run goes on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import shutil
+import sys
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tqdm import tqdm
+
+from dsl.dataset import (
+    atomic_write_text,
+    problem_folder,
+    programs_file,
+    programs_json,
+    read_json,
+    write_problem,
+    write_programs,
+    write_splits,
+)
+from dsl.generate import GeneratedProblem, ProblemKind, ProblemSpec, generate_problem, plan_problems
+
+JOURNAL = ".generate_journal.jsonl"
+MANIFEST = ".generate.json"
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What a worker returns for one problem: its programs (as JSON) or the error."""
+
+    name: str
+    kind: str
+    programs: list | None = None
+    error: str | None = None
+
+
+@dataclass
+class GenerationReport:
+    written: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)
+
+
+def render_problem(problem: GeneratedProblem, size: int) -> tuple[list, list]:
+    from dsl.raster import render_program
+
+    positives = [render_program(p, q, size=size) for p, q in zip(problem.positives, problem.positive_poses)]
+    negatives = [render_program(p, q, size=size) for p, q in zip(problem.negatives, problem.negative_poses)]
+    return positives, negatives
+
+
+def make_problem(spec: ProblemSpec, seed: int, out: Path, size: int) -> Outcome:
+    """Generate, render and write one problem (runs in a worker)."""
+    try:
+        problem = generate_problem(spec, seed)
+        write_problem(out, problem.name, *render_problem(problem, size))
+        return Outcome(problem.name, spec.kind.value, programs_json(problem.positives, problem.negatives))
+    except Exception as error:  # a batch run records the failure of one problem and goes on
+        return Outcome(spec.name, spec.kind.value, error=f"{type(error).__name__}: {error}")
+
+
+def _check_manifest(out: Path, seed: int, size: int) -> None:
+    path = out / MANIFEST
+    wanted = {"seed": seed, "size": size}
+    if path.exists():
+        found = json.loads(path.read_text(encoding="utf-8"))
+        if found != wanted:
+            raise SystemExit(f"{path}: {out} was generated with {found}, not {wanted}; use another --out")
+    atomic_write_text(path, json.dumps(wanted))
+
+
+def _read_journal(out: Path) -> dict[str, Outcome]:
+    path = out / JOURNAL
+    done: dict[str, Outcome] = {}
+    if not path.exists():
+        return done
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # a line cut by an interruption
+        done[entry["name"]] = Outcome(entry["name"], entry["kind"], entry["programs"])
+    return done
+
+
+def _finished(out: Path) -> dict[str, Outcome]:
+    """Problems already written: in the merged JSONs or the journal, and with their folder present."""
+    done: dict[str, Outcome] = {}
+    for kind in ProblemKind:
+        path = programs_file(out, kind.value)
+        if path.exists():
+            for name, entry in read_json(path).items():
+                done[name] = Outcome(name, kind.value, entry)
+    done.update(_read_journal(out))
+    return {n: o for n, o in done.items() if problem_folder(out, n).is_dir()}
+
+
+def _run(todo: list[ProblemSpec], seed: int, out: Path, size: int, workers: int):
+    """Yield the outcome of every problem of `todo` as it finishes."""
+    if workers <= 1:
+        for spec in todo:
+            yield make_problem(spec, seed, out, size)
+        return
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+    try:
+        futures = [pool.submit(make_problem, spec, seed, out, size) for spec in todo]
+        for future in as_completed(futures):
+            yield future.result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)  # an interrupted run stops without draining the queue
+
+
+def _remove_stale_temporaries(out: Path) -> None:
+    """Problem folders a killed run left under their temporary name (`write_problem`)."""
+    for folder in out.glob("*/images/.*.tmp"):
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _write_outputs(out: Path, done: dict[str, Outcome]) -> None:
+    by_kind: dict[str, dict[str, list]] = {k.value: {} for k in ProblemKind}
+    for outcome in done.values():
+        by_kind[outcome.kind][outcome.name] = outcome.programs
+    for kind, table in by_kind.items():
+        if table:
+            write_programs(programs_file(out, kind), table)
+    splits = {kind: sorted(table) for kind, table in by_kind.items()}
+    splits["all"] = sorted(done)
+    write_splits(out, splits)
+
+
+def write_dataset(
+    out: Path | str, counts: dict[ProblemKind, int], seed: int = 0, workers: int = 2, size: int = 512,
+    progress: bool = True,
+) -> GenerationReport:
+    """Generate `counts[kind]` problems of each kind into `out` (resuming a previous run with the same seed)."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    _check_manifest(out, seed, size)
+    _remove_stale_temporaries(out)
+    done = _finished(out)
+    specs = [s for kind, n in counts.items() for s in plan_problems(kind, n, seed)]
+    report = GenerationReport(skipped=[s.name for s in specs if s.name in done])
+    todo = [s for s in specs if s.name not in done]
+    with open(out / JOURNAL, "a", encoding="utf-8") as journal, tqdm(
+        total=len(todo), desc="generate", unit="problem", disable=not progress
+    ) as bar:
+        for outcome in _run(todo, seed, out, size, workers):
+            bar.update()
+            if outcome.error is not None:
+                report.failed[outcome.name] = outcome.error
+                continue
+            journal.write(json.dumps({"name": outcome.name, "kind": outcome.kind, "programs": outcome.programs}) + "\n")
+            journal.flush()
+            done[outcome.name] = outcome
+            report.written.append(outcome.name)
+    _write_outputs(out, done)
+    (out / JOURNAL).unlink(missing_ok=True)
+    return report
+
+
+def run(args: argparse.Namespace) -> int:
+    counts = {ProblemKind.FREE_FORM: args.ff, ProblemKind.BASIC: args.basic, ProblemKind.ABSTRACT: args.abstract}
+    try:
+        report = write_dataset(args.out, counts, seed=args.seed, workers=args.workers, size=args.size)
+    except KeyboardInterrupt:
+        print(f"{args.out}: interrupted; run the same command again to resume", file=sys.stderr)
+        return 130
+    print(
+        f"{args.out}: {len(report.written)} problems written, {len(report.skipped)} already there, "
+        f"{len(report.failed)} failed"
+    )
+    for name, error in sorted(report.failed.items()):
+        print(f"  {name}: {error}", file=sys.stderr)
+    return 1 if report.failed else 0
+
+
+def register(subcommands: argparse._SubParsersAction) -> None:
+    parser = subcommands.add_parser(
+        "generate", help="generate free-form, basic and abstract problems in the released dataset layout"
+    )
+    parser.add_argument("--out", type=Path, required=True, help="dataset root to write (created; resumable)")
+    parser.add_argument("--ff", type=int, default=0, help="number of free-form problems")
+    parser.add_argument("--basic", type=int, default=0, help="number of basic-shape problems")
+    parser.add_argument("--abstract", type=int, default=0, help="number of abstract-shape problems")
+    parser.add_argument("--seed", type=int, default=0, help="dataset seed (each problem seeds from it)")
+    parser.add_argument("--workers", type=int, default=2, help="worker processes")
+    parser.add_argument("--size", type=int, default=512, help="image side in pixels")
+    parser.set_defaults(func=run)

@@ -1,0 +1,271 @@
+"""Concept features of an image program, computed from its executed geometry (never from shape names).
+
+`image_features(program)` returns the 26 attributes of the shape table (`dsl.library.ATTRIBUTES`; None
+where the attribute does not apply) and numeric counts. Each shape is executed from a fixed pose with
+normal strokes (`dsl.geometry.shape_pieces`); every definition below is invariant to position, heading,
+scale, start point and tracing direction. Definitions (thresholds in `dsl.geometry` and here):
+
+* straight lines: line pieces merged when collinear and touching or overlapping (so a side drawn as two
+  actions, or retraced, is one line); arcs likewise merged when on the same circle and touching;
+* corners: junctions of consecutive actions (and the closing junction of a closed stroke) where the
+  direction of travel jumps by at least CORNER_DEGREES; the corner angle is 180 minus the jump, acute
+  below 90 - RIGHT_ANGLE_DEGREES, obtuse above 90 + RIGHT_ANGLE_DEGREES, right in between;
+* crossings: points where two strokes pass through each other transversally; parts: connected pieces of
+  the stroke graph; closed loops: bounded faces of the (planar) stroke graph;
+* attributes: see the functions below, one definition each.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from dsl.geometry import (
+    RELATIVE_TOLERANCE,
+    RIGHT_ANGLE_DEGREES,
+    SYMMETRY_TOLERANCE,
+    Piece,
+    collinear_touching,
+    count_groups,
+    hull_points,
+    is_mirror_symmetric,
+    is_point_symmetric,
+    junction_corners,
+    neck_pinch,
+    polygon_area,
+    resample_uniform,
+    same_circle_touching,
+    shape_pieces,
+    tolerance,
+    width_and_length,
+)
+from dsl.library import ATTRIBUTES
+from dsl.stroke_graph import Face, StrokeGraph
+from dsl.types import ImageProgram, Shape
+
+COUNT_NAMES = (
+    "straight_lines", "straight_segments", "arcs", "corners", "acute_angles", "right_angles",
+    "obtuse_angles", "parts", "crossings", "junctions", "proper_crossings", "free_ends", "closed_loops", "shapes",
+    "actions",
+)  # fmt: skip
+
+
+@dataclass(slots=True)
+class ShapeGeometryFacts:
+    """Everything the attributes of one shape are computed from."""
+
+    pieces: list[Piece]
+    points: np.ndarray  # length-uniform samples of the centreline
+    tol: float
+    graph: StrokeGraph
+    corner_angles: list[float]
+    corner_points: list[np.ndarray]
+    straight_lines: int
+    arcs: int
+    closed: bool  # the stroke ends where it starts
+
+
+@dataclass(frozen=True, slots=True)
+class ImageFeatures:
+    attributes: dict[str, int | None]
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+@functools.lru_cache(maxsize=4096)
+def shape_facts(shape: Shape) -> ShapeGeometryFacts:
+    pieces = shape_pieces(shape)
+    if not pieces:
+        raise ValueError("the shape draws nothing (every action has zero length or sweep)")
+    points = resample_uniform(pieces)
+    tol = tolerance(points)
+    closed = bool(np.linalg.norm(pieces[-1].end - pieces[0].start) <= tol)
+    angles, corner_points = junction_corners(pieces, closed)
+    lines = [p for p in pieces if p.is_line]
+    arcs = [p for p in pieces if not p.is_line]
+    return ShapeGeometryFacts(
+        pieces=pieces,
+        points=points,
+        tol=tol,
+        graph=StrokeGraph(pieces, tol),
+        corner_angles=angles,
+        corner_points=corner_points,
+        straight_lines=count_groups(lines, lambda a, b: collinear_touching(a, b, tol)),
+        arcs=count_groups(arcs, lambda a, b: same_circle_touching(a, b, tol)),
+        closed=closed,
+    )
+
+
+def shape_counts(facts: ShapeGeometryFacts, shape: Shape) -> dict[str, int]:
+    angles = [a for _, a in facts.graph.node_angles()]
+    return {
+        "straight_lines": facts.straight_lines,
+        "straight_segments": facts.graph.straight_edges(),
+        "arcs": facts.arcs,
+        "corners": len(facts.corner_angles),
+        "acute_angles": sum(a < 90.0 - RIGHT_ANGLE_DEGREES for a in angles),
+        "right_angles": sum(abs(a - 90.0) <= RIGHT_ANGLE_DEGREES for a in angles),
+        "obtuse_angles": sum(a > 90.0 + RIGHT_ANGLE_DEGREES for a in angles),
+        "parts": facts.graph.components(),
+        "crossings": len(facts.graph.through_junctions()),
+        "junctions": len(facts.graph.junctions()),
+        "proper_crossings": len(facts.graph.crossings),
+        "free_ends": len(facts.graph.free_ends()),
+        "closed_loops": len(facts.graph.faces),
+        "shapes": 1,
+        "actions": len(shape),
+    }
+
+
+@functools.lru_cache(maxsize=4096)
+def image_features(program: ImageProgram) -> ImageFeatures:
+    """Attributes (keyed by `dsl.library.ATTRIBUTES`, None = not applicable) and counts of an image."""
+    per_shape = []
+    counts = {name: 0 for name in COUNT_NAMES}
+    for shape in program.shapes:
+        facts = shape_facts(shape)
+        shape_count = shape_counts(facts, shape)
+        per_shape.append(shape_attributes(facts, shape_count))
+        for name, value in shape_count.items():
+            counts[name] += value
+    attributes = combine_attributes(per_shape, counts)
+    return ImageFeatures({name: attributes.get(name) for name in ATTRIBUTES}, counts)
+
+
+THIN_RATIO = 0.3  # minimum width / diameter of the hull below this: a thin shape
+CONVEX_FILL = 0.98  # area of the outline / area of its hull at least this: convex
+BALANCE_RATIO = 0.5  # smaller / larger area of two parts at least this: balanced
+NECK_PINCH = 0.15  # overhang / waist length above this on all four ends: a neck (see geometry.neck_pinch)
+NECK_SIDE_SHARE = 0.15  # each side of a neck holds at least this share of the area
+REGULAR_SPREAD = 0.05  # relative spread of side lengths of a regular polygon
+REGULAR_TURN_DEGREES = 5.0  # spread of its turns
+
+
+def is_polygon(face: Face, corners: int) -> bool:
+    return len(face.sides) == corners and all(s.is_line for s in face.sides)
+
+
+def is_circle(face: Face) -> bool:
+    return len(face.sides) == 1 and not face.sides[0].is_line and not face.turns
+
+
+def is_regular(face: Face) -> bool:
+    if is_circle(face):
+        return True
+    if len(face.sides) < 3 or not all(s.is_line for s in face.sides):
+        return False
+    lengths = np.array([s.length for s in face.sides])
+    turns = np.array(face.turns)
+    return bool(lengths.std() <= REGULAR_SPREAD * lengths.mean() and np.ptp(turns) <= REGULAR_TURN_DEGREES)
+
+
+def is_sector(face: Face, tol: float) -> bool:
+    """Two radii and the arc between them: two straight sides meeting at the centre of the arc."""
+    lines = [s for s in face.sides if s.is_line]
+    arcs = [s for s in face.sides if not s.is_line]
+    if len(face.sides) != 3 or len(lines) != 2 or len(arcs) != 1:
+        return False
+    centre, radius = arcs[0].centre, arcs[0].radius
+    ends = [lines[0].start, lines[0].end, lines[1].start, lines[1].end]
+    return min(np.linalg.norm(p - centre) for p in ends) <= 2 * tol and all(
+        abs(s.length - radius) <= 0.05 * radius for s in lines
+    )
+
+
+def shape_attributes(facts: ShapeGeometryFacts, counts: dict[str, int]) -> dict[str, int | None]:
+    faces = facts.graph.faces
+    angles = facts.corner_angles
+    lines = counts["straight_lines"]
+    attributes: dict[str, int | None] = {
+        "has_curve": int(counts["arcs"] > 0),
+        "has_straight_line": int(lines > 0),
+        "closed_shape": int(len(faces) > 0 and counts["free_ends"] == 0),
+        "has_angle": int(len(angles) > 0),
+        "has_acute_angle": int(counts["acute_angles"] > 0),
+        "has_obtuse_angle": int(counts["obtuse_angles"] > 0),
+        "has_line_crossing": int(counts["crossings"] > 0),
+        "exist_regular": int(any(is_regular(f) for f in faces)),
+        "exist_triangle": int(any(is_polygon(f, 3) for f in faces)),
+        "exist_quadrangle": int(any(is_polygon(f, 4) for f in faces)),
+        "exist_sector": int(any(is_sector(f, facts.tol) for f in faces)),
+    }
+    attributes.update(line_count_attributes(lines, counts["straight_segments"]))
+    attributes.update(symmetry_attributes(facts))
+    attributes.update(outline_attributes(facts))
+    attributes.update(two_part_attributes(facts))
+    return attributes
+
+
+def salient_points(facts: ShapeGeometryFacts) -> np.ndarray:
+    """Corners, stroke ends, crossings and branch points: what a mirror must map onto each other."""
+    graph = facts.graph
+    nodes = [graph.nodes[v] for v in graph.graph.nodes if graph.graph.degree(v) != 2]
+    points = nodes + facts.corner_points + [graph.nodes[v] for v in graph.crossings]
+    return np.array(points).reshape(-1, 2)
+
+
+def symmetry_attributes(facts: ShapeGeometryFacts) -> dict[str, int | None]:
+    tol = SYMMETRY_TOLERANCE / RELATIVE_TOLERANCE * facts.tol
+    symmetric = is_mirror_symmetric(facts.points, salient_points(facts), tol)
+    transposed = is_point_symmetric(facts.points, tol)
+    return {
+        "symmetric": int(symmetric),
+        "self_transposed": int(transposed),
+        "symmetric_transposed": int(symmetric and transposed),
+    }
+
+
+def outline_attributes(facts: ShapeGeometryFacts) -> dict[str, int | None]:
+    width, length = width_and_length(facts.points)
+    faces = facts.graph.faces
+    convex = None
+    if len(faces) == 1:
+        face = faces[0]
+        hull_area = abs(polygon_area(hull_points(face.polygon)))
+        convex = int(face.area >= CONVEX_FILL * hull_area)
+    return {"thin_shape": int(width < THIN_RATIO * length), "convex": convex}
+
+
+def is_necked(facts: ShapeGeometryFacts) -> bool:
+    """Some enclosed region narrows to a waist that both of its halves overhang on both ends."""
+    return any(neck_pinch(face.polygon, NECK_SIDE_SHARE) > NECK_PINCH for face in facts.graph.faces)
+
+
+def two_part_attributes(facts: ShapeGeometryFacts) -> dict[str, int | None]:
+    """Two parts: the strokes enclose exactly two regions (joined at a point, a crossing or a side);
+    balanced when the smaller has at least BALANCE_RATIO of the larger's area."""
+    faces = facts.graph.faces
+    necked = int(is_necked(facts))
+    if len(faces) != 2:
+        return {"has_two_parts": 0, "balanced_two": 0, "unbalanced_two": 0, "necked": necked}
+    small, large = sorted(f.area for f in faces)
+    balanced = small >= BALANCE_RATIO * large
+    return {"has_two_parts": 1, "balanced_two": int(balanced), "unbalanced_two": int(not balanced), "necked": necked}
+
+
+def combine_attributes(per_shape: list[dict[str, int | None]], counts: dict[str, int]) -> dict[str, int | None]:
+    """One shape: its attributes. Two shapes (relative placement unknown): a property of the image holds
+    if it holds for some shape ("has", "exist") or for every shape (the others); counts are totals."""
+    if len(per_shape) == 1:
+        return per_shape[0]
+    combined: dict[str, int | None] = {}
+    for name in per_shape[0]:
+        values = [a[name] for a in per_shape]
+        if None in values:
+            combined[name] = None
+        elif name.startswith(("has_", "exist_")):
+            combined[name] = int(any(values))
+        else:
+            combined[name] = int(all(values))
+    combined.update(line_count_attributes(counts["straight_lines"], counts["straight_segments"]))
+    return combined
+
+
+def line_count_attributes(lines: int, segments: int) -> dict[str, int]:
+    """"Has N straight lines" holds for every N between the number of straight lines (collinear
+    consecutive pieces merged) and the number of straight segments between meeting points: a line cut by
+    a crossing can be seen as one line or as two."""
+    words = ("three", "four", "five", "six", "seven", "eight")
+    return {f"has_{w}_straight_lines": int(lines <= n <= max(lines, segments)) for n, w in enumerate(words, 3)}

@@ -1,0 +1,454 @@
+"""Problem generation as the official Bongard-LOGO generators do it (spec §3), plus pose sampling (§2.6).
+
+Three kinds of problem, each 7 positive and 7 negative image programs with one pose per shape:
+  free-form (`ff`)  random shapes built from a move library; negatives change exactly one action;
+  basic (`bd`)      one or two human-designed shapes; a negative replaces one by a shape of its super class;
+  abstract (`hd`)   one library shape per image; the concept is one attribute or a pair of attributes.
+
+Randomness comes from a `numpy.random.Generator` per problem, seeded by (seed, kind, index), so a dataset
+is the same whatever the number of workers. The RNG call order differs from the official (legacy NumPy)
+one: the distributions are the official ones, the images are not byte-identical (spec §3.5).
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import math
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from dsl.library import ATTRIBUTES, load_library, super_classes
+from dsl.turtle import VALID_RANGE, execute_image, execute_shape
+from dsl.types import DATASET_STROKE_TYPES, Action, ImageProgram, Pose, Shape, StrokeType
+
+IMAGES_PER_SIDE = 7
+PLACEMENT_TRIALS = 300
+SPREAD_TRIALS = 100
+BASIC_PROBLEMS = 4000
+BASIC_PAIR_SEED = 123
+ABSTRACT_POOL_MIN = 10
+
+
+class ProblemKind(enum.Enum):
+    """The three problem types and the folder / name prefix of each (spec §3.1, §4.1)."""
+
+    FREE_FORM = "ff"
+    BASIC = "bd"
+    ABSTRACT = "hd"
+
+    @property
+    def scale_range(self) -> tuple[float, float]:
+        """Painter scaling-factor range per shape (spec §2.6)."""
+        return {"ff": (80.0, 140.0), "bd": (150.0, 260.0), "hd": (150.0, 320.0)}[self.value]
+
+    @property
+    def seed_code(self) -> int:
+        return {"ff": 1, "bd": 2, "hd": 3}[self.value]
+
+
+@dataclass(frozen=True, slots=True)
+class GeneratedProblem:
+    """One generated problem: image programs and the pose of every shape of every image."""
+
+    name: str
+    kind: ProblemKind
+    positives: tuple[ImageProgram, ...]
+    negatives: tuple[ImageProgram, ...]
+    positive_poses: tuple[tuple[Pose, ...], ...]
+    negative_poses: tuple[tuple[Pose, ...], ...]
+    concept: tuple = ()  # ff: action counts per shape; bd: shape names; hd: attribute names
+
+
+def problem_rng(seed: int, kind: ProblemKind, index: int) -> np.random.Generator:
+    """The generator of problem `index` of `kind` in a dataset made with `seed`."""
+    return np.random.default_rng(np.random.SeedSequence([seed, kind.seed_code, index]))
+
+
+def problem_name(kind: ProblemKind, concept: tuple, number: int) -> str:
+    """`ff_nact4_0000`, `ff_nact2_5_0000`, `bd_<s>-<s>_0000`, `hd_<a>-<a>_0000` (spec §3.1)."""
+    if kind is ProblemKind.FREE_FORM:
+        body = "nact" + "_".join(str(k) for k in concept)
+    else:
+        body = "-".join(concept)
+    return f"{kind.value}_{body}_{number:04d}"
+
+
+# --------------------------------------------------------------------------------------------------
+# Pose sampling and placement (spec §2.6)
+
+
+def sample_pose(rng: np.random.Generator, n_shapes: int, scale_range: tuple[float, float]) -> tuple[Pose, ...]:
+    """One trial of the official auto-placement: start points and headings, then one scale per shape."""
+    if n_shapes == 1:
+        rho, q = rng.uniform(0.0, 360.0), rng.uniform(1.0, 250.0)
+        starts = [(q * math.cos(math.radians(rho)), q * math.sin(math.radians(rho)), rho)]
+    elif n_shapes == 2:
+        starts = _two_starts(rng)
+    else:
+        raise ValueError(f"the painter places 1 or 2 shapes, got {n_shapes}")
+    scales = rng.uniform(scale_range[0], scale_range[1], size=n_shapes)
+    return tuple(Pose(float(x), float(y), float(h), float(s)) for (x, y, h), s in zip(starts, scales))
+
+
+def _two_starts(rng: np.random.Generator) -> list[tuple[float, float, float]]:
+    rho = rng.uniform(0.0, 360.0)
+    q = rng.uniform(125.0, 250.0)
+    x1, y1 = q * math.cos(math.radians(rho)), q * math.sin(math.radians(rho))
+    while True:
+        x2, y2 = rng.uniform(-300.0, 300.0, size=2)
+        if math.hypot(x2 - x1, y2 - y1) >= 300.0 and abs(x2 - x1) >= 45.0 and abs(y2 - y1) >= 45.0:
+            break
+    return [(x1, y1, rho), (float(x2), float(y2), rng.uniform(rho - 60.0, rho + 60.0))]
+
+
+def place(
+    rng: np.random.Generator, program: ImageProgram, scale_range: tuple[float, float], trials: int = PLACEMENT_TRIALS
+) -> tuple[Pose, ...]:
+    """Poses of the first valid trial (every checkpoint inside ±360); the last trial if none is valid.
+    The checkpoints do not depend on stroke types, so the trials draw the program with normal strokes."""
+    skeleton = ImageProgram(tuple(s.with_strokes(StrokeType.NORMAL) for s in program.shapes))
+    for _ in range(trials):
+        poses = sample_pose(rng, len(program.shapes), scale_range)
+        if execute_image(skeleton, poses).valid:
+            return poses
+    warnings.warn(f"no valid placement in {trials} trials; using the last one", RuntimeWarning, stacklevel=2)
+    return poses
+
+
+def _place_all(rng: np.random.Generator, programs: list[ImageProgram], kind: ProblemKind) -> tuple:
+    return tuple(place(rng, p, kind.scale_range) for p in programs)
+
+
+def _assemble(rng, kind, concept, number, positives, negatives) -> GeneratedProblem:
+    return GeneratedProblem(
+        name=problem_name(kind, concept, number),
+        kind=kind,
+        positives=tuple(positives),
+        negatives=tuple(negatives),
+        positive_poses=_place_all(rng, positives, kind),
+        negative_poses=_place_all(rng, negatives, kind),
+        concept=tuple(concept),
+    )
+
+
+def _random_strokes(rng: np.random.Generator, shape: Shape, allowed: tuple[StrokeType, ...]) -> Shape:
+    picks = rng.integers(len(allowed), size=len(shape))
+    return Shape(tuple(a.with_stroke(allowed[i]) for a, i in zip(shape.actions, picks)))
+
+
+# --------------------------------------------------------------------------------------------------
+# Free-form problems (spec §3.2)
+
+FREE_FORM_SETTINGS: tuple[tuple[int, ...], ...] = (
+    (4,), (5,), (6,), (7,), (8,), (9,), (3, 3), (2, 5), (3, 4), (3, 5), (4, 4), (4, 5),
+)
+FREE_FORM_TURNS: tuple[float, ...] = (0, 30, -30, 60, -60, 90, -90, 120, -120, 150, -150)
+FF_LINE = Action.line(1.0)
+FF_ARC = Action.arc(0.5, 90.0)
+# Move library in candidate order: the turn before each action (the first is always L0).
+MOVES: tuple[tuple[str, tuple[tuple[Action, float], ...]], ...] = (
+    ("line", ((FF_LINE, 0.0),)),
+    ("arc", ((FF_ARC, 0.0),)),
+    ("triangle", ((FF_LINE, 0.0), (FF_LINE, 120.0), (FF_LINE, 120.0))),
+    ("square", ((FF_LINE, 0.0), (FF_LINE, 90.0), (FF_LINE, 90.0), (FF_LINE, 90.0))),
+    ("semicircle", ((FF_ARC, 0.0), (FF_ARC, 0.0))),
+    ("circle", ((FF_ARC, 0.0),) * 4),
+    ("rightangle", ((FF_LINE, 0.0), (FF_LINE, 90.0))),
+)
+SPREAD_FACTORS = {2: 0.5, 3: 0.85, 4: 0.95, 5: 0.95, 6: 1.15, 7: 1.35, 8: 1.55, 9: 1.75}
+SPREAD_SCALE = 200.0
+
+
+class Perturbation(enum.Enum):
+    """The three ways a free-form negative changes one action (spec §3.2)."""
+
+    MOVE_NAME = "move_name"
+    DIRECT_ANGLE = "direct_angle"
+    MOVE_TYPE = "move_type"
+
+
+def spread_ok(shape: Shape) -> bool:
+    """The official 'overlap check': end points drawn unmagnified from the origin at scale 200 must span
+    more than m(k)·200 in x or in y (k = number of actions; drawing stops at the first point out of range).
+    The official settings have k in 2..9; one action always passes, more than 9 use m(9)."""
+    if len(shape) < 2:
+        return True
+    points = execute_shape(shape, Pose(0.0, 0.0, 0.0, SPREAD_SCALE), magnifier=False).checkpoints
+    outside = np.flatnonzero(np.any(np.abs(points) > VALID_RANGE, axis=1))
+    if outside.size:
+        points = points[: outside[0]]
+    k = min(len(shape), 9)
+    extent = points.max(axis=0) - points.min(axis=0)
+    return bool(np.any(extent > SPREAD_FACTORS[k] * SPREAD_SCALE))
+
+
+def _random_free_form_shape(rng: np.random.Generator, k: int) -> Shape:
+    actions: list[Action] = []
+    while len(actions) < k:
+        candidates = [m for m in MOVES if len(m[1]) <= k - len(actions)]
+        _, move = candidates[rng.integers(len(candidates))]
+        for action, turn in move:
+            stroke = DATASET_STROKE_TYPES[rng.integers(len(DATASET_STROKE_TYPES))]
+            actions.append(action.with_turn(turn).with_stroke(stroke))
+    return Shape(tuple(actions))
+
+
+def sample_free_form_shape(rng: np.random.Generator, k: int) -> Shape:
+    """A positive free-form shape of exactly k actions passing the spread check (the last of 100 if none)."""
+    for _ in range(SPREAD_TRIALS):
+        shape = _random_free_form_shape(rng, k)
+        if spread_ok(shape):
+            return shape
+    return shape
+
+
+def perturb_action(rng: np.random.Generator, action: Action, way: Perturbation) -> Action:
+    """Change one action in one way: line <-> arc, a turn at least 45 degrees away, or another stroke type."""
+    if way is Perturbation.MOVE_NAME:
+        other = FF_ARC if action.is_line else FF_LINE
+        return other.with_turn(action.turn).with_stroke(action.stroke)
+    if way is Perturbation.DIRECT_ANGLE:
+        choices = [t for t in FREE_FORM_TURNS if abs(t - action.turn) > 45.0]
+        return action.with_turn(float(choices[rng.integers(len(choices))]))
+    others = [t for t in DATASET_STROKE_TYPES if t is not action.stroke]
+    return action.with_stroke(others[rng.integers(len(others))])
+
+
+def perturb_shape(rng: np.random.Generator, shape: Shape) -> Shape:
+    """A free-form negative shape: exactly one action changed in one way, wrapped in the spread check."""
+    k = len(shape)
+    ways = list(Perturbation) if k > 1 else [Perturbation.MOVE_NAME, Perturbation.MOVE_TYPE]
+    for _ in range(SPREAD_TRIALS):
+        i = int(rng.integers(k))
+        way = ways[rng.integers(len(ways))]
+        if i == 0 and way is Perturbation.DIRECT_ANGLE:
+            i = int(rng.integers(1, k))
+        actions = list(shape.actions)
+        actions[i] = perturb_action(rng, actions[i], way)
+        candidate = Shape(tuple(actions))
+        if spread_ok(candidate):
+            return candidate
+    return candidate
+
+
+def free_form_negative(rng: np.random.Generator, positive: ImageProgram) -> ImageProgram:
+    """Perturb one uniformly chosen shape of the positive image, keep the other."""
+    j = int(rng.integers(len(positive.shapes)))
+    shapes = list(positive.shapes)
+    shapes[j] = perturb_shape(rng, shapes[j])
+    return ImageProgram(tuple(shapes))
+
+
+def generate_free_form(rng: np.random.Generator, setting: tuple[int, ...] = (4,), number: int = 0) -> GeneratedProblem:
+    """Free-form problem: 7 identical positive programs, 7 one-action perturbations of it."""
+    if tuple(setting) not in FREE_FORM_SETTINGS:
+        raise ValueError(f"unknown free-form setting {setting}; known: {FREE_FORM_SETTINGS}")
+    positive = ImageProgram(tuple(sample_free_form_shape(rng, k) for k in setting))
+    negatives = [free_form_negative(rng, positive) for _ in range(IMAGES_PER_SIDE)]
+    return _assemble(rng, ProblemKind.FREE_FORM, setting, number, [positive] * IMAGES_PER_SIDE, negatives)
+
+
+# --------------------------------------------------------------------------------------------------
+# Basic-shape problems (spec §3.3)
+
+
+@functools.cache
+def basic_concepts(pair_seed: int = BASIC_PAIR_SEED) -> tuple[tuple[str, ...], ...]:
+    """The 4000 basic concepts: the 627 library shapes in file order, then 3373 distinct unordered pairs
+    (i < j in file order) drawn without replacement."""
+    names = list(load_library())
+    first, second = np.triu_indices(len(names), k=1)
+    picks = np.random.default_rng(pair_seed).choice(first.size, size=BASIC_PROBLEMS - len(names), replace=False)
+    pairs = [(names[first[p]], names[second[p]]) for p in picks]
+    return tuple((n,) for n in names) + tuple(pairs)
+
+
+def _replacement(rng: np.random.Generator, name: str) -> str:
+    family = [n for n in super_classes()[load_library()[name].super_class] if n != name]
+    if not family:
+        raise ValueError(f"shape {name!r} is alone in its super class; it cannot be replaced")
+    return family[rng.integers(len(family))]
+
+
+def _basic_turned_off(rng: np.random.Generator, n: int) -> list[int]:
+    """Which shape each negative turns off: k' = 7 - (7 mod n) in equal blocks, the rest at random."""
+    blocks = IMAGES_PER_SIDE - IMAGES_PER_SIDE % n
+    fixed = [i // (blocks // n) for i in range(blocks)]
+    return fixed + [int(rng.integers(n)) for _ in range(IMAGES_PER_SIDE - blocks)]
+
+
+def _basic_image(rng: np.random.Generator, slots: tuple[str, ...], drawn: list[str]) -> ImageProgram:
+    library = load_library()
+    shapes = []
+    for original, name in zip(slots, drawn):
+        stampable = library[original].if_stamp and library[name].if_stamp
+        allowed = DATASET_STROKE_TYPES if stampable else (StrokeType.NORMAL,)
+        shapes.append(_random_strokes(rng, library[name].shape, allowed))
+    return ImageProgram(tuple(shapes))
+
+
+def generate_basic(rng: np.random.Generator, shapes: tuple[str, ...], number: int = 0) -> GeneratedProblem:
+    """Basic problem: positives draw every shape of the concept; each negative replaces one of them by
+    another shape of the same super class."""
+    shapes = tuple(shapes)
+    unknown = [s for s in shapes if s not in load_library()]
+    if unknown or not 1 <= len(shapes) <= 2:
+        raise ValueError(f"a basic concept is 1 or 2 library shapes, got {shapes} (unknown: {unknown})")
+    drawn_negatives = []
+    for off in _basic_turned_off(rng, len(shapes)):
+        drawn = list(shapes)
+        drawn[off] = _replacement(rng, shapes[off])
+        drawn_negatives.append(drawn)
+    drawn_negatives = [drawn_negatives[i] for i in rng.permutation(IMAGES_PER_SIDE)]
+    positives = [_basic_image(rng, shapes, list(shapes)) for _ in range(IMAGES_PER_SIDE)]
+    negatives = [_basic_image(rng, shapes, drawn) for drawn in drawn_negatives]
+    return _assemble(rng, ProblemKind.BASIC, shapes, number, positives, negatives)
+
+
+# --------------------------------------------------------------------------------------------------
+# Abstract-shape problems (spec §3.4)
+
+
+def attribute_pool(values: dict[str, int]) -> list[str]:
+    """Library shapes whose attributes equal `values` (1 or 0 each; -1 and stray values match neither)."""
+    return [s.name for s in load_library().values() if all(s.attributes[a] == v for a, v in values.items())]
+
+
+@functools.cache
+def abstract_concepts() -> list[tuple[str, ...]]:
+    """The 220 abstract concepts: 26 single attributes, then the 194 pairs (i < j in column order) whose
+    pools {1,1}, {1,0} and {0,1} each hold at least 10 shapes."""
+    singles = [(a,) for a in ATTRIBUTES]
+    pairs = [
+        (a, b)
+        for i, a in enumerate(ATTRIBUTES)
+        for b in ATTRIBUTES[i + 1 :]
+        if all(len(attribute_pool({a: x, b: y})) >= ABSTRACT_POOL_MIN for x, y in ((1, 1), (1, 0), (0, 1)))
+    ]
+    return singles + pairs
+
+
+def abstract_strokes(attributes: tuple[str, ...]) -> tuple[StrokeType, ...]:
+    """Stroke types allowed in an abstract problem: stamps that would read as a regular polygon, a triangle
+    or a quadrangle are withheld when the concept is about one."""
+    triangle, quadrangle = "exist_triangle" in attributes, "exist_quadrangle" in attributes
+    if not (triangle or quadrangle or "exist_regular" in attributes):
+        return DATASET_STROKE_TYPES
+    allowed = [StrokeType.NORMAL, StrokeType.ZIGZAG]
+    if triangle and quadrangle:
+        allowed += [StrokeType.CIRCLE]
+    elif triangle:
+        allowed += [StrokeType.CIRCLE, StrokeType.SQUARE]
+    elif quadrangle:
+        allowed += [StrokeType.CIRCLE, StrokeType.TRIANGLE]
+    return tuple(allowed)
+
+
+def _distinct(rng: np.random.Generator, pool: list[str], count: int) -> list[str]:
+    if len(pool) < count:
+        raise ValueError(f"pool of {len(pool)} shapes, {count} distinct needed")
+    return [pool[i] for i in rng.choice(len(pool), size=count, replace=False)]
+
+
+def _abstract_negative_names(rng: np.random.Generator, attributes: tuple[str, ...]) -> list[str]:
+    if len(attributes) == 1:
+        return _distinct(rng, attribute_pool({attributes[0]: 0}), IMAGES_PER_SIDE)
+    a, b = attributes
+    first_violated = 3 + int(rng.integers(2))
+    names = _distinct(rng, attribute_pool({a: 0, b: 1}), first_violated)
+    names += _distinct(rng, attribute_pool({a: 1, b: 0}), IMAGES_PER_SIDE - first_violated)
+    return [names[i] for i in rng.permutation(IMAGES_PER_SIDE)]
+
+
+def _abstract_image(rng: np.random.Generator, name: str, allowed: tuple[StrokeType, ...]) -> ImageProgram:
+    shape = load_library()[name]
+    return ImageProgram((_random_strokes(rng, shape.shape, allowed if shape.if_stamp else (StrokeType.NORMAL,)),))
+
+
+def generate_abstract(rng: np.random.Generator, attributes: tuple[str, ...], number: int = 0) -> GeneratedProblem:
+    """Abstract problem: one library shape per image; positives have every attribute of the concept,
+    negatives lack exactly one (pairs: 3 or 4 negatives per violated attribute)."""
+    attributes = tuple(attributes)
+    if attributes not in abstract_concepts():
+        raise ValueError(f"{attributes} is not one of the 220 abstract concepts")
+    positive_names = _distinct(rng, attribute_pool({a: 1 for a in attributes}), IMAGES_PER_SIDE)
+    negative_names = _abstract_negative_names(rng, attributes)
+    allowed = abstract_strokes(attributes)
+    positives = [_abstract_image(rng, n, allowed) for n in positive_names]
+    negatives = [_abstract_image(rng, n, allowed) for n in negative_names]
+    return _assemble(rng, ProblemKind.ABSTRACT, attributes, number, positives, negatives)
+
+
+# --------------------------------------------------------------------------------------------------
+# Datasets of problems and training images
+
+
+@dataclass(frozen=True, slots=True)
+class ProblemSpec:
+    """Problem `index` of `kind` in a dataset: its concept and its number (the 4-digit id of its name)."""
+
+    kind: ProblemKind
+    index: int
+    concept: tuple
+    number: int
+
+    @property
+    def name(self) -> str:
+        return problem_name(self.kind, self.concept, self.number)
+
+
+def concepts(kind: ProblemKind) -> tuple[tuple, ...]:
+    if kind is ProblemKind.FREE_FORM:
+        return FREE_FORM_SETTINGS
+    return basic_concepts() if kind is ProblemKind.BASIC else tuple(abstract_concepts())
+
+
+def plan_problems(kind: ProblemKind, count: int, seed: int) -> list[ProblemSpec]:
+    """The first `count` problems of `kind`: free-form cycles through the 12 settings; basic and abstract
+    walk a seeded permutation of their concepts (so a small dataset mixes singles and pairs). Each pass over
+    the concepts increments the number in the name."""
+    pool = concepts(kind)
+    order = np.arange(len(pool))
+    if kind is not ProblemKind.FREE_FORM:
+        order = np.random.default_rng([seed, kind.seed_code]).permutation(len(pool))
+    return [ProblemSpec(kind, i, pool[order[i % len(pool)]], i // len(pool)) for i in range(count)]
+
+
+def generate_problem(spec: ProblemSpec, seed: int) -> GeneratedProblem:
+    rng = problem_rng(seed, spec.kind, spec.index)
+    generator = {
+        ProblemKind.FREE_FORM: generate_free_form,
+        ProblemKind.BASIC: generate_basic,
+        ProblemKind.ABSTRACT: generate_abstract,
+    }[spec.kind]
+    return generator(rng, spec.concept, spec.number)
+
+
+def _training_free_form(rng: np.random.Generator) -> ImageProgram:
+    """One or two shapes, 1-10 actions in all; half the images get one negative-style perturbation."""
+    if rng.random() < 0.5:
+        counts = [int(rng.integers(1, 11))]
+    else:
+        counts = [int(rng.integers(1, 6)), int(rng.integers(1, 6))]
+    program = ImageProgram(tuple(sample_free_form_shape(rng, k) for k in counts))
+    return free_form_negative(rng, program) if rng.random() < 0.5 else program
+
+
+def sample_training_image(rng: np.random.Generator, kind: ProblemKind | str) -> tuple[ImageProgram, tuple[Pose, ...]]:
+    """One image program of `kind` with a valid placement, as the generators would draw it (for training
+    the decoder): free-form over a wider length range, one or two random library shapes (basic), or one
+    library shape with the stroke types of a random abstract concept (abstract)."""
+    kind = ProblemKind(kind)
+    names = list(load_library())
+    if kind is ProblemKind.FREE_FORM:
+        program = _training_free_form(rng)
+    elif kind is ProblemKind.BASIC:
+        chosen = tuple(names[i] for i in rng.choice(len(names), size=int(rng.integers(1, 3)), replace=False))
+        program = _basic_image(rng, chosen, list(chosen))
+    else:
+        concept = abstract_concepts()[rng.integers(len(abstract_concepts()))]
+        program = _abstract_image(rng, names[rng.integers(len(names))], abstract_strokes(concept))
+    return program, place(rng, program, kind.scale_range)

@@ -1,0 +1,224 @@
+"""Training data for the decoder: sampled programs, rendered images, canonical token targets.
+
+Images. Every image is rendered at the official 512 px framing (`dsl.raster`) and then goes through the
+same `prepare_image` as a dataset PNG at decode time: a square crop around the ink, resized to the
+model's input size, plus the crop's side (a fraction of 512) as a scalar. The crop keeps the stamp
+detail that a plain downscale of the whole canvas erases (free-form stamps are 6-10 px apart at 512 px).
+
+Programs (`sample_training_program`), official poses and scales (spec §2.6):
+  free-form  shapes from the official move library (`dsl.generate`) with 2-11 actions alone or 1-7 each
+             in pairs (wider than the benchmark's 4-9 / 2-5), half of them perturbed like the official
+             negatives (one or two times), painter scales 80-140;
+  library    one or two human-designed shapes, random stroke types where the table allows stamps,
+             scales 150-320 (one shape) or 150-260 (two).
+
+Targets. A picture does not show where a shape starts, which way it was traced, nor the shape order.
+Each image gets up to `max_variants` token sequences, all drawing the same picture: the canonical one
+(`dsl.canonical.canonical_image`) first, then random other start points / directions / shape orders from
+`dsl.canonical.travel_variants`. The loss is the log of the summed likelihood of these variants (the
+likelihood of the picture's equivalence class), so the decoder may learn whichever start is easiest to
+see; decoded programs are canonicalised before they are compared or merged.
+
+Tokens are in travel form (turn = change of travel direction at the junction, curvature = signed arc
+angle), one step per action, then NEXT between the two shapes and STOP at the end. Per step:
+  kind    StepKind
+  stroke  index into DATASET_STROKE_TYPES (-1 for NEXT / STOP)
+  values  (length, radius, curvature / 360, turn / 180); 0 where unused
+  has_turn  whether the turn is a free value (not for the first action of a shape, whose turn is 0)
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+import math
+import warnings
+
+import numpy as np
+import torch
+from PIL import Image
+
+from dsl.canonical import canonical_image, from_travel_form, to_travel_form, travel_variants, Segment
+from dsl.generate import ProblemKind, perturb_shape, sample_free_form_shape, sample_pose
+from dsl.library import load_library
+from dsl.raster import render_program
+from dsl.turtle import execute_image
+from dsl.types import DATASET_STROKE_TYPES, ActionKind, ImageProgram, Pose, Shape, StrokeType
+
+INK_THRESHOLD = 48  # ink level (0-255) that counts as drawn when finding the crop
+CROP_MARGIN = 0.06  # margin around the ink, a fraction of the ink's larger side, plus 3 px
+MIN_CROP = 48  # smallest crop side in pixels (at 512)
+N_VALUES = 4  # length, radius, curvature / 360, turn / 180
+STROKE_INDEX = {t: i for i, t in enumerate(DATASET_STROKE_TYPES)}
+
+
+class StepKind(enum.IntEnum):
+    LINE = 0
+    ARC = 1
+    NEXT = 2  # the next shape starts
+    STOP = 3
+
+
+# ------------------------------------------------------------------------------------------- images
+
+
+def prepare_image(image: np.ndarray, size: int) -> tuple[np.ndarray, float]:
+    """A uint8 greyscale (H, W) image (white background) -> (ink crop float32 (size, size) in [0, 1],
+    crop side as a fraction of 512 px). The crop is a square around the ink, centred, with a margin."""
+    if image.ndim == 3:
+        image = image[..., 0]
+    if image.shape != (512, 512):
+        image = np.asarray(Image.fromarray(image).resize((512, 512), Image.BICUBIC))
+    ink = 255 - image.astype(np.uint8)
+    rows, cols = np.nonzero(ink > INK_THRESHOLD)
+    if rows.size == 0:
+        return np.zeros((size, size), np.float32), 1.0
+    top, bottom, left, right = rows.min(), rows.max() + 1, cols.min(), cols.max() + 1
+    side = max(bottom - top, right - left)
+    side = max(int(math.ceil(side * (1 + 2 * CROP_MARGIN) + 6)), MIN_CROP)
+    cy, cx = (top + bottom) / 2.0, (left + right) / 2.0
+    box = (int(round(cx - side / 2)), int(round(cy - side / 2)))
+    crop = Image.fromarray(ink).crop((box[0], box[1], box[0] + side, box[1] + side))  # zero (no ink) outside
+    crop = crop.resize((size, size), Image.BILINEAR)
+    return np.asarray(crop, dtype=np.float32) / 255.0, side / 512.0
+
+
+# ----------------------------------------------------------------------------------------- programs
+
+
+def _random_library_shape(rng: np.random.Generator) -> Shape:
+    library = load_library()
+    names = list(library)
+    entry = library[names[rng.integers(len(names))]]
+    if not entry.if_stamp:
+        return entry.shape
+    picks = rng.integers(len(DATASET_STROKE_TYPES), size=len(entry.shape))
+    return Shape(tuple(a.with_stroke(DATASET_STROKE_TYPES[i]) for a, i in zip(entry.shape.actions, picks)))
+
+
+def _free_form_program(rng: np.random.Generator) -> ImageProgram:
+    if rng.random() < 0.5:
+        counts = [int(rng.integers(2, 12))]
+    else:
+        counts = [int(rng.integers(1, 8)), int(rng.integers(1, 8))]
+    shapes = [sample_free_form_shape(rng, k) for k in counts]
+    for _ in range(int(rng.choice(3, p=[0.4, 0.4, 0.2]))):
+        j = int(rng.integers(len(shapes)))
+        shapes[j] = perturb_shape(rng, shapes[j])
+    return ImageProgram(tuple(shapes))
+
+
+def sample_training_program(rng: np.random.Generator, free_form_share: float = 0.6) -> tuple[ImageProgram, tuple[Pose, ...]]:
+    """A random image program and official poses for it (every checkpoint inside the valid box)."""
+    while True:
+        if rng.random() < free_form_share:
+            program, scales = _free_form_program(rng), ProblemKind.FREE_FORM.scale_range
+        else:
+            program = ImageProgram(tuple(_random_library_shape(rng) for _ in range(int(rng.integers(1, 3)))))
+            scales = (ProblemKind.BASIC if len(program) == 2 else ProblemKind.ABSTRACT).scale_range
+        for _ in range(60):
+            poses = sample_pose(rng, len(program), scales)
+            if execute_image(program, poses).valid:
+                return program, poses
+
+
+# ------------------------------------------------------------------------------------------- tokens
+
+
+def tokenize(shapes: list[list[Segment]], max_steps: int) -> dict[str, np.ndarray]:
+    """Travel-form shapes -> padded token arrays (kind -1 marks padding)."""
+    kind = np.full(max_steps, -1, np.int64)
+    stroke = np.full(max_steps, -1, np.int64)
+    values = np.zeros((max_steps, N_VALUES), np.float32)
+    has_turn = np.zeros(max_steps, bool)
+    t = 0
+    for s, segments in enumerate(shapes):
+        if s:
+            kind[t] = StepKind.NEXT
+            t += 1
+        for i, seg in enumerate(segments):
+            kind[t] = StepKind.LINE if seg.kind is ActionKind.LINE else StepKind.ARC
+            stroke[t] = STROKE_INDEX.get(seg.stroke, 0)
+            values[t] = (seg.length, seg.radius, seg.curvature / 360.0, seg.turn / 180.0)
+            has_turn[t] = i > 0
+            t += 1
+    kind[t] = StepKind.STOP
+    return {"kind": kind, "stroke": stroke, "values": values, "has_turn": has_turn}
+
+
+def detokenize(kinds: list[int], strokes: list[int], values: list[tuple[float, ...]]) -> ImageProgram:
+    """Decoded steps (up to STOP) -> an ordinary image program (turns rebuilt from travel form)."""
+    shapes: list[list[Segment]] = [[]]
+    for k, s, v in zip(kinds, strokes, values):
+        if k == StepKind.STOP:
+            break
+        if k == StepKind.NEXT:
+            shapes.append([])
+            continue
+        length, radius, curvature, turn = (float(x) for x in v)
+        line = k == StepKind.LINE
+        shapes[-1].append(
+            Segment(
+                ActionKind.LINE if line else ActionKind.ARC,
+                DATASET_STROKE_TYPES[s],
+                max(length, 0.0) if line else 0.0,
+                0.0 if line else max(radius, 0.0),
+                0.0 if line else curvature * 360.0,
+                turn * 180.0 if shapes[-1] else 0.0,
+            )
+        )
+    return ImageProgram(tuple(from_travel_form(segs) for segs in shapes if segs))
+
+
+def variant_targets(program: ImageProgram, rng: np.random.Generator, max_variants: int, max_steps: int) -> list[dict]:
+    """Token arrays of up to `max_variants` equivalent programs, the canonical one first."""
+    canonical = [to_travel_form(s) for s in canonical_image(program).shapes]
+    per_shape = [travel_variants(s) for s in program.shapes]
+    combos = [(order, choice) for order in itertools.permutations(range(len(per_shape)))
+              for choice in itertools.product(*(range(len(per_shape[i])) for i in order))]
+    picks = rng.permutation(len(combos))[: max_variants - 1]
+    sequences = [canonical] + [[per_shape[i][c] for i, c in zip(*combos[p])] for p in picks]
+    return [tokenize(seq, max_steps) for seq in sequences]
+
+
+# -------------------------------------------------------------------------------------------- batches
+
+
+def make_example(rng: np.random.Generator, image_size: int, max_variants: int, max_steps: int) -> dict:
+    """One rendered training image with its target variants."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        program, poses = sample_training_program(rng)
+    crop, side = prepare_image(render_program(program, poses), image_size)
+    return {"image": crop, "side": side, "variants": variant_targets(program, rng, max_variants, max_steps),
+            "program": program}
+
+
+def collate(examples: list[dict]) -> dict[str, torch.Tensor]:
+    """Examples -> a batch: images (B, 1, S, S), sides (B,), and the variants flattened to (N, T) with
+    `owner` (N,) the image index of each variant."""
+    variants = [v for e in examples for v in e["variants"]]
+    batch = {
+        "image": torch.from_numpy(np.stack([e["image"] for e in examples]))[:, None],  # (B, 1, S, S)
+        "side": torch.tensor([e["side"] for e in examples], dtype=torch.float32),  # (B,)
+        "owner": torch.tensor([i for i, e in enumerate(examples) for _ in e["variants"]]),  # (N,)
+    }
+    for key in ("kind", "stroke", "values", "has_turn"):
+        batch[key] = torch.from_numpy(np.stack([v[key] for v in variants]))  # (N, T[, 4])
+    return batch
+
+
+class TrainingStream(torch.utils.data.IterableDataset):
+    """An endless stream of batches, seeded per worker (`seed`, worker id)."""
+
+    def __init__(self, seed: int, batch_size: int, image_size: int, max_variants: int, max_steps: int):
+        super().__init__()
+        self.seed, self.batch_size, self.image_size = seed, batch_size, image_size
+        self.max_variants, self.max_steps = max_variants, max_steps
+
+    def __iter__(self):
+        info = torch.utils.data.get_worker_info()
+        rng = np.random.default_rng([self.seed, 0 if info is None else info.id])
+        while True:
+            yield collate([make_example(rng, self.image_size, self.max_variants, self.max_steps)
+                           for _ in range(self.batch_size)])

@@ -1,0 +1,230 @@
+"""The action decoder: a CNN reads the cropped image, an LSTM with attention emits one action per step.
+
+Per step, heads chained inside the step, each conditioned on what the step already chose:
+  kind    softmax over StepKind (line, arc, next shape, stop)       from [h, c]
+  stroke  softmax over the 5 dataset stroke types                   from [h, c, kind]
+  turn    mixture of Gaussians over turn / 180                      from [h, c, kind, stroke]
+  length  mixture of Gaussians (lines)                              from [h, c, kind, stroke, turn]
+  curve   mixture of Gaussians over curvature / 360 (arcs)          from [h, c, kind, stroke, turn]
+  radius  mixture of Gaussians (arcs)                               from [h, c, kind, stroke, turn, curve]
+h is the LSTM output, c the attention read-out of the CNN feature grid. Targets are in travel form
+(see `perception.data`); the model sees several equivalent target sequences per image and maximises the
+likelihood of the set (logsumexp over the variants of each image).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.distributions import Categorical, MixtureSameFamily, Normal
+
+N_KINDS = 4  # StepKind
+N_STROKES = 5  # DATASET_STROKE_TYPES
+N_VALUES = 4  # length, radius, curvature / 360, turn / 180
+LENGTH, RADIUS, CURVE, TURN = range(N_VALUES)
+LINE, ARC, NEXT, STOP = range(N_KINDS)
+
+
+@dataclass
+class DecoderConfig:
+    image_size: int = 192  # side of the square ink crop fed to the CNN (pixels)
+    channels: tuple[int, ...] = (8, 16, 32, 64, 128, 192)  # CNN widths; every stage after the first halves the grid
+    grid_stage: int = 4  # the stage whose grid the LSTM attends to (192 px -> 12 x 12)
+    hidden: int = 256  # LSTM hidden size
+    embed: int = 96  # token embedding size
+    head_hidden: int = 128  # hidden width of every head's MLP
+    mixtures: int = 5  # Gaussian components per continuous head
+    min_std: float = 0.006  # floor on component standard deviations (normalised units)
+    max_steps: int = 26  # tokens per image including NEXT and STOP (2 shapes x 12 actions + 2)
+    max_shape_actions: int = 12  # actions per shape allowed when decoding
+    dropout: float = 0.1
+
+
+def _conv(c_in: int, c_out: int, stride: int) -> nn.Sequential:
+    return nn.Sequential(nn.Conv2d(c_in, c_out, 3, stride, 1, bias=False), nn.BatchNorm2d(c_out), nn.ReLU(inplace=True))
+
+
+class Encoder(nn.Module):
+    """Stage 0 at full resolution, then per stage a stride-2 conv and a residual 3x3 conv."""
+
+    def __init__(self, config: DecoderConfig):
+        super().__init__()
+        ch = config.channels
+        self.stem = _conv(1, ch[0], 1)
+        self.down = nn.ModuleList(_conv(ch[i - 1], ch[i], 2) for i in range(1, len(ch)))
+        self.body = nn.ModuleList(_conv(ch[i], ch[i], 1) for i in range(1, len(ch)))
+        self.grid_stage = config.grid_stage
+        grid = config.image_size >> config.grid_stage
+        self.position = nn.Parameter(torch.zeros(1, ch[config.grid_stage], grid, grid))
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        x = self.stem(x)  # (B, C0, S, S)
+        grid = None
+        for i, (down, body) in enumerate(zip(self.down, self.body), start=1):
+            x = down(x)
+            x = x + body(x)  # (B, Ci, S / 2^i, S / 2^i)
+            if i == self.grid_stage:
+                grid = x + self.position
+        return grid.flatten(2).transpose(1, 2), x.mean((2, 3))  # (B, G, Cg), (B, Clast)
+
+
+class MixtureHead(nn.Module):
+    """MLP -> a mixture of K Gaussians over one scalar."""
+
+    def __init__(self, n_in: int, config: DecoderConfig):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(n_in, config.head_hidden), nn.ReLU(), nn.Linear(config.head_hidden, 3 * config.mixtures))
+        self.min_std = config.min_std
+
+    def forward(self, x: torch.Tensor) -> MixtureSameFamily:
+        logits, mean, raw_std = self.net(x).chunk(3, dim=-1)  # (..., K) each
+        std = F.softplus(raw_std) + self.min_std
+        return MixtureSameFamily(Categorical(logits=logits), Normal(mean, std))
+
+
+class Decoder(nn.Module):
+    def __init__(self, config: DecoderConfig):
+        super().__init__()
+        self.config = config
+        ch, h = config.channels, config.hidden
+        self.encoder = Encoder(config)
+        self.memory = nn.Linear(ch[config.grid_stage], h)
+        self.image = nn.Linear(ch[-1] + 1, h)
+        self.token = nn.Linear(N_KINDS + 1 + N_STROKES + N_VALUES + 2, config.embed)
+        self.lstm = nn.LSTM(config.embed + h, h, batch_first=True)
+        self.init_state = nn.Linear(h, 2 * h)
+        self.drop = nn.Dropout(config.dropout)
+        ctx = 2 * h
+        self.kind_head = nn.Sequential(nn.Linear(ctx, config.head_hidden), nn.ReLU(), nn.Linear(config.head_hidden, N_KINDS))
+        self.stroke_head = nn.Sequential(nn.Linear(ctx + N_KINDS, config.head_hidden), nn.ReLU(), nn.Linear(config.head_hidden, N_STROKES))
+        base = ctx + N_KINDS + N_STROKES
+        self.turn_head = MixtureHead(base, config)
+        self.length_head = MixtureHead(base + 2, config)
+        self.curve_head = MixtureHead(base + 2, config)
+        self.radius_head = MixtureHead(base + 3, config)
+
+    # ------------------------------------------------------------------------------------ pieces
+
+    def encode(self, image: torch.Tensor, side: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(B, 1, S, S), (B,) -> memory (B, G, H), image feature (B, H)."""
+        grid, pooled = self.encoder(image)
+        feature = torch.tanh(self.image(torch.cat([pooled, side[:, None].log()], -1)))
+        return self.memory(grid), feature
+
+    def embed_tokens(self, kind: torch.Tensor, stroke: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
+        """Previous-step tokens (..., ) -> embeddings (..., E); kind -1 is the start token."""
+        kind_hot = F.one_hot((kind + 1).clamp(min=0), N_KINDS + 1).float()
+        stroke_hot = F.one_hot(stroke.clamp(min=0), N_STROKES).float() * (stroke >= 0)[..., None]
+        turn = values[..., TURN] * math.pi
+        x = torch.cat([kind_hot, stroke_hot, values, turn.cos()[..., None], turn.sin()[..., None]], -1)
+        return self.token(x)
+
+    def attend(self, h: torch.Tensor, memory: torch.Tensor) -> torch.Tensor:
+        """(N, T, H) queries over (N, G, H) memory -> (N, T, 2H) [h, read-out]."""
+        scores = h @ memory.transpose(1, 2) / math.sqrt(h.shape[-1])  # (N, T, G)
+        return torch.cat([h, scores.softmax(-1) @ memory], -1)
+
+    def start_state(self, feature: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        h0, c0 = torch.tanh(self.init_state(feature)).chunk(2, -1)
+        return h0[None].contiguous(), c0[None].contiguous()
+
+    def _base(self, ctx, kind, stroke):
+        return torch.cat([ctx, F.one_hot(kind, N_KINDS).float(), F.one_hot(stroke, N_STROKES).float()], -1)
+
+    @staticmethod
+    def _angle(value: torch.Tensor) -> torch.Tensor:
+        turn = value * math.pi
+        return torch.stack([turn.cos(), turn.sin()], -1)
+
+    def kind_dist(self, ctx: torch.Tensor) -> Categorical:
+        return Categorical(logits=self.kind_head(ctx))
+
+    def stroke_dist(self, ctx: torch.Tensor, kind: torch.Tensor) -> Categorical:
+        return Categorical(logits=self.stroke_head(torch.cat([ctx, F.one_hot(kind, N_KINDS).float()], -1)))
+
+    def turn_dist(self, ctx, kind, stroke) -> MixtureSameFamily:
+        return self.turn_head(self._base(ctx, kind, stroke))
+
+    def length_dist(self, ctx, kind, stroke, turn) -> MixtureSameFamily:
+        return self.length_head(torch.cat([self._base(ctx, kind, stroke), self._angle(turn)], -1))
+
+    def curve_dist(self, ctx, kind, stroke, turn) -> MixtureSameFamily:
+        return self.curve_head(torch.cat([self._base(ctx, kind, stroke), self._angle(turn)], -1))
+
+    def radius_dist(self, ctx, kind, stroke, turn, curve) -> MixtureSameFamily:
+        return self.radius_head(torch.cat([self._base(ctx, kind, stroke), self._angle(turn), curve[:, None]], -1))
+
+    def step_logp(self, ctx, kind, stroke, values, has_turn) -> torch.Tensor:
+        """Log-likelihood of each target step; rows (M, ...) flattened from (N, T), padding excluded."""
+        logp = self.kind_dist(ctx).log_prob(kind)
+        act = (kind == LINE) | (kind == ARC)
+        a_ctx, a_kind, a_stroke, a_val, a_turn = ctx[act], kind[act], stroke[act], values[act], has_turn[act]
+        a_logp = self.stroke_dist(a_ctx, a_kind).log_prob(a_stroke)
+        a_logp = a_logp + self.turn_dist(a_ctx, a_kind, a_stroke).log_prob(a_val[:, TURN]) * a_turn
+        line, arc = a_kind == LINE, a_kind == ARC
+        turn = a_val[:, TURN]
+        a_logp[line] += self.length_dist(a_ctx[line], a_kind[line], a_stroke[line], turn[line]).log_prob(a_val[line, LENGTH])
+        v = a_val[arc]
+        arc_args = (a_ctx[arc], a_kind[arc], a_stroke[arc], turn[arc])
+        a_logp[arc] += self.curve_dist(*arc_args).log_prob(v[:, CURVE]) + self.radius_dist(*arc_args, v[:, CURVE]).log_prob(v[:, RADIUS])
+        return logp.index_put((act.nonzero()[:, 0],), a_logp, accumulate=True)
+
+    def previous_tokens(self, kind, stroke, values):
+        """Teacher forcing: inputs are the targets shifted right behind a start token."""
+        start = torch.full_like(kind[:, :1], -1)
+        return (torch.cat([start, kind[:, :-1]], 1), torch.cat([torch.full_like(stroke[:, :1], -1), stroke[:, :-1]], 1),
+                torch.cat([torch.zeros_like(values[:, :1]), values[:, :-1]], 1))
+
+    # ----------------------------------------------------------------------------------- forward
+
+    def forward(self, x: dict[str, torch.Tensor], targets: dict[str, torch.Tensor] | None = None):
+        """x: image (B, 1, S, S), side (B,). targets: kind, stroke (N, T), values (N, T, 4), has_turn (N, T),
+        owner (N,) image of each target variant. Returns (outputs, loss): outputs holds the per-variant
+        log-likelihoods and the per-step head distributions; loss = -mean over images of the logsumexp
+        of its variants' log-likelihoods, divided by the mean number of steps."""
+        memory, feature = self.encode(x["image"], x["side"])
+        if targets is None:
+            return {"memory": memory, "feature": feature}, None
+        owner, kind, stroke, values = targets["owner"], targets["kind"], targets["stroke"], targets["values"]
+        ctx = self.teacher_forced(memory[owner], feature[owner], kind, stroke, values)  # (N, T, 2H)
+        valid = kind >= 0  # (N, T)
+        rows = valid.nonzero(as_tuple=True)
+        logp = torch.zeros_like(valid, dtype=ctx.dtype).index_put(
+            rows, self.step_logp(ctx[rows], kind[rows], stroke[rows].clamp(min=0), values[rows], targets["has_turn"][rows]))
+        sequence = logp.sum(1)  # (N,)
+        n_images = feature.shape[0]
+        per_image = torch.full((n_images, owner.shape[0]), -math.inf).index_put((owner, torch.arange(owner.shape[0])), sequence)
+        loss = -per_image.logsumexp(1).mean() / valid.sum(1).float().mean()
+        return {"sequence_logp": sequence, "step_logp": logp, "memory": memory, "feature": feature}, loss
+
+    def teacher_forced(self, memory, feature, kind, stroke, values) -> torch.Tensor:
+        """Contexts (N, T, 2H) of every step when the previous steps are the targets."""
+        inputs = self.embed_tokens(*self.previous_tokens(kind, stroke, values))  # (N, T, E)
+        steps = torch.cat([inputs, feature[:, None].expand(-1, inputs.shape[1], -1)], -1)
+        h, _ = self.lstm(self.drop(steps), self.start_state(feature))  # (N, T, H)
+        return self.drop(self.attend(h, memory))
+
+    @torch.no_grad()
+    def greedy_steps(self, memory, feature, kind, stroke, values) -> tuple[torch.Tensor, torch.Tensor]:
+        """Teacher-forced argmax kind (B, T) and argmax stroke given the target kind (B, T)."""
+        ctx = self.teacher_forced(memory, feature, kind, stroke, values)
+        pred_kind = self.kind_dist(ctx).logits.argmax(-1)
+        pred_stroke = self.stroke_dist(ctx, kind.clamp(min=0)).logits.argmax(-1)
+        return pred_kind, pred_stroke
+
+    # ----------------------------------------------------------------------------------- decoding
+
+    @torch.no_grad()
+    def step(self, token, state, feature, memory):
+        """One decoding step for N partial programs: token = (kind, stroke, values) of the previous step
+        ((N,), (N,), (N, 4)); returns the attention context (N, 2H) and the new LSTM state."""
+        inp = torch.cat([self.embed_tokens(*token), feature], -1)[:, None]  # (N, 1, E + H)
+        h, state = self.lstm(inp, state)
+        return self.attend(h, memory)[:, 0], state
+
+    def checkpoint(self) -> dict:
+        return {"config": asdict(self.config), "model": self.state_dict()}

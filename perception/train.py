@@ -1,0 +1,133 @@
+"""Train the decoder on generated images: one flat loop, seeded, with periodic validation.
+
+    bongard-solver train-decoder --out perception/checkpoints/decoder.pt --steps 3000 --seed 0
+
+Batches come from `perception.data.TrainingStream` (programs sampled, rendered and cropped on the fly in
+a DataLoader worker). Validation uses a fixed set of held-out generated images (another seed); it reports
+the loss, and the action-kind and stroke-type accuracy of teacher-forced steps on the most likely target
+variant of each image. The checkpoint (config, weights, step, metrics, arguments) is written at every
+validation, so a usable model exists if the run is cut short; `--time-limit` stops the run early.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from perception.data import TrainingStream, collate, make_example
+from perception.model import ARC, LINE, Decoder, DecoderConfig
+
+VALIDATION_SEED_OFFSET = 1_000_003
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", type=Path, required=True, help="checkpoint file to write")
+    parser.add_argument("--steps", type=int, default=3000, help="optimiser steps (the LR schedule spans them)")
+    parser.add_argument("--batch-size", type=int, default=32, help="images per step")
+    parser.add_argument("--max-variants", type=int, default=6, help="equivalent target programs per image")
+    parser.add_argument("--lr", type=float, default=2e-3, help="peak AdamW learning rate (cosine decay)")
+    parser.add_argument("--warmup", type=int, default=150, help="linear warm-up steps")
+    parser.add_argument("--weight-decay", type=float, default=1e-4)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--image-size", type=int, default=DecoderConfig.image_size)
+    parser.add_argument("--hidden", type=int, default=DecoderConfig.hidden)
+    parser.add_argument("--channels", type=str, default=",".join(map(str, DecoderConfig.channels)))
+    parser.add_argument("--val-every", type=int, default=250, help="steps between validations / checkpoints")
+    parser.add_argument("--val-size", type=int, default=256, help="held-out generated images")
+    parser.add_argument("--workers", type=int, default=1, help="DataLoader worker processes (0 = in the loop)")
+    parser.add_argument("--threads", type=int, default=2, help="torch threads")
+    parser.add_argument("--time-limit", type=float, default=0.0, help="stop after this many minutes (0 = none)")
+    parser.add_argument("--init", type=Path, default=None, help="start from this checkpoint's weights")
+
+
+def learning_rate(step: int, args: argparse.Namespace) -> float:
+    if step < args.warmup:
+        return args.lr * (step + 1) / args.warmup
+    progress = (step - args.warmup) / max(1, args.steps - args.warmup)
+    return args.lr * (0.02 + 0.98 * 0.5 * (1 + math.cos(math.pi * min(progress, 1.0))))
+
+
+@torch.no_grad()
+def validate(model: Decoder, batches: list[dict]) -> dict[str, float]:
+    """Loss and teacher-forced accuracy (kind, stroke) on the best variant of every validation image."""
+    model.eval()
+    losses, kind_ok, kind_n, stroke_ok, stroke_n = [], 0, 0, 0, 0
+    for batch in batches:
+        x = {"image": batch["image"], "side": batch["side"]}
+        out, loss = model(x, batch)
+        losses.append(loss.item())
+        owner, seq = batch["owner"], out["sequence_logp"]
+        best = torch.stack([torch.nonzero(owner == i)[seq[owner == i].argmax()][0] for i in range(len(batch["side"]))])
+        kind, stroke = batch["kind"][best], batch["stroke"][best]  # (B, T)
+        memory, feature = out["memory"], out["feature"]
+        pred_kind, pred_stroke = model.greedy_steps(memory, feature, kind, stroke, batch["values"][best])
+        valid, action = kind >= 0, (kind == LINE) | (kind == ARC)
+        kind_ok += int((pred_kind == kind)[valid].sum())
+        kind_n += int(valid.sum())
+        stroke_ok += int((pred_stroke == stroke)[action].sum())
+        stroke_n += int(action.sum())
+    model.train()
+    return {"loss": float(np.mean(losses)), "kind_accuracy": kind_ok / kind_n, "type_accuracy": stroke_ok / stroke_n}
+
+
+def validation_batches(args: argparse.Namespace, config: DecoderConfig) -> list[dict]:
+    rng = np.random.default_rng(args.seed + VALIDATION_SEED_OFFSET)
+    examples = [make_example(rng, config.image_size, args.max_variants, config.max_steps) for _ in range(args.val_size)]
+    return [collate(examples[i : i + 64]) for i in range(0, len(examples), 64)]
+
+
+def save(model: Decoder, path: Path, step: int, metrics: dict, args: argparse.Namespace) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    state = model.checkpoint()
+    state.update(step=step, metrics=metrics, args={k: str(v) for k, v in vars(args).items() if k != "func"})
+    tmp = path.with_suffix(".tmp")
+    torch.save(state, tmp)
+    tmp.replace(path)
+
+
+def train(args: argparse.Namespace) -> dict:
+    torch.manual_seed(args.seed)
+    torch.set_num_threads(args.threads)
+    config = DecoderConfig(image_size=args.image_size, hidden=args.hidden,
+                           channels=tuple(int(c) for c in args.channels.split(",")))
+    model = Decoder(config)
+    if args.init is not None:
+        model.load_state_dict(torch.load(args.init, weights_only=True)["model"])
+    print(f"decoder: {sum(p.numel() for p in model.parameters()) / 1e6:.2f} M parameters, config {dataclasses.asdict(config)}")
+    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
+    val = validation_batches(args, config)
+    stream = TrainingStream(args.seed, args.batch_size, config.image_size, args.max_variants, config.max_steps)
+    loader = torch.utils.data.DataLoader(stream, batch_size=None, num_workers=args.workers,
+                                         prefetch_factor=4 if args.workers else None, persistent_workers=args.workers > 0)
+    log_path = args.out.with_suffix(".log.jsonl")
+    start, metrics, step = time.time(), {}, 0
+    bar = tqdm(total=args.steps, desc="train-decoder", mininterval=5)
+    for step, batch in enumerate(loader, start=1):
+        for group in optimizer.param_groups:
+            group["lr"] = learning_rate(step - 1, args)
+        _, loss = model({"image": batch["image"], "side": batch["side"]}, batch)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        bar.update(1)
+        bar.set_postfix(loss=f"{loss.item():.3f}", refresh=False)
+        out_of_time = args.time_limit and time.time() - start > 60 * args.time_limit
+        if step % args.val_every == 0 or step == args.steps or out_of_time:
+            metrics = {"step": step, "minutes": round((time.time() - start) / 60, 2), "train_loss": loss.item(), **validate(model, val)}
+            tqdm.write(json.dumps(metrics))
+            with open(log_path, "a") as log:
+                log.write(json.dumps(metrics) + "\n")
+            save(model, args.out, step, metrics, args)
+        if step >= args.steps or out_of_time:
+            break
+    bar.close()
+    return metrics

@@ -1,0 +1,146 @@
+"""The scoring kernels of the enumerator (Numba), each with its plain-Python reference twin.
+
+A pose maps a template (scale-1 turtle units, `search.template`) into the pixel frame of an image crop by
+a similarity transform, as a row (cx, cy, a, b):
+
+    column = cx + a*x - b*y,    row = cy - (b*x + a*y)        (a = ppu*s*cos h, b = ppu*s*sin h)
+
+Pixel coordinates are continuous (pixel (i, j) is the square [j, j+1) x [i, i+1)), as in `dsl.raster`.
+
+Kernels
+  `sparse_score`  the symmetric, truncated chamfer distance (pixels) of posed centreline samples against
+                  the image: forward = mean distance transform of the image ink at the posed points
+                  (bilinear, truncated at `cap`); reverse = mean over sampled ink pixels of the distance to
+                  the nearest posed point minus the pen half-width (truncated at `reach`). Used for pose
+                  fitting and for ranking structures (which are stroke-agnostic: the distance transform is
+                  taken on the ink with small gaps closed).
+  `window_l1`     sum of |rendered - image| over a rendered window placed in the image: the pixel score
+                  that decides stroke types and polishes poses.
+The twins (`*_reference`) use Python loops and the `math` module only; the tests compare them.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, inline="always")
+def _bilinear(dt: np.ndarray, col: float, row: float, cap: float) -> float:
+    """Distance transform (indexed by pixel, sampled at pixel centres) at a continuous point, <= cap."""
+    u, v = col - 0.5, row - 0.5
+    h, w = dt.shape
+    if u < 0.0 or v < 0.0 or u > w - 1.0 or v > h - 1.0:
+        return cap
+    j, i = int(u), int(v)
+    if j > w - 2:
+        j = w - 2
+    if i > h - 2:
+        i = h - 2
+    fu, fv = u - j, v - i
+    top = dt[i, j] * (1.0 - fu) + dt[i, j + 1] * fu
+    bottom = dt[i + 1, j] * (1.0 - fu) + dt[i + 1, j + 1] * fu
+    value = top * (1.0 - fv) + bottom * fv
+    return value if value < cap else cap
+
+
+@njit(cache=True)
+def sparse_score(
+    points: np.ndarray,
+    radii: np.ndarray,
+    owner: np.ndarray,
+    poses: np.ndarray,
+    dt: np.ndarray,
+    samples: np.ndarray,
+    cap: float,
+    reach: float,
+) -> tuple[float, float]:
+    """(forward mean, reverse mean) of templates (point k belongs to shape owner[k], posed by row owner[k]
+    of `poses`) against sampled ink pixel centres (`samples` rows: column, row)."""
+    m = points.shape[0]
+    cols = np.empty(m)
+    rows = np.empty(m)
+    forward = 0.0
+    for k in range(m):
+        x, y = points[k, 0], points[k, 1]
+        o = owner[k]
+        cols[k] = poses[o, 0] + poses[o, 2] * x - poses[o, 3] * y
+        rows[k] = poses[o, 1] - (poses[o, 3] * x + poses[o, 2] * y)
+        forward += _bilinear(dt, cols[k], rows[k], cap)
+    reverse = 0.0
+    for q in range(samples.shape[0]):
+        qx, qy = samples[q, 0], samples[q, 1]
+        best = reach
+        for k in range(m):
+            dx, dy = cols[k] - qx, rows[k] - qy
+            limit = best + radii[k]
+            d2 = dx * dx + dy * dy
+            if d2 < limit * limit:
+                d = math.sqrt(d2) - radii[k]
+                if d < 0.0:
+                    d = 0.0
+                if d < best:
+                    best = d
+        reverse += best
+    return forward / max(m, 1), reverse / max(samples.shape[0], 1)
+
+
+@njit(cache=True)
+def window_l1(rendered: np.ndarray, image: np.ndarray, r0: int, c0: int) -> tuple[float, int]:
+    """(sum of |rendered - image| in grey levels, pixels compared) with rendered[0, 0] at image[r0, c0];
+    the part of the window outside the image is ignored."""
+    h, w = image.shape
+    total = 0.0
+    count = 0
+    for i in range(rendered.shape[0]):
+        ii = r0 + i
+        if ii < 0 or ii >= h:
+            continue
+        for j in range(rendered.shape[1]):
+            jj = c0 + j
+            if jj < 0 or jj >= w:
+                continue
+            total += abs(float(rendered[i, j]) - float(image[ii, jj]))
+            count += 1
+    return total, count
+
+
+# ------------------------------------------------------------------------------------ reference twins
+
+
+def _bilinear_reference(dt, col: float, row: float, cap: float) -> float:
+    u, v = col - 0.5, row - 0.5
+    h, w = len(dt), len(dt[0])
+    if u < 0.0 or v < 0.0 or u > w - 1.0 or v > h - 1.0:
+        return cap
+    j, i = min(int(u), w - 2), min(int(v), h - 2)
+    fu, fv = u - j, v - i
+    value = (float(dt[i][j]) * (1 - fu) + float(dt[i][j + 1]) * fu) * (1 - fv) + (
+        float(dt[i + 1][j]) * (1 - fu) + float(dt[i + 1][j + 1]) * fu
+    ) * fv
+    return min(value, cap)
+
+
+def sparse_score_reference(points, radii, owner, poses, dt, samples, cap, reach) -> tuple[float, float]:
+    posed = []
+    for (x, y), o in zip(points, owner):
+        cx, cy, a, b = poses[o]
+        posed.append((cx + a * x - b * y, cy - (b * x + a * y)))
+    forward = sum(_bilinear_reference(dt, col, row, cap) for col, row in posed)
+    reverse = 0.0
+    for qx, qy in samples:
+        distances = [max(math.hypot(col - qx, row - qy) - r, 0.0) for (col, row), r in zip(posed, radii)]
+        reverse += min([reach] + distances)
+    return forward / max(len(points), 1), reverse / max(len(samples), 1)
+
+
+def window_l1_reference(rendered, image, r0: int, c0: int) -> tuple[float, int]:
+    total, count = 0.0, 0
+    for i, line in enumerate(rendered):
+        for j, value in enumerate(line):
+            if 0 <= r0 + i < len(image) and 0 <= c0 + j < len(image[0]):
+                total += abs(float(value) - float(image[r0 + i][c0 + j]))
+                count += 1
+    return total, count

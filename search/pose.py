@@ -1,0 +1,207 @@
+"""Pose and scale fitting: where each shape of a candidate sits in the image.
+
+A shape's pose in the crop frame is a `Placement(cx, cy, theta, s)`: start point in pixels, heading in
+degrees, pixels per scale-1 unit. Fitting:
+  1. initial guess: the shape's ink (all of it, or one of two ink groups for two shapes) fixes the scale
+     (ratio of root-mean-square radii of ink and centreline) and the centroid; headings every 10 degrees
+     are scanned with the sparse chamfer score;
+  2. local refinement: pattern search on (cx, cy, theta, log s) with the sparse chamfer score, steps
+     halved when no move improves (`refine`);
+  3. polishing (`polish`): the same pattern search on the pixel score of the rendered candidate, which is
+     sensitive to what stroke types draw (the position of each stamp, the phase of a zigzag).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+from scipy import ndimage
+
+from dsl.raster import render_marks
+from dsl.types import Pose
+from search import kernels
+from search.template import PEN_RADIUS_PX, STAMP_RADIUS_PX, Target, Template, affine_to_pose
+
+CAP = 8.0  # px: truncation of the forward term
+REACH = 10.0  # px: truncation of the reverse term
+HEADINGS = np.arange(0.0, 360.0, 10.0)
+STEPS = (1.5, 1.5, 4.0, 0.04)  # cx, cy (px), theta (degrees), log s
+POLISH_STEPS = (0.5, 0.5, 1.0, 0.01)
+MIN_STEP_FRACTION = 1.0 / 8.0
+RENDER_PEN_RADIUS = PEN_RADIUS_PX
+RENDER_OUTLINE_RADIUS = STAMP_RADIUS_PX
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    cx: float
+    cy: float
+    theta: float
+    s: float
+
+    def affine(self) -> tuple[float, float, float, float]:
+        h = math.radians(self.theta)
+        return self.cx, self.cy, self.s * math.cos(h), self.s * math.sin(h)
+
+    def moved(self, index: int, delta: float) -> "Placement":
+        if index == 0:
+            return replace(self, cx=self.cx + delta)
+        if index == 1:
+            return replace(self, cy=self.cy + delta)
+        if index == 2:
+            return replace(self, theta=self.theta + delta)
+        return replace(self, s=self.s * math.exp(delta))
+
+    def pose(self, target: Target) -> Pose:
+        return affine_to_pose(*self.affine(), target)
+
+
+class SparseProblem:
+    """A candidate's centreline samples laid out for `kernels.sparse_score`."""
+
+    def __init__(self, templates: list[Template], target: Target) -> None:
+        self.points = np.ascontiguousarray(np.concatenate([t.coarse for t in templates]))
+        self.radii = np.ascontiguousarray(np.concatenate([t.coarse_radii for t in templates]))
+        self.owner = np.concatenate([np.full(len(t.coarse), i, dtype=np.int64) for i, t in enumerate(templates)])
+        self.target = target
+
+    def cost(self, placements: list[Placement]) -> float:
+        poses = np.array([p.affine() for p in placements])
+        f, r = kernels.sparse_score(
+            self.points, self.radii, self.owner, poses, self.target.dt, self.target.samples, CAP, REACH
+        )
+        return f + r
+
+
+def ink_groups(target: Target, n: int) -> list[np.ndarray]:
+    """Ink pixel centres split into `n` groups: connected parts after closing small gaps (the two largest,
+    the rest joined to the nearer), or two clusters (2-means) when the ink is one part."""
+    pts = target.ink_points
+    if n == 1:
+        return [pts]
+    labels, count = ndimage.label(ndimage.binary_dilation(target.dt == 0, iterations=3))
+    owner = labels[pts[:, 1].astype(int), pts[:, 0].astype(int)]
+    if count >= 2:
+        sizes = np.bincount(owner, minlength=count + 1)
+        sizes[0] = 0
+        big = np.argsort(-sizes, kind="stable")[:2]
+        centres = np.array([pts[owner == g].mean(axis=0) for g in big])
+        part_centres = np.array([pts[owner == g].mean(axis=0) if sizes[g] else np.zeros(2) for g in range(count + 1)])
+        assignment = np.argmin(((part_centres[:, None, :] - centres[None]) ** 2).sum(-1), axis=1)[owner]
+    else:
+        order = np.argsort(pts[:, 0] + pts[:, 1] * 1e-3, kind="stable")
+        centres = np.array([pts[order[len(order) // 4]], pts[order[3 * len(order) // 4]]])
+        for _ in range(10):
+            assignment = np.argmin(((pts[:, None, :] - centres[None]) ** 2).sum(-1), axis=1)
+            centres = np.array([pts[assignment == g].mean(axis=0) if np.any(assignment == g) else centres[g] for g in (0, 1)])
+    return [pts[assignment == g] for g in range(2)]
+
+
+def guesses(tpl: Template, ink: np.ndarray, target: Target, keep: int = 2) -> list[Placement]:
+    """Initial placements from moments: scale and centroid from the ink, headings scanned."""
+    centre = ink.mean(axis=0)
+    rms_ink = float(np.sqrt(((ink - centre) ** 2).sum(axis=1).mean()))
+    s = max(rms_ink / tpl.rms, 1e-3)
+    problem = SparseProblem([tpl], target)
+    gx, gy = tpl.centroid
+    scored = []
+    for theta in HEADINGS:
+        a, b = s * math.cos(math.radians(theta)), s * math.sin(math.radians(theta))
+        place = Placement(centre[0] - (a * gx - b * gy), centre[1] + (b * gx + a * gy), float(theta), s)
+        scored.append((problem.cost([place]), len(scored), place))
+    scored.sort()
+    return [place for _, _, place in scored[:keep]]
+
+
+def _pattern_search(cost, placements: list[Placement], steps0, max_evals: int) -> tuple[list[Placement], float]:
+    placements = list(placements)
+    best = cost(placements)
+    evals = 1
+    steps = [list(steps0) for _ in placements]
+    while evals < max_evals:
+        improved = False
+        for shape_index, param in itertools.product(range(len(placements)), range(4)):
+            for sign in (1.0, -1.0):
+                trial = list(placements)
+                trial[shape_index] = placements[shape_index].moved(param, sign * steps[shape_index][param])
+                value = cost(trial)
+                evals += 1
+                if value < best - 1e-12:
+                    placements, best, improved = trial, value, True
+                    break
+        if not improved:
+            if steps[0][0] < steps0[0] * MIN_STEP_FRACTION:
+                break
+            steps = [[v / 2.0 for v in st] for st in steps]
+    return placements, best
+
+
+def refine(templates: list[Template], placements: list[Placement], target: Target, max_evals: int = 60):
+    """Pattern search with the sparse chamfer score -> (placements, score)."""
+    return _pattern_search(SparseProblem(templates, target).cost, placements, STEPS, max_evals)
+
+
+def fit(templates: list[Template], target: Target, max_evals: int = 60) -> tuple[list[Placement], float]:
+    """Fit every shape's pose from scratch (initial guesses, then refinement of the best two)."""
+    groups = ink_groups(target, len(templates))
+    orders = [(0,)] if len(templates) == 1 else [(0, 1), (1, 0)]
+    starts: list[list[Placement]] = []
+    for order in orders:
+        per_shape = [guesses(tpl, groups[g], target) for tpl, g in zip(templates, order)]
+        starts += [list(combo) for combo in itertools.product(*per_shape)]
+    problem = SparseProblem(templates, target)
+    ranked = sorted((problem.cost(s), i) for i, s in enumerate(starts))
+    best: tuple[list[Placement], float] = ([], math.inf)
+    for _, i in ranked[:2]:
+        result = refine(templates, starts[i], target, max_evals)
+        if result[1] < best[1]:
+            best = result
+    return best
+
+
+# ----------------------------------------------------------------------------------------- pixel score
+
+
+def render_window(
+    templates: list[Template], placements: list[Placement], target: Target, r0: int, c0: int, size: int,
+    actions: tuple[int, int] | None = None,
+) -> np.ndarray:
+    """Render the posed candidate into a size x size window whose top-left is image pixel (r0, c0)."""
+    points, offsets, kinds = [], [0], []
+    for tpl, place in zip(templates, placements):
+        cx, cy, a, b = place.affine()
+        x, y = tpl.mark_points[:, 0], tpl.mark_points[:, 1]
+        cols = cx + a * x - b * y + (target.origin[1] - c0)
+        rows = cy - (b * x + a * y) + (target.origin[0] - r0)
+        points.append(np.column_stack([cols, rows]))
+        offsets += list(offsets[-1] + tpl.mark_offsets[1:])
+        kinds.append(tpl.mark_kinds)
+    return render_marks(
+        np.ascontiguousarray(np.concatenate(points)), np.array(offsets, dtype=np.int64),
+        np.concatenate(kinds), size, RENDER_PEN_RADIUS, RENDER_OUTLINE_RADIUS,
+    )
+
+
+def crop_window(target: Target) -> tuple[int, int, int]:
+    h, w = target.grey.shape
+    return target.origin[0], target.origin[1], max(h, w)
+
+
+def pixel_cost(
+    templates: list[Template], placements: list[Placement], target: Target, window: tuple[int, int, int] | None = None
+) -> float:
+    """Mean absolute grey difference (0-1) between the rendered candidate and the image in a window."""
+    r0, c0, size = crop_window(target) if window is None else window
+    rendered = render_window(templates, placements, target, r0, c0, size)
+    total, count = kernels.window_l1(rendered, target.image, r0, c0)
+    return total / max(count, 1) / 255.0
+
+
+def polish(
+    templates: list[Template], placements: list[Placement], target: Target, max_evals: int = 40
+) -> tuple[list[Placement], float]:
+    """Pattern search with the pixel score -> (placements, pixel score)."""
+    return _pattern_search(lambda p: pixel_cost(templates, p, target), placements, POLISH_STEPS, max_evals)

@@ -1,0 +1,156 @@
+"""Programs and images as arrays for the scoring kernels.
+
+`Template`: a shape at scale 1 (turtle units, start at the origin, heading 0): its centreline sampled
+evenly (moments and pose search) and its marks (rendering). Built from per-action pieces executed once and
+memoised: with the magnifier effect every mark at scale s is s times the mark at scale 1 (`dsl.turtle`),
+so a pose is a similarity transform of the template.
+
+`Target`: an image cropped around its ink, with the distance transform to the ink (small gaps closed,
+so stamp rows read as solid strokes), the ink pixels and a sample of them.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import ndimage
+
+from dsl.raster import PEN_KIND, STAMP_KIND, official_view
+from dsl.turtle import PEN_WIDTH, STAMP_OUTLINE_WIDTH, MarkKind, execute_shape
+from dsl.types import Action, Pose, Shape
+
+REFERENCE_SCALE = 180.0  # scale the pieces are executed at before dividing (any value works)
+CENTRELINE_SPACING = 0.04  # centreline sample spacing at scale 1
+COARSE_POINTS = 96  # centreline points kept per shape for pose search
+SAMPLES = 160  # ink pixels kept for pose search
+INK_THRESHOLD = 128  # grey level below which a pixel is ink
+CLOSING = 2  # iterations of binary closing: fills stamp interiors and the gaps between stamps
+CROP_MARGIN = 24  # pixels around the ink kept in the crop
+
+VIEW = official_view(512)
+PEN_RADIUS_PX = PEN_WIDTH / 2.0 * VIEW.pixels_per_unit
+STAMP_RADIUS_PX = STAMP_OUTLINE_WIDTH / 2.0 * VIEW.pixels_per_unit
+
+
+def resample(polyline: np.ndarray, spacing: float) -> np.ndarray:
+    """Points evenly spaced (about `spacing`) along an open polyline, both ends included."""
+    steps = np.hypot(*np.diff(polyline, axis=0).T)
+    total = float(steps.sum())
+    if total <= 1e-12:
+        return polyline[:1].copy()
+    cumulative = np.concatenate([[0.0], np.cumsum(steps)])
+    t = np.linspace(0.0, total, max(int(math.ceil(total / spacing)), 1) + 1)
+    return np.column_stack([np.interp(t, cumulative, polyline[:, 0]), np.interp(t, cumulative, polyline[:, 1])])
+
+
+@dataclass(frozen=True, slots=True)
+class Piece:
+    """One action drawn from the origin with heading 0 at scale 1 (its turn not applied)."""
+
+    centreline: np.ndarray  # (C, 2) the action's path sampled evenly
+    marks: tuple[tuple[int, np.ndarray], ...]  # (raster kind code, (N, 2) points) in drawing order
+    end: np.ndarray  # (2,) turtle position after the action
+    heading: float  # heading after the action (degrees)
+
+
+@functools.lru_cache(maxsize=4096)
+def _piece(kind, stroke, length: float, radius: float, angle: float) -> Piece:
+    action = Action(kind, stroke, 0.0, length, radius, angle)
+    geometry = execute_shape(Shape((action,)), Pose(0.0, 0.0, 0.0, REFERENCE_SCALE))
+    marks = tuple(
+        (PEN_KIND if m.kind is MarkKind.PEN else STAMP_KIND, m.points / REFERENCE_SCALE) for m in geometry.marks
+    )
+    centreline = resample(geometry.action_paths[0] / REFERENCE_SCALE, CENTRELINE_SPACING)
+    return Piece(centreline, marks, geometry.end_points[-1] / REFERENCE_SCALE, float(geometry.headings[-1]))
+
+
+def piece(action: Action) -> Piece:
+    return _piece(action.kind, action.stroke, round(action.length, 4), round(action.radius, 4), round(action.angle, 3))
+
+
+@dataclass(frozen=True, slots=True)
+class Template:
+    centroid: np.ndarray  # (2,) of the centreline
+    rms: float  # root-mean-square distance of the centreline from its centroid
+    coarse: np.ndarray  # (<= COARSE_POINTS, 2) centreline points, for pose search
+    coarse_radii: np.ndarray  # (same,) ink half-width in pixels (pen)
+    mark_points: np.ndarray  # (P, 2) every mark's points in drawing order (for rendering)
+    mark_offsets: np.ndarray  # (K + 1,) mark k = mark_points[offsets[k]:offsets[k+1]]
+    mark_kinds: np.ndarray  # (K,) dsl.raster kind codes
+    mark_action: np.ndarray  # (K,) index of the action that drew each mark
+
+
+@functools.lru_cache(maxsize=8192)
+def template(shape: Shape) -> Template:
+    position, heading = np.zeros(2), 0.0
+    lines, marks = [], []
+    for index, action in enumerate(shape.actions):
+        heading += action.turn
+        p = piece(action)
+        c, s = math.cos(math.radians(heading)), math.sin(math.radians(heading))
+        rotation = np.array([[c, -s], [s, c]])
+        lines.append(position + p.centreline @ rotation.T)
+        marks += [(kind, index, position + pts @ rotation.T) for kind, pts in p.marks]
+        position = position + rotation @ p.end
+        heading += p.heading
+    centreline = np.concatenate(lines)
+    centroid = centreline.mean(axis=0)
+    rms = float(np.sqrt(((centreline - centroid) ** 2).sum(axis=1).mean()))
+    coarse = np.ascontiguousarray(centreline[:: int(math.ceil(len(centreline) / COARSE_POINTS))])
+    offsets = np.zeros(len(marks) + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum([len(m[2]) for m in marks])
+    return Template(
+        centroid,
+        max(rms, 1e-6),
+        coarse,
+        np.full(len(coarse), PEN_RADIUS_PX),
+        np.ascontiguousarray(np.concatenate([m[2] for m in marks])) if marks else np.zeros((0, 2)),
+        offsets,
+        np.array([m[0] for m in marks], dtype=np.int64),
+        np.array([m[1] for m in marks], dtype=np.int64),
+    )
+
+
+@dataclass(slots=True)
+class Target:
+    """An image prepared for scoring."""
+
+    image: np.ndarray  # (S, S) uint8, the whole image
+    grey: np.ndarray  # (H, W) uint8 crop around the ink
+    origin: tuple[int, int]  # (row, column) of the crop in the image
+    dt: np.ndarray  # (H, W) float64 distance (px) to the nearest ink pixel, small gaps closed
+    ink_points: np.ndarray  # (K, 2) pixel centres (column, row) of all ink pixels, crop frame
+    samples: np.ndarray  # (<= SAMPLES, 2) of those, evenly strided, for pose search
+
+
+def make_target(image: np.ndarray) -> Target:
+    """Prepare a greyscale (or RGB) uint8 image with dark ink on white."""
+    grey = np.asarray(image)
+    if grey.ndim == 3:
+        grey = grey[..., 0]
+    ink = grey < INK_THRESHOLD
+    rows, cols = np.nonzero(ink)
+    if len(rows) == 0:
+        raise ValueError("image has no ink")
+    r0, r1 = max(rows.min() - CROP_MARGIN, 0), min(rows.max() + CROP_MARGIN + 1, grey.shape[0])
+    c0, c1 = max(cols.min() - CROP_MARGIN, 0), min(cols.max() + CROP_MARGIN + 1, grey.shape[1])
+    crop_ink = ink[r0:r1, c0:c1]
+    closed = ndimage.binary_closing(crop_ink, iterations=CLOSING, border_value=0) | crop_ink
+    dt = ndimage.distance_transform_edt(~closed)
+    ink_points = np.column_stack(np.nonzero(crop_ink))[:, ::-1] + 0.5
+    samples = np.ascontiguousarray(ink_points[:: int(math.ceil(len(ink_points) / SAMPLES))])
+    return Target(
+        np.ascontiguousarray(grey), np.ascontiguousarray(grey[r0:r1, c0:c1]), (int(r0), int(c0)), dt,
+        ink_points, samples,
+    )
+
+
+def affine_to_pose(cx: float, cy: float, a: float, b: float, target: Target) -> Pose:
+    """The turtle pose of a similarity (crop frame, see `kernels`) under the official view."""
+    ppu = VIEW.pixels_per_unit
+    x = (cx + target.origin[1] - VIEW.origin_x) / ppu
+    y = (VIEW.origin_y - cy - target.origin[0]) / ppu
+    return Pose(x, y, math.degrees(math.atan2(b, a)), math.hypot(a, b) / ppu)

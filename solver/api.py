@@ -1,0 +1,163 @@
+"""`solve_problem`: a Bongard problem in, the induced rule, the query labels and an explanation out.
+
+A problem is given as
+  * a problem folder of the released layout (`<root>/<type>/images/<problem>`), its programs read from
+    `<root>/<type>/<type>_action_programs.json` when they are used;
+  * a `dsl.dataset.Problem` (images, with programs when loaded with them);
+  * a `dsl.dataset.ProblemPrograms`, or the JSON entry of a problem ([positives, negatives], 7 each);
+  * a `ProblemInput` of context and query images given as programs or as pixel arrays.
+Images 0-5 of each side are context, image 6 of each side a query (positive first).
+
+Where the programs come from: with `oracle=True` the ground-truth programs (an error if there are none);
+with `oracle=False` the `perception` callable (pixel arrays -> programs); by default the programs when
+the problem has them, else perception.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from dsl.dataset import CONTEXT_PER_SIDE, DatasetError, Problem, ProblemPrograms, load_problem, read_programs
+from dsl.syntax import parse_image
+from dsl.types import ImageProgram
+from solver.classify import classify
+from solver.explain import Explanation, explain
+from solver.facts import CategorySource, problem_facts
+from solver.induce import DEFAULT_MAX_RULES, DEFAULT_TIME_LIMIT, Induction, induce, query_images
+from solver.rules import Rule
+
+Perception = Callable[[list[np.ndarray]], list[ImageProgram]]
+
+
+class SolverError(ValueError):
+    """A problem the solver cannot work on (no programs and no perception, malformed input)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProblemInput:
+    """A problem given directly: each image an ImageProgram, a JSON program or a greyscale array."""
+
+    context_a: Sequence
+    context_b: Sequence
+    queries: Sequence = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Solution:
+    rule: Rule | None  # the preferred optimal rule (None if no rule was found in time)
+    labels: tuple[bool, ...]  # per query: True = belongs to A
+    confidence: tuple[float, ...]  # per query: share of the optimal rules that agree with the label
+    explanation: Explanation
+    induction: Induction | None = None
+
+    def to_dict(self) -> dict:
+        return {
+            "rule": self.rule.asp if self.rule else None,
+            "labels": list(self.labels),
+            "confidence": [round(c, 4) for c in self.confidence],
+            "explanation": self.explanation.to_dict(),
+        }
+
+
+def _as_program(item, where: str) -> ImageProgram | np.ndarray:
+    if isinstance(item, (ImageProgram, np.ndarray)):
+        return item
+    if isinstance(item, (list, tuple)):
+        try:
+            return parse_image(item)
+        except ValueError as error:
+            raise SolverError(f"{where}: {error}") from None
+    raise SolverError(f"{where}: expected an ImageProgram, a JSON program or an image array, got {type(item).__name__}")
+
+
+def _split_sides(positives: Sequence, negatives: Sequence) -> ProblemInput:
+    if len(positives) != len(negatives) or len(positives) <= CONTEXT_PER_SIDE:
+        raise SolverError(f"expected 7 positive and 7 negative images, got {len(positives)} and {len(negatives)}")
+    return ProblemInput(positives[:CONTEXT_PER_SIDE], negatives[:CONTEXT_PER_SIDE],
+                        (positives[CONTEXT_PER_SIDE], negatives[CONTEXT_PER_SIDE]))
+
+
+def _folder_problem(folder: Path, oracle: bool | None) -> Problem:
+    if oracle is False:
+        return load_problem(folder)
+    type_folder = folder.parent.parent
+    try:
+        return load_problem(folder, read_programs(type_folder))
+    except DatasetError:
+        if oracle:
+            raise
+        return load_problem(folder)
+
+
+def _problem_images(problem: Problem, oracle: bool | None) -> ProblemInput:
+    images = problem.positives + problem.negatives
+    if oracle is not False and problem.has_programs:
+        return _split_sides([i.program for i in problem.positives], [i.program for i in problem.negatives])
+    if oracle:
+        raise SolverError(f"{problem.name}: oracle perception asked for, but the problem has no programs")
+    pixels = [image.load() for image in images]
+    return _split_sides(pixels[:len(problem.positives)], pixels[len(problem.positives):])
+
+
+def as_input(problem, oracle: bool | None = None) -> ProblemInput:
+    """Any accepted problem form as a ProblemInput (programs or pixel arrays)."""
+    if isinstance(problem, (str, Path)):
+        problem = _folder_problem(Path(problem), oracle)
+    if isinstance(problem, Problem):
+        return _problem_images(problem, oracle)
+    if isinstance(problem, ProblemPrograms):
+        return _split_sides(problem.positives, problem.negatives)
+    if isinstance(problem, ProblemInput):
+        return problem
+    if isinstance(problem, (list, tuple)) and len(problem) == 2:
+        return _split_sides(problem[0], problem[1])
+    raise SolverError(f"cannot read a problem from {type(problem).__name__}")
+
+
+def _programs(images: Sequence, side: str, oracle: bool | None, perception: Perception | None) -> list[ImageProgram]:
+    items = [_as_program(item, f"{side} image {k}") for k, item in enumerate(images)]
+    arrays = [k for k, item in enumerate(items) if isinstance(item, np.ndarray)]
+    if not arrays:
+        return items
+    if oracle:
+        raise SolverError(f"{side}: oracle perception asked for, but images {arrays} have no program")
+    if perception is None:
+        raise SolverError(f"{side}: images {arrays} are pixels only and no perception was given: "
+                          "pass perception=<images -> programs> or programs (oracle)")
+    decoded = perception([items[k] for k in arrays])
+    if len(decoded) != len(arrays):
+        raise SolverError(f"{side}: perception returned {len(decoded)} programs for {len(arrays)} images")
+    for k, program in zip(arrays, decoded):
+        items[k] = program
+    return items
+
+
+def solve_problem(
+    problem,
+    oracle: bool | None = None,
+    perception: Perception | None = None,
+    time_limit: float = DEFAULT_TIME_LIMIT,
+    max_rules: int = DEFAULT_MAX_RULES,
+) -> Solution:
+    """Induce the rule separating A from B, label the queries by the optimal rules, explain."""
+    given = as_input(problem, oracle)
+    decoded = any(isinstance(item, np.ndarray) for side in (given.context_a, given.context_b, given.queries)
+                  for item in side)
+    context_a = _programs(given.context_a, "set A", oracle, perception)
+    context_b = _programs(given.context_b, "set B", oracle, perception)
+    queries = _programs(given.queries, "queries", oracle, perception)
+    categories = CategorySource.MATCHED if decoded else CategorySource.EXACT
+    facts = problem_facts(context_a, context_b, queries, categories)
+    induction = induce(facts, time_limit=time_limit, max_rules=max_rules)
+    votes = classify(induction, query_images(facts))
+    return Solution(
+        rule=induction.rules[0].rule if induction.rules else None,
+        labels=tuple(v.in_a for v in votes),
+        confidence=tuple(v.confidence for v in votes),
+        explanation=explain(induction, facts),
+        induction=induction,
+    )

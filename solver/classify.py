@@ -1,0 +1,38 @@
+"""Classification of the queries by the optimal rules: each rule votes, the majority labels the query.
+
+Confidence is the share of optimal rules that agree with the label. When the rules split evenly, the
+first rule (the preferred one, see `Rule.sort_key`) decides and the confidence is 0.5.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from solver.induce import Induction
+
+
+@dataclass(frozen=True, slots=True)
+class Vote:
+    in_a: bool
+    confidence: float
+    votes_for_a: int
+    rules: int
+
+
+def classify(induction: Induction, images: list[tuple[str, int]]) -> list[Vote]:
+    """A vote per image (ASP name as (role, index)) by every rule of the induction."""
+    rules = induction.rules
+    votes = []
+    for image in images:
+        if not rules:
+            votes.append(Vote(False, 0.0, 0, 0))
+            continue
+        for_a = sum(image in induced.covered for induced in rules)
+        against = len(rules) - for_a
+        if for_a != against:
+            in_a = for_a > against
+        else:
+            in_a = image in rules[0].covered
+        confidence = max(for_a, against) / len(rules)
+        votes.append(Vote(in_a, confidence, for_a, len(rules)))
+    return votes

@@ -1,0 +1,211 @@
+"""`bongard-solver solve` and `bongard-solver eval`.
+
+    bongard-solver solve PROBLEM_DIR [--oracle] [--json]
+    bongard-solver eval --data ROOT --split NAME [--limit N] [--oracle] [--workers K] --json OUT
+
+`eval` appends one JSON line per problem to OUT.jsonl as it goes, so an interrupted run resumes where it
+stopped (problems already there are not solved again); at the end it writes the summary to OUT.
+A problem that fails is recorded with its error and counts as wrongly labelled.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+import traceback
+from dataclasses import dataclass
+from multiprocessing import Pool
+from pathlib import Path
+
+from tqdm import tqdm
+
+from dsl.dataset import (
+    SPLIT_FILE,
+    DatasetError,
+    Problem,
+    atomic_write_text,
+    load_problem,
+    parse_programs,
+    problem_folder,
+    problem_kind,
+    programs_file,
+    read_json,
+    read_splits,
+)
+from solver.api import solve_problem
+from solver.induce import DEFAULT_TIME_LIMIT
+from solver.scoring import rule_matches
+
+TRUE_LABELS = [True, False]  # the positive query, then the negative query
+
+
+def solve_command(args: argparse.Namespace) -> int:
+    solution = solve_problem(args.problem, oracle=True if args.oracle else None, time_limit=args.time_limit)
+    if args.json:
+        print(json.dumps(solution.to_dict(), indent=1))
+        return 0
+    print(solution.explanation.to_text())
+    for k, (label, confidence) in enumerate(zip(solution.labels, solution.confidence)):
+        print(f"query {k}: {'A' if label else 'B'} (confidence {confidence:.2f})")
+    return 0
+
+
+@dataclass(frozen=True, slots=True)
+class EvalJob:
+    """One problem of an evaluation: where it is, and its raw program entry (parsed in the worker, so a
+    malformed entry fails that problem only)."""
+
+    root: str
+    name: str
+    programs_path: str | None
+    programs: object
+    oracle: bool
+    time_limit: float
+
+
+def _load(job: EvalJob) -> Problem:
+    if job.programs_path is None:
+        return load_problem(problem_folder(job.root, job.name))
+    if job.programs is None:
+        raise DatasetError(f"{job.programs_path}: no action program for problem {job.name}")
+    entry = parse_programs(Path(job.programs_path), {job.name: job.programs})[job.name]
+    return load_problem(problem_folder(job.root, job.name), entry)
+
+
+def evaluate_problem(job: EvalJob) -> dict:
+    """Solve one problem and score it; any failure becomes an `error` entry of the record."""
+    record = {"name": job.name, "kind": problem_kind(job.name), "true": TRUE_LABELS, "predicted": None,
+              "correct": 0, "rule": None, "english": None, "outcome": None, "rule_match": False,
+              "confidence": None, "alternatives": 0, "seconds": 0.0, "error": None}
+    start = time.perf_counter()
+    try:
+        solution = solve_problem(_load(job), oracle=True if job.oracle else None, time_limit=job.time_limit)
+        record.update(
+            predicted=list(solution.labels),
+            correct=sum(p == t for p, t in zip(solution.labels, TRUE_LABELS)),
+            rule=solution.rule.asp if solution.rule else None,
+            english=solution.explanation.english,
+            outcome=solution.explanation.outcome,
+            rule_match=rule_matches(job.name, solution.rule),
+            confidence=[round(c, 4) for c in solution.confidence],
+            alternatives=len(solution.induction.rules) - 1 if solution.induction else 0,
+        )
+    except Exception as error:  # a batch run records the failure and goes on
+        record["error"] = f"{type(error).__name__}: {error}"
+        record["traceback"] = traceback.format_exc(limit=4)
+    record["seconds"] = round(time.perf_counter() - start, 4)
+    return record
+
+
+def plan_jobs(root: str, split: str, limit: int | None, oracle: bool, time_limit: float) -> list[EvalJob]:
+    splits = read_splits(root)
+    if split not in splits:
+        raise DatasetError(f"{Path(root) / SPLIT_FILE}: no split {split!r} (available: {', '.join(sorted(splits))})")
+    names = splits[split][:limit]
+    tables: dict[str, dict] = {}
+    jobs = []
+    for name in names:
+        kind = problem_kind(name)
+        path = programs_file(root, kind) if oracle else None
+        if path is not None and kind not in tables:
+            data = read_json(path) if path.exists() else {}
+            tables[kind] = data if isinstance(data, dict) else {}
+        entry = tables[kind].get(name) if path is not None else None
+        jobs.append(EvalJob(str(root), name, str(path) if path else None, entry, oracle, time_limit))
+    return jobs
+
+
+def _read_done(partial: Path) -> dict[str, dict]:
+    done = {}
+    if partial.exists():
+        for line in partial.read_text(encoding="utf-8").splitlines():
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a line cut by an interruption: that problem is solved again
+            done[record["name"]] = record
+    return done
+
+
+def summarise(records: list[dict], split: str, wall_seconds: float) -> dict:
+    def block(rs: list[dict]) -> dict:
+        n_queries = 2 * len(rs)
+        correct = sum(r["correct"] for r in rs)
+        return {"accuracy": correct / n_queries if n_queries else 0.0, "n_queries": n_queries,
+                "n_problems": len(rs), "rule_match": sum(r["rule_match"] for r in rs) / len(rs) if rs else 0.0,
+                "errors": sum(r["error"] is not None for r in rs)}
+
+    times = [r["seconds"] for r in records if r["error"] is None]
+    summary = {"split": split, **block(records), "seconds": round(wall_seconds, 2),
+               "median_solve_seconds": statistics.median(times) if times else None,
+               "mean_solve_seconds": statistics.fmean(times) if times else None,
+               "by_kind": {k: block([r for r in records if r["kind"] == k])
+                           for k in sorted({r["kind"] for r in records})}}
+    summary["problems"] = sorted(records, key=lambda r: r["name"])
+    return summary
+
+
+def evaluate(root: str, split: str, out: Path, limit: int | None, oracle: bool, workers: int,
+             time_limit: float) -> dict:
+    planned = plan_jobs(root, split, limit, oracle, time_limit)
+    names = {job.name for job in planned}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    partial = out.with_name(out.name + ".jsonl")
+    done = {name: r for name, r in _read_done(partial).items() if name in names}
+    jobs = [job for job in planned if job.name not in done]
+    start = time.perf_counter()
+    if partial.exists() and not partial.read_bytes().endswith(b"\n"):
+        with partial.open("a", encoding="utf-8") as sink:
+            sink.write("\n")  # end a line cut by an interruption
+    with partial.open("a", encoding="utf-8") as sink, tqdm(total=len(planned), initial=len(done),
+                                                             desc=f"eval {split}", unit="problem") as bar:
+        def record(result: dict) -> None:
+            done[result["name"]] = result
+            sink.write(json.dumps(result) + "\n")
+            sink.flush()
+            bar.update(1)
+
+        if workers > 1:
+            with Pool(workers) as pool:
+                for result in pool.imap_unordered(evaluate_problem, jobs):
+                    record(result)
+        else:
+            for job in jobs:
+                record(evaluate_problem(job))
+    summary = summarise(list(done.values()), split, time.perf_counter() - start)
+    atomic_write_text(out, json.dumps(summary, indent=1))
+    return summary
+
+
+def eval_command(args: argparse.Namespace) -> int:
+    summary = evaluate(args.data, args.split, Path(args.json), args.limit, args.oracle, args.workers,
+                       args.time_limit)
+    print(f"{summary['split']}: accuracy {summary['accuracy']:.4f} on {summary['n_queries']} queries, "
+          f"rule_match {summary['rule_match']:.4f}, errors {summary['errors']}, {summary['seconds']} s")
+    for kind, figures in summary["by_kind"].items():
+        print(f"  {kind}: accuracy {figures['accuracy']:.4f} ({figures['n_queries']} queries), "
+              f"rule_match {figures['rule_match']:.4f}, errors {figures['errors']}")
+    print(f"written: {args.json}", file=sys.stderr)
+    return 0
+
+
+def register(subcommands: argparse._SubParsersAction) -> None:
+    solve = subcommands.add_parser("solve", help="solve one problem folder and explain the rule")
+    solve.add_argument("problem", help="problem folder <root>/<type>/images/<problem>")
+    solve.add_argument("--oracle", action="store_true", help="use the ground-truth action programs")
+    solve.add_argument("--json", action="store_true", help="print the solution as JSON")
+    solve.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT, help="seconds per problem")
+    solve.set_defaults(func=solve_command)
+
+    evaluation = subcommands.add_parser("eval", help="evaluate the solver on a dataset split")
+    evaluation.add_argument("--data", required=True, help="dataset root (released layout)")
+    evaluation.add_argument("--split", required=True, help="split name in the split JSON")
+    evaluation.add_argument("--limit", type=int, default=None, help="first N problems of the split")
+    evaluation.add_argument("--oracle", action="store_true", help="use the ground-truth action programs")
+    evaluation.add_argument("--workers", type=int, default=1, help="worker processes")
+    evaluation.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT, help="seconds per problem")
+    evaluation.add_argument("--json", required=True, help="summary JSON (per-problem lines go to OUT.jsonl)")
+    evaluation.set_defaults(func=eval_command)

@@ -1,0 +1,173 @@
+"""Explanations: the rule in ASP and in plain English, the facts of each image that satisfy or violate
+it, and the optimal rules that tied with it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from solver.facts import ImageFacts, ProblemFacts, Role
+from solver.induce import Induction, InducedRule, Outcome
+from solver.rules import Comparison, Family, Literal, Rule
+
+NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+                "eleven", "twelve")
+ROLE_TEXT = {Role.A.value: "A", Role.B.value: "B", Role.QUERY.value: "query"}
+
+
+def _words(name: str) -> str:
+    return name.replace("_", " ")
+
+
+def _article(noun: str) -> str:
+    return f"{'an' if noun[:1] in 'aeiou' else 'a'} {noun}"
+
+
+def _number(value: int) -> str:
+    return NUMBER_WORDS[value] if 0 <= value < len(NUMBER_WORDS) else str(value)
+
+
+def _count_noun(name: str, value: int) -> str:
+    noun = _words(name)
+    return noun[:-1] if value == 1 and noun.endswith("s") else noun
+
+
+def _attribute_phrase(name: str, negated: bool) -> str:
+    if name.startswith("has_"):
+        rest = _words(name[4:])
+        return f"does not have {rest}" if negated else f"has {rest}"
+    if name.startswith("exist_"):
+        rest = _article(_words(name[6:]))
+        return f"does not contain {rest}" if negated else f"contains {rest}"
+    return f"is not {_words(name)}" if negated else f"is {_words(name)}"
+
+
+def literal_english(literal: Literal) -> str:
+    """The literal as a verb phrase about one image: 'has eight straight lines'."""
+    if literal.family is Family.SEQUENCE:
+        verb = "is not drawn" if literal.negated else "is drawn"
+        return f"{verb} by the stroke sequence [{literal.name}]"
+    if literal.family is Family.CATEGORY:
+        shape = f"{_article(_words(literal.name))} ({literal.name})"
+        return f"does not contain {shape}" if literal.negated else f"contains {shape}"
+    if literal.family is Family.ATTRIBUTE:
+        return _attribute_phrase(literal.name, literal.negated)
+    noun = _count_noun(literal.name, literal.value)
+    if literal.comparison is Comparison.EQ:
+        amount = f"{'does not have exactly' if literal.negated else 'has'} {_number(literal.value)}"
+    elif literal.comparison is Comparison.GE:
+        amount = f"has at least {_number(literal.value)}"
+    else:
+        amount = f"has at most {_number(literal.value)}"
+    return f"{amount} {noun}"
+
+
+def rule_english(rule: Rule, covered_a: int, covered_b: int, n_a: int, n_b: int) -> str:
+    if not rule.literals:
+        return "no rule separates A from B: every image is put in A"
+    phrase = " and ".join(literal_english(lit) for lit in rule.literals)
+    if covered_a == n_a and covered_b == 0:
+        return f"every image in A {phrase}; no image in B does"
+    return (f"an image is in A if it {phrase}; this holds for {covered_a} of the {n_a} images in A "
+            f"and for {covered_b} of the {n_b} images in B")
+
+
+def literal_fact(literal: Literal, facts: ImageFacts) -> str:
+    """The image's own fact that decides the literal."""
+    if literal.family is Family.SEQUENCE:
+        return "same program" if facts.sequence == literal.name else f"program [{facts.sequence}]"
+    if literal.family is Family.CATEGORY:
+        if literal.name in facts.categories:
+            return f"contains {literal.name}"
+        return f"no {literal.name} (shapes: {', '.join(facts.categories) or 'none from the library'})"
+    if literal.family is Family.ATTRIBUTE:
+        value = facts.attributes.get(literal.name)
+        return f"{literal.name} = {'n/a' if value is None else value}"
+    return f"{literal.name} = {facts.counts.get(literal.name, 'n/a')}"
+
+
+@dataclass(frozen=True, slots=True)
+class ImageEvidence:
+    image: str  # ASP name: a(0), b(3), q(1)
+    role: str  # A, B or query
+    in_a: bool  # what the rule says
+    correct: bool | None  # None for queries
+    literals: tuple[tuple[str, bool, str], ...]  # (literal ASP, holds, the image's fact)
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    outcome: str
+    asp: str
+    english: str
+    errors: int
+    length: int
+    evidence: tuple[ImageEvidence, ...]
+    alternatives: tuple[tuple[str, str], ...]  # tied optimal rules: (ASP, English)
+    seconds: float
+
+    def to_dict(self) -> dict:
+        return {
+            "outcome": self.outcome,
+            "asp": self.asp,
+            "english": self.english,
+            "errors": self.errors,
+            "length": self.length,
+            "evidence": [
+                {"image": e.image, "role": e.role, "in_a": e.in_a, "correct": e.correct,
+                 "literals": [{"literal": a, "holds": h, "fact": f} for a, h, f in e.literals]}
+                for e in self.evidence
+            ],
+            "alternatives": [{"asp": a, "english": t} for a, t in self.alternatives],
+            "seconds": round(self.seconds, 4),
+        }
+
+    def to_text(self) -> str:
+        lines = [f"rule ({self.outcome}, {self.errors} context errors):", f"  {self.english}", f"  {self.asp}"]
+        for e in self.evidence:
+            mark = "" if e.correct is None else ("  ok" if e.correct else "  WRONG")
+            facts = "; ".join(f"{'holds' if h else 'fails'}: {f}" for _, h, f in dict.fromkeys(e.literals))
+            lines.append(f"  {e.image:5} {e.role:5} -> {'A' if e.in_a else 'B'}{mark}  {facts}")
+        if self.alternatives:
+            lines.append(f"tied alternatives ({len(self.alternatives)}):")
+            lines += [f"  {english}\n    {asp}" for asp, english in self.alternatives]
+        return "\n".join(lines)
+
+
+def _evidence(induced: InducedRule, facts: ProblemFacts) -> tuple[ImageEvidence, ...]:
+    items = []
+    for role, index, image_facts in facts.images():
+        key = (role.value, index)
+        in_a = key in induced.covered
+        correct = None if role is Role.QUERY else in_a == (role is Role.A)
+        true_literals = induced.evidence.get(key, frozenset())
+        literals = tuple((lit.asp, lit in true_literals, literal_fact(lit, image_facts))
+                         for lit in induced.rule.literals)
+        items.append(ImageEvidence(f"{role.value}({index})", ROLE_TEXT[role.value], in_a, correct, literals))
+    return tuple(items)
+
+
+def explain(induction: Induction, facts: ProblemFacts, max_alternatives: int = 20) -> Explanation:
+    if not induction.rules:
+        return Explanation(Outcome.NO_RULE.value, "", "no rule was found within the time limit", 0, 0, (),
+                           (), induction.seconds)
+    best = induction.rules[0]
+    n_a, n_b = len(facts.context_a), len(facts.context_b)
+    covered_a = sum((Role.A.value, i) in best.covered for i in range(n_a))
+    covered_b = sum((Role.B.value, i) in best.covered for i in range(n_b))
+
+    def english(induced: InducedRule) -> str:
+        ca = sum((Role.A.value, i) in induced.covered for i in range(n_a))
+        cb = sum((Role.B.value, i) in induced.covered for i in range(n_b))
+        return rule_english(induced.rule, ca, cb, n_a, n_b)
+
+    alternatives = tuple((r.rule.asp, english(r)) for r in induction.rules[1:1 + max_alternatives])
+    return Explanation(
+        outcome=induction.outcome.value,
+        asp=best.rule.asp,
+        english=rule_english(best.rule, covered_a, covered_b, n_a, n_b),
+        errors=best.rule.errors,
+        length=best.rule.length,
+        evidence=_evidence(best, facts),
+        alternatives=alternatives,
+        seconds=induction.seconds,
+    )

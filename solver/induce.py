@@ -1,0 +1,142 @@
+"""Rule induction: one clingo run per problem over the whole rule language.
+
+The encodings (package data) are the rule core `rule.lp` and one file per family of literals. Facts
+come from `solver.facts`. Clingo optimises (fewest misclassified context images, then the shortest
+rule) and, with opt-mode=optN, enumerates every optimal rule. A time limit stops the search; the outcome
+says whether the rules returned are proven optimal.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import time
+from dataclasses import dataclass
+from importlib import resources
+
+import clingo
+
+from solver.facts import ProblemFacts, Role, write_facts
+from solver.rules import Literal, Rule
+
+ENCODINGS: tuple[str, ...] = ("rule.lp", "sequence.lp", "category.lp", "attribute.lp", "count.lp")
+DEFAULT_TIME_LIMIT = 10.0  # seconds per problem
+DEFAULT_MAX_RULES = 64  # optimal rules enumerated at most
+LOG = logging.getLogger(__name__)
+
+
+class Outcome(enum.Enum):
+    OPTIMAL = "optimal"  # the rules are all optimal rules (or the first max_rules of them)
+    TIME_LIMIT = "time_limit"  # the limit was hit: the best rules found, optimality not proven
+    NO_RULE = "no_rule"  # the limit was hit before any rule was found
+
+
+@dataclass(frozen=True, slots=True)
+class InducedRule:
+    """One optimal rule with the images it covers and, per image, the rule's literals true of it."""
+
+    rule: Rule
+    covered: frozenset[tuple[str, int]]  # (role value, index) of every image the rule puts in A
+    evidence: dict[tuple[str, int], frozenset[Literal]]
+
+
+@dataclass(frozen=True, slots=True)
+class Induction:
+    outcome: Outcome
+    rules: tuple[InducedRule, ...]  # best first (see Rule.sort_key)
+    cost: tuple[int, ...]  # (misclassified context images, rule length)
+    seconds: float
+
+
+def python_value(symbol: clingo.Symbol):
+    """The one conversion of clingo symbols to Python: numbers -> int, strings -> str,
+    constants -> str, functions and tuples -> (name, *arguments) / (*arguments)."""
+    if symbol.type is clingo.SymbolType.Number:
+        return symbol.number
+    if symbol.type is clingo.SymbolType.String:
+        return symbol.string
+    if symbol.type is clingo.SymbolType.Function:
+        if not symbol.arguments:
+            return symbol.name
+        arguments = tuple(python_value(a) for a in symbol.arguments)
+        return (symbol.name, *arguments) if symbol.name else arguments
+    raise TypeError(f"cannot convert clingo symbol {symbol}")
+
+
+def load_encodings(control: clingo.Control, names: tuple[str, ...] = ENCODINGS) -> None:
+    root = resources.files("solver").joinpath("encodings")
+    for name in names:
+        control.add("base", [], root.joinpath(name).read_text(encoding="utf-8"))
+
+
+def _read_model(model: clingo.Model) -> tuple[tuple[int, ...], InducedRule]:
+    used, covered, evidence = [], set(), {}
+    for atom in model.symbols(shown=True):
+        value = python_value(atom)
+        if value[0] == "use":
+            used.append(Literal.from_term(value[1]))
+        elif value[0] == "covers":
+            covered.add(value[1])
+        elif value[0] == "evidence":
+            evidence.setdefault(value[2], set()).add(Literal.from_term(value[1]))
+    cost = tuple(model.cost)
+    errors, length = (cost + (0, 0))[:2]
+    rule = Rule(tuple(sorted(used, key=lambda lit: lit.sort_key)), errors=errors, length=length)
+    frozen_evidence = {image: frozenset(lits) for image, lits in evidence.items()}
+    return cost, InducedRule(rule, frozenset(covered), frozen_evidence)
+
+
+def induce(
+    facts: ProblemFacts,
+    time_limit: float = DEFAULT_TIME_LIMIT,
+    max_rules: int = DEFAULT_MAX_RULES,
+    max_literals: int = 2,
+    encodings: tuple[str, ...] = ENCODINGS,
+) -> Induction:
+    """Find every optimal rule separating the context images of A from those of B."""
+    start = time.perf_counter()
+    arguments = ["--opt-mode=optN", f"--models={max_rules}", f"--const=max_literals={max_literals}"]
+    control = clingo.Control(arguments, logger=lambda code, message: LOG.debug("clingo %s: %s", code, message))
+    load_encodings(control, encodings)
+    write_facts(control, facts)
+    control.ground([("base", [])])
+
+    best: dict[tuple[int, ...], list[InducedRule]] = {}
+    proven: list[InducedRule] = []
+
+    def on_model(model: clingo.Model) -> None:
+        cost, induced = _read_model(model)
+        if model.optimality_proven:
+            proven.append(induced)
+        else:
+            best.setdefault(cost, []).append(induced)
+
+    remaining = max(0.0, time_limit - (time.perf_counter() - start))
+    with control.solve(on_model=on_model, async_=True) as handle:
+        finished = handle.wait(remaining)
+        if not finished:
+            handle.cancel()
+        handle.get()
+
+    if proven:
+        outcome, rules = Outcome.OPTIMAL if finished else Outcome.TIME_LIMIT, proven
+    elif best:
+        outcome, rules = Outcome.TIME_LIMIT, best[min(best)]
+    else:
+        outcome, rules = Outcome.NO_RULE, []
+    rules = _distinct(sorted(rules, key=lambda r: r.rule.sort_key))
+    cost = (rules[0].rule.errors, rules[0].rule.length) if rules else ()
+    return Induction(outcome, tuple(rules), cost, time.perf_counter() - start)
+
+
+def _distinct(rules: list[InducedRule]) -> list[InducedRule]:
+    seen, kept = set(), []
+    for induced in rules:
+        if induced.rule.literals not in seen:
+            seen.add(induced.rule.literals)
+            kept.append(induced)
+    return kept
+
+
+def query_images(facts: ProblemFacts) -> list[tuple[str, int]]:
+    return [(Role.QUERY.value, index) for index in range(len(facts.queries))]

@@ -1,0 +1,110 @@
+"""solve_problem on official_dev problems with oracle programs, the input forms, and the error cases."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dsl.dataset import load_problem, read_programs
+from solver import ProblemInput, SolverError, solve_problem
+from solver.rules import Family
+
+OFFICIAL_DEV = Path(__file__).resolve().parents[3] / "shared" / "data" / "official_dev"
+if not OFFICIAL_DEV.exists():
+    OFFICIAL_DEV = Path("/work/shared/data/official_dev")
+pytestmark = pytest.mark.skipif(not OFFICIAL_DEV.exists(), reason="official_dev data not available")
+
+FREE_FORM = "ff_nact4_0600"
+BASIC = "bd_asymmetric_dagger-open_line_s_new1_0000"
+
+
+def folder(name: str) -> Path:
+    return OFFICIAL_DEV / name[:2] / "images" / name
+
+
+def programs_json(name: str) -> list:
+    return json.loads((OFFICIAL_DEV / name[:2] / f"{name[:2]}_action_programs.json").read_text())[name]
+
+
+def test_free_form_from_folder_with_oracle_programs():
+    solution = solve_problem(folder(FREE_FORM), oracle=True)
+    assert solution.labels == (True, False)
+    assert solution.rule.families() == {Family.SEQUENCE}
+    assert solution.explanation.english.startswith("every image in A is drawn by the stroke sequence")
+    assert solution.explanation.errors == 0
+    assert len(solution.explanation.evidence) == 14
+
+
+def test_basic_problem_names_its_two_shapes():
+    solution = solve_problem(folder(BASIC), oracle=True)
+    assert solution.labels == (True, False)
+    names = {lit.name for lit in solution.rule.literals}
+    assert "asymmetric_dagger" in names
+    assert solution.rule.families() == {Family.CATEGORY}
+    assert solution.confidence[0] > 0.5 and solution.confidence[1] > 0.5
+
+
+def test_input_forms_agree():
+    from_json = solve_problem(programs_json(FREE_FORM))
+    table = read_programs(OFFICIAL_DEV / "ff")
+    from_problem = solve_problem(load_problem(folder(FREE_FORM), table))
+    from_programs = solve_problem(table[FREE_FORM])
+    entry = table[FREE_FORM]
+    given = ProblemInput(entry.positives[:6], entry.negatives[:6], (entry.positives[6], entry.negatives[6]))
+    from_input = solve_problem(given)
+    rules = {s.rule.asp for s in (from_json, from_problem, from_programs, from_input)}
+    assert len(rules) == 1
+    assert from_json.labels == from_problem.labels == from_programs.labels == from_input.labels
+
+
+def test_explanation_is_json_serialisable():
+    solution = solve_problem(programs_json(BASIC))
+    text = json.dumps(solution.to_dict())
+    assert "evidence" in text and "alternatives" in text
+    assert "WRONG" not in solution.explanation.to_text()
+
+
+def test_perception_callable_supplies_programs():
+    entry = read_programs(OFFICIAL_DEV / "ff")[FREE_FORM]
+    blank = np.full((8, 8), 255, dtype=np.uint8)
+    given = ProblemInput([blank] * 6, list(entry.negatives[:6]), [blank, entry.negatives[6]])
+    calls = []
+
+    def perception(images):
+        calls.append(len(images))
+        return [entry.positives[0]] * len(images)
+
+    solution = solve_problem(given, perception=perception)
+    assert calls == [6, 1]
+    assert solution.labels == (True, False)
+
+
+def test_pixels_without_perception_fail_clearly():
+    blank = np.full((8, 8), 255, dtype=np.uint8)
+    with pytest.raises(SolverError, match="no perception"):
+        solve_problem(ProblemInput([blank] * 6, [blank] * 6, [blank, blank]))
+
+
+def test_folder_without_programs_and_no_perception_fails_clearly(tmp_path):
+    problem = folder(FREE_FORM)
+    copy = tmp_path / "ff" / "images" / FREE_FORM
+    for label in ("0", "1"):
+        (copy / label).mkdir(parents=True)
+        for k in range(7):
+            (copy / label / f"{k}.png").write_bytes((problem / label / f"{k}.png").read_bytes())
+    with pytest.raises(SolverError, match="no perception"):
+        solve_problem(copy)
+    with pytest.raises(Exception, match="action_programs.json"):
+        solve_problem(copy, oracle=True)
+
+
+def test_malformed_programs_are_reported():
+    entry = programs_json(FREE_FORM)
+    entry[0][2] = [["line_bogus_1.000-0.500"]]
+    with pytest.raises(SolverError, match="set A image 2"):
+        solve_problem(entry)
+    with pytest.raises(SolverError, match="7 positive and 7 negative"):
+        solve_problem([entry[0][:3], entry[1][:3]])

@@ -1,0 +1,160 @@
+"""Golden tests of the ASP encodings: small hand-written fact sets and their expected optimal rules."""
+
+from __future__ import annotations
+
+import clingo
+import pytest
+
+from solver.facts import ImageFacts, ProblemFacts, write_facts
+from solver.induce import ENCODINGS, Outcome, induce, load_encodings, python_value
+
+
+def image(sequence="s", categories=(), attributes=None, counts=None) -> ImageFacts:
+    return ImageFacts(sequence, tuple(categories), dict(attributes or {}), dict(counts or {}))
+
+
+def optimal_rules(facts: ProblemFacts, encodings: tuple[str, ...]) -> set[str]:
+    induction = induce(facts, encodings=encodings, time_limit=5.0)
+    assert induction.outcome is Outcome.OPTIMAL
+    return {induced.rule.asp for induced in induction.rules}
+
+
+def candidate_literals(facts: ProblemFacts, encoding: str) -> set:
+    control = clingo.Control(["--warn=none"])
+    load_encodings(control, ("rule.lp", encoding))
+    write_facts(control, facts)
+    control.add("show", [], "#show lit/1.")
+    control.ground([("base", []), ("show", [])])
+    with control.solve(yield_=True) as handle:
+        model = next(iter(handle))
+        return {python_value(s)[1] for s in model.symbols(shown=True) if s.name == "lit"}
+
+
+# sequence.lp ------------------------------------------------------------------------------------
+
+
+def test_sequence_rule_is_the_program_shared_by_a():
+    a = [image("line_normal_1.000-0.500")] * 6
+    b = [image("line_zigzag_1.000-0.500"), image("arc_normal_0.500_0.625-0.500")] * 3
+    rules = optimal_rules(ProblemFacts(tuple(a), tuple(b), ()), ("rule.lp", "sequence.lp"))
+    assert rules == {'concept(I) :- image(I), seq(I,"line_normal_1.000-0.500").'}
+
+
+def test_sequence_tolerates_one_noisy_image_in_a():
+    a = [image("p")] * 5 + [image("p-misread")]
+    b = [image("n")] * 6
+    induction = induce(ProblemFacts(tuple(a), tuple(b), ()), encodings=("rule.lp", "sequence.lp"))
+    assert induction.cost == (1, 3)
+    assert [r.rule.asp for r in induction.rules] == ['concept(I) :- image(I), seq(I,"p").']
+
+
+# category.lp ------------------------------------------------------------------------------------
+
+
+def test_two_categories_in_every_image_of_a():
+    a = [image(f"a{i}", ["dagger", "open_s"]) for i in range(6)]
+    b = [image(f"b{i}", ["dagger", f"other{i}"]) for i in range(3)]
+    b += [image(f"c{i}", [f"other{i}", "open_s"]) for i in range(3)]
+    rules = optimal_rules(ProblemFacts(tuple(a), tuple(b), ()), ("rule.lp", "category.lp"))
+    assert rules == {'concept(I) :- image(I), category(I,"dagger"), category(I,"open_s").'}
+
+
+def test_category_candidates_come_from_set_a_only():
+    a = [image("a", ["x"])]
+    b = [image("b", ["y"])]
+    assert candidate_literals(ProblemFacts(tuple(a), tuple(b), ()), "category.lp") == {("category", "x")}
+
+
+# attribute.lp -----------------------------------------------------------------------------------
+
+
+def test_single_attribute():
+    a = [image(f"a{i}", attributes={"convex": 1, "symmetric": i % 2}) for i in range(6)]
+    b = [image(f"b{i}", attributes={"convex": 0, "symmetric": i % 2}) for i in range(6)]
+    rules = optimal_rules(ProblemFacts(tuple(a), tuple(b), ()), ("rule.lp", "attribute.lp"))
+    assert rules == {"concept(I) :- image(I), attr(I,convex,1)."}
+
+
+def test_negated_attribute_and_not_applicable_values():
+    a = [image(f"a{i}", attributes={"has_curve": 0}) for i in range(5)] + [image("a5", attributes={"has_curve": None})]
+    b = [image(f"b{i}", attributes={"has_curve": 1}) for i in range(6)]
+    rules = optimal_rules(ProblemFacts(tuple(a), tuple(b), ()), ("rule.lp", "attribute.lp"))
+    assert rules == {"concept(I) :- image(I), not attr(I,has_curve,1)."}
+
+
+def test_conjunction_of_two_attributes_with_ties_enumerated():
+    both = {"symmetric": 1, "closed_shape": 1, "convex": 1}
+    a = [image(f"a{i}", attributes=both) for i in range(6)]
+    b = [image("b0", attributes={"symmetric": 0, "closed_shape": 1, "convex": 1}),
+         image("b1", attributes={"symmetric": 1, "closed_shape": 0, "convex": 0})] * 3
+    rules = optimal_rules(ProblemFacts(tuple(a), tuple(b), ()), ("rule.lp", "attribute.lp"))
+    assert rules == {
+        "concept(I) :- image(I), attr(I,closed_shape,1), attr(I,symmetric,1).",
+        "concept(I) :- image(I), attr(I,convex,1), attr(I,symmetric,1).",
+    }
+
+
+# count.lp ---------------------------------------------------------------------------------------
+
+
+def test_count_equal_reaches_a_number_never_named():
+    a = [image(f"a{i}", counts={"straight_lines": 8, "arcs": i % 2}) for i in range(6)]
+    b = [image(f"b{i}", counts={"straight_lines": 6 + 3 * (i % 2), "arcs": i % 2}) for i in range(6)]
+    rules = optimal_rules(ProblemFacts(tuple(a), tuple(b), ()), ("rule.lp", "count.lp"))
+    assert rules == {"concept(I) :- image(I), count(I,straight_lines,8)."}
+
+
+def test_count_thresholds_tie_with_equality():
+    a = [image(f"a{i}", counts={"parts": 2}) for i in range(6)]
+    b = [image(f"b{i}", counts={"parts": 1}) for i in range(6)]
+    rules = optimal_rules(ProblemFacts(tuple(a), tuple(b), ()), ("rule.lp", "count.lp"))
+    assert rules == {
+        "concept(I) :- image(I), count(I,parts,2).",
+        "concept(I) :- image(I), count(I,parts,N0), N0 >= 2.",
+    }
+
+
+def test_count_candidates():
+    a = [image("a", counts={"arcs": 1}), image("b", counts={"arcs": 2})]
+    b = [image("c", counts={"arcs": 0}), image("d", counts={"arcs": 3})]
+    literals = candidate_literals(ProblemFacts(tuple(a), tuple(b), ()), "count.lp")
+    assert literals == {
+        ("count", "arcs", "eq", 1), ("count", "arcs", "eq", 2),
+        ("count", "arcs", "ge", 1), ("count", "arcs", "ge", 2),
+        ("count", "arcs", "le", 1), ("count", "arcs", "le", 2),
+        ("neg", ("count", "arcs", "eq", 0)), ("neg", ("count", "arcs", "eq", 3)),
+    }
+
+
+# rule.lp with every family ----------------------------------------------------------------------
+
+
+def test_families_compete_shortest_rule_wins():
+    """A shared program also separates, but one attribute is shorter."""
+    a = [image("p", attributes={"convex": 1}) for _ in range(6)]
+    b = [image(f"n{i}", attributes={"convex": 0}) for i in range(6)]
+    rules = optimal_rules(ProblemFacts(tuple(a), tuple(b), ()), ENCODINGS)
+    assert rules == {"concept(I) :- image(I), attr(I,convex,1)."}
+
+
+def test_queries_are_covered_but_do_not_count():
+    a = [image(f"a{i}", counts={"arcs": 2}) for i in range(6)]
+    b = [image(f"b{i}", counts={"arcs": 0}) for i in range(6)]
+    queries = [image("q0", counts={"arcs": 2}), image("q1", counts={"arcs": 5})]
+    induction = induce(ProblemFacts(tuple(a), tuple(b), tuple(queries)), encodings=("rule.lp", "count.lp"))
+    assert induction.cost == (0, 1)
+    by_rule = {r.rule.asp: (("q", 0) in r.covered, ("q", 1) in r.covered) for r in induction.rules}
+    assert by_rule == {
+        "concept(I) :- image(I), count(I,arcs,2).": (True, False),
+        "concept(I) :- image(I), count(I,arcs,N0), N0 >= 2.": (True, True),
+    }
+
+
+@pytest.mark.parametrize("max_rules", [1, 3])
+def test_enumeration_stops_at_max_rules(max_rules):
+    a = [image(f"a{i}", attributes={f"x{k}": 1 for k in range(5)}) for i in range(6)]
+    b = [image(f"b{i}", attributes={f"x{k}": 0 for k in range(5)}) for i in range(6)]
+    induction = induce(ProblemFacts(tuple(a), tuple(b), ()), encodings=("rule.lp", "attribute.lp"),
+                       max_rules=max_rules)
+    assert len(induction.rules) == max_rules
+    assert induction.cost == (0, 1)
