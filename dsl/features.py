@@ -36,7 +36,8 @@ from dsl.geometry import (
     junction_corners,
     neck_pinch,
     polygon_area,
-    resample_uniform,
+    polygon_perimeter,
+    segment_distance,
     same_circle_touching,
     shape_pieces,
     tolerance,
@@ -79,20 +80,20 @@ def shape_facts(shape: Shape) -> ShapeGeometryFacts:
     pieces = shape_pieces(shape)
     if not pieces:
         raise ValueError("the shape draws nothing (every action has zero length or sweep)")
-    points = resample_uniform(pieces)
-    tol = tolerance(points)
+    tol = tolerance(np.concatenate([p.sample() for p in pieces]))
+    graph = StrokeGraph(pieces, tol)
     closed = bool(np.linalg.norm(pieces[-1].end - pieces[0].start) <= tol)
     angles, corner_points = junction_corners(pieces, closed)
     lines = [p for p in pieces if p.is_line]
     arcs = [p for p in pieces if not p.is_line]
     return ShapeGeometryFacts(
         pieces=pieces,
-        points=points,
+        points=graph.sample_uniform(),
         tol=tol,
-        graph=StrokeGraph(pieces, tol),
+        graph=graph,
         corner_angles=angles,
         corner_points=corner_points,
-        straight_lines=count_groups(lines, lambda a, b: collinear_touching(a, b, tol)),
+        straight_lines=count_groups(lines, lambda a, b: collinear_touching(a, b, tol) or collinear_touching(b, a, tol)),
         arcs=count_groups(arcs, lambda a, b: same_circle_touching(a, b, tol)),
         closed=closed,
     )
@@ -134,13 +135,15 @@ def image_features(program: ImageProgram) -> ImageFeatures:
     return ImageFeatures({name: attributes.get(name) for name in ATTRIBUTES}, counts)
 
 
-THIN_RATIO = 0.3  # minimum width / diameter of the hull below this: a thin shape
+THIN_RATIO = 0.36  # minimum width / diameter of the hull below this: a thin shape
+THIN_BAND = 0.1  # or enclosed regions this thin: mean thickness 2 * area / perimeter, over the diameter
 CONVEX_FILL = 0.98  # area of the outline / area of its hull at least this: convex
-BALANCE_RATIO = 0.5  # smaller / larger area of two parts at least this: balanced
+BALANCED_RATIO = 0.6  # smaller / larger area of two parts at least this: balanced
+UNBALANCED_RATIO = 0.47  # at most this: unbalanced; in between neither can be said (None)
 NECK_PINCH = 0.15  # overhang / waist length above this on all four ends: a neck (see geometry.neck_pinch)
 NECK_SIDE_SHARE = 0.15  # each side of a neck holds at least this share of the area
-REGULAR_SPREAD = 0.05  # relative spread of side lengths of a regular polygon
-REGULAR_TURN_DEGREES = 5.0  # spread of its turns
+REGULAR_SPREAD = 0.06  # relative spread (std / mean) of side lengths of a regular polygon
+REGULAR_TURN_DEGREES = 8.0  # spread (max - min) of its turns
 
 
 def is_polygon(face: Face, corners: int) -> bool:
@@ -162,16 +165,23 @@ def is_regular(face: Face) -> bool:
 
 
 def is_sector(face: Face, tol: float) -> bool:
-    """Two radii and the arc between them: two straight sides meeting at the centre of the arc."""
+    """A circular sector: one arc closed by two radii meeting at its centre, or by one diameter (half
+    disc); radii within 5 % of the arc's radius."""
     lines = [s for s in face.sides if s.is_line]
     arcs = [s for s in face.sides if not s.is_line]
-    if len(face.sides) != 3 or len(lines) != 2 or len(arcs) != 1:
+    if len(arcs) != 1 or len(face.sides) != len(lines) + 1:
         return False
     centre, radius = arcs[0].centre, arcs[0].radius
+    if len(lines) == 1:
+        diameter = lines[0]
+        return segment_distance(centre, diameter.start, diameter.end) <= 2 * tol and (
+            abs(diameter.length - 2 * radius) <= 0.05 * 2 * radius
+        )
+    if len(lines) != 2:
+        return False
     ends = [lines[0].start, lines[0].end, lines[1].start, lines[1].end]
-    return min(np.linalg.norm(p - centre) for p in ends) <= 2 * tol and all(
-        abs(s.length - radius) <= 0.05 * radius for s in lines
-    )
+    at_centre = min(np.linalg.norm(p - centre) for p in ends) <= 2 * tol
+    return at_centre and all(abs(s.length - radius) <= 0.05 * radius for s in lines)
 
 
 def shape_attributes(facts: ShapeGeometryFacts, counts: dict[str, int]) -> dict[str, int | None]:
@@ -182,7 +192,7 @@ def shape_attributes(facts: ShapeGeometryFacts, counts: dict[str, int]) -> dict[
         "has_curve": int(counts["arcs"] > 0),
         "has_straight_line": int(lines > 0),
         "closed_shape": int(len(faces) > 0 and counts["free_ends"] == 0),
-        "has_angle": int(len(angles) > 0),
+        "has_angle": int(len(angles) > 0 or counts["acute_angles"] + counts["right_angles"] + counts["obtuse_angles"] > 0),
         "has_acute_angle": int(counts["acute_angles"] > 0),
         "has_obtuse_angle": int(counts["obtuse_angles"] > 0),
         "has_line_crossing": int(counts["crossings"] > 0),
@@ -218,14 +228,22 @@ def symmetry_attributes(facts: ShapeGeometryFacts) -> dict[str, int | None]:
 
 
 def outline_attributes(facts: ShapeGeometryFacts) -> dict[str, int | None]:
+    """Thin: the drawing is narrow (hull width / diameter) or what it encloses is a thin band (mean
+    thickness 2 * area / perimeter of the regions, over the diameter). Convex: applies to a drawing that
+    encloses exactly one region, which is convex when it fills its hull."""
     width, length = width_and_length(facts.points)
     faces = facts.graph.faces
+    thin = width < THIN_RATIO * length
+    if faces:
+        area = sum(f.area for f in faces)
+        perimeter = sum(polygon_perimeter(f.polygon) for f in faces)
+        thin = thin or 2 * area / perimeter < THIN_BAND * length
     convex = None
     if len(faces) == 1:
         face = faces[0]
         hull_area = abs(polygon_area(hull_points(face.polygon)))
         convex = int(face.area >= CONVEX_FILL * hull_area)
-    return {"thin_shape": int(width < THIN_RATIO * length), "convex": convex}
+    return {"thin_shape": int(thin), "convex": convex}
 
 
 def is_necked(facts: ShapeGeometryFacts) -> bool:
@@ -235,14 +253,15 @@ def is_necked(facts: ShapeGeometryFacts) -> bool:
 
 def two_part_attributes(facts: ShapeGeometryFacts) -> dict[str, int | None]:
     """Two parts: the strokes enclose exactly two regions (joined at a point, a crossing or a side);
-    balanced when the smaller has at least BALANCE_RATIO of the larger's area."""
+    balanced / unbalanced by the area ratio of the smaller to the larger region."""
     faces = facts.graph.faces
     necked = int(is_necked(facts))
     if len(faces) != 2:
         return {"has_two_parts": 0, "balanced_two": 0, "unbalanced_two": 0, "necked": necked}
     small, large = sorted(f.area for f in faces)
-    balanced = small >= BALANCE_RATIO * large
-    return {"has_two_parts": 1, "balanced_two": int(balanced), "unbalanced_two": int(not balanced), "necked": necked}
+    balanced: int | None = 1 if small >= BALANCED_RATIO * large else 0 if small <= UNBALANCED_RATIO * large else None
+    unbalanced = None if balanced is None else 1 - balanced
+    return {"has_two_parts": 1, "balanced_two": balanced, "unbalanced_two": unbalanced, "necked": necked}
 
 
 def combine_attributes(per_shape: list[dict[str, int | None]], counts: dict[str, int]) -> dict[str, int | None]:

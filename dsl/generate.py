@@ -122,7 +122,11 @@ def _place_all(rng: np.random.Generator, programs: list[ImageProgram], kind: Pro
     return tuple(place(rng, p, kind.scale_range) for p in programs)
 
 
-def _assemble(rng, kind, concept, number, positives, negatives) -> GeneratedProblem:
+def _assemble(
+    rng: np.random.Generator, kind: ProblemKind, concept: tuple, number: int,
+    positives: list[ImageProgram], negatives: list[ImageProgram],
+) -> GeneratedProblem:
+    """Name the problem and place every image (positives first, then negatives)."""
     return GeneratedProblem(
         name=problem_name(kind, concept, number),
         kind=kind,

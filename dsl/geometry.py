@@ -158,6 +158,13 @@ def polygon_area(points: np.ndarray) -> float:
     return 0.5 * float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1)))
 
 
+def segment_distance(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
+    """Distance from point p to the segment ab."""
+    d = b - a
+    t = min(max(float(np.dot(p - a, d) / max(np.dot(d, d), 1e-18)), 0.0), 1.0)
+    return float(np.linalg.norm(a + t * d - p))
+
+
 def polygon_perimeter(points: np.ndarray) -> float:
     return float(np.linalg.norm(np.roll(points, -1, axis=0) - points, axis=1).sum())
 
@@ -345,7 +352,7 @@ def junction_corners(pieces: list[Piece], closed: bool) -> tuple[list[float], li
     angles, points = [], []
     for a, b in pairs:
         jump = abs(wrap_degrees(math.degrees(b.direction(0.0) - a.direction(1.0))))
-        if jump >= CORNER_DEGREES:
+        if CORNER_DEGREES <= jump < 180.0 - CORNER_DEGREES:  # a full turn back retraces: no corner
             angles.append(180.0 - jump)
             points.append(b.start)
     return angles, points

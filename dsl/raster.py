@@ -145,13 +145,13 @@ def _segment_distance(px: float, py: float, x0: float, y0: float, dx: float, dy:
 @njit(cache=True)
 def _ink_segment(ink: np.ndarray, x0: float, y0: float, x1: float, y1: float, radius: float) -> None:
     """Ink a round-capped segment (max-compositing), visiting per row only the columns near the segment."""
-    size = ink.shape[0]
+    n_rows, n_cols = ink.shape
     reach = radius + 0.5
     dx, dy = x1 - x0, y1 - y0
     len2 = dx * dx + dy * dy
     inv_len2 = 1.0 / len2 if len2 > 0.0 else 0.0
     row_lo = max(int(math.floor(min(y0, y1) - reach - 0.5)), 0)
-    row_hi = min(int(math.ceil(max(y0, y1) + reach - 0.5)), size - 1)
+    row_hi = min(int(math.ceil(max(y0, y1) + reach - 0.5)), n_rows - 1)
     for i in range(row_lo, row_hi + 1):
         py = i + 0.5
         # the part of the centre segment within `reach` of this row, in x
@@ -164,7 +164,7 @@ def _ink_segment(ink: np.ndarray, x0: float, y0: float, x1: float, y1: float, ra
             t_lo, t_hi = 0.0, 1.0
         xa, xb = x0 + t_lo * dx, x0 + t_hi * dx
         col_lo = max(int(math.floor(min(xa, xb) - reach - 0.5)), 0)
-        col_hi = min(int(math.ceil(max(xa, xb) + reach - 0.5)), size - 1)
+        col_hi = min(int(math.ceil(max(xa, xb) + reach - 0.5)), n_cols - 1)
         for j in range(col_lo, col_hi + 1):
             d = _segment_distance(j + 0.5, py, x0, y0, dx, dy, inv_len2)
             if d < reach:
@@ -204,12 +204,12 @@ def _polygon_signed_distance(px: float, py: float, pts: np.ndarray) -> float:
 @njit(cache=True)
 def _stamp_polygon(ink: np.ndarray, pts: np.ndarray, outline_radius: float) -> None:
     """Whiten the polygon's footprint (fill + outline), then ink its outline band."""
-    size = ink.shape[0]
+    n_rows, n_cols = ink.shape
     reach = outline_radius + 0.5
     row_lo = max(int(math.floor(pts[:, 1].min() - reach - 0.5)), 0)
-    row_hi = min(int(math.ceil(pts[:, 1].max() + reach - 0.5)), size - 1)
+    row_hi = min(int(math.ceil(pts[:, 1].max() + reach - 0.5)), n_rows - 1)
     col_lo = max(int(math.floor(pts[:, 0].min() - reach - 0.5)), 0)
-    col_hi = min(int(math.ceil(pts[:, 0].max() + reach - 0.5)), size - 1)
+    col_hi = min(int(math.ceil(pts[:, 0].max() + reach - 0.5)), n_cols - 1)
     for i in range(row_lo, row_hi + 1):
         for j in range(col_lo, col_hi + 1):
             s = _polygon_signed_distance(j + 0.5, i + 0.5, pts)
@@ -221,12 +221,21 @@ def _stamp_polygon(ink: np.ndarray, pts: np.ndarray, outline_radius: float) -> N
 
 
 @njit(cache=True)
-def _ink_to_image(ink: np.ndarray) -> np.ndarray:
-    size = ink.shape[0]
-    image = np.empty((size, size), dtype=np.uint8)
-    for i in range(size):
-        for j in range(size):
-            image[i, j] = np.uint8(255.0 - 255.0 * min(ink[i, j], 1.0) + 0.5)
+def _ink_box(points: np.ndarray, size: int, reach: float) -> tuple[int, int, int, int]:
+    """Rows [r0, r1) and columns [c0, c1) of the image that marks within `reach` of the points can touch."""
+    r0 = max(int(math.floor(points[:, 1].min() - reach)), 0)
+    r1 = min(int(math.ceil(points[:, 1].max() + reach)) + 1, size)
+    c0 = max(int(math.floor(points[:, 0].min() - reach)), 0)
+    c1 = min(int(math.ceil(points[:, 0].max() + reach)) + 1, size)
+    return r0, max(r1, r0), c0, max(c1, c0)
+
+
+@njit(cache=True)
+def _ink_to_image(ink: np.ndarray, size: int, r0: int, c0: int) -> np.ndarray:
+    image = np.full((size, size), 255, dtype=np.uint8)
+    for i in range(ink.shape[0]):
+        for j in range(ink.shape[1]):
+            image[r0 + i, c0 + j] = np.uint8(255.0 - 255.0 * min(ink[i, j], 1.0) + 0.5)
     return image
 
 
@@ -234,17 +243,25 @@ def _ink_to_image(ink: np.ndarray) -> np.ndarray:
 def render_marks(
     points: np.ndarray, offsets: np.ndarray, kinds: np.ndarray, size: int, pen_radius: float, outline_radius: float
 ) -> np.ndarray:
-    """Numba kernel: rasterise packed marks (pixel coordinates) in order -> uint8 (size, size) image."""
-    ink = np.zeros((size, size), dtype=np.float32)
+    """Numba kernel: rasterise packed marks (pixel coordinates) in order -> uint8 (size, size) image.
+
+    Works on a canvas cut to the marks' box; shifting by whole pixels keeps pixel centres at +0.5."""
+    if points.shape[0] == 0:
+        return np.full((size, size), 255, dtype=np.uint8)
+    r0, r1, c0, c1 = _ink_box(points, size, max(pen_radius, outline_radius) + 1.0)
+    local = points.copy()
+    local[:, 0] -= c0
+    local[:, 1] -= r0
+    ink = np.zeros((r1 - r0, c1 - c0), dtype=np.float32)
     for k in range(kinds.shape[0]):
-        pts = points[offsets[k] : offsets[k + 1]]
+        pts = local[offsets[k] : offsets[k + 1]]
         if pts.shape[0] == 0:
             continue
         if kinds[k] == PEN_KIND:
             _ink_polyline(ink, pts, pen_radius)
         else:
             _stamp_polygon(ink, pts, outline_radius)
-    return _ink_to_image(ink)
+    return _ink_to_image(ink, size, r0, c0)
 
 
 # ------------------------------------------------------------------------------------ reference twin

@@ -92,26 +92,35 @@ class StrokeGraph:
         return nodes, labels
 
     def _split(self, events: list[tuple[int, float, np.ndarray]], node_of: np.ndarray) -> list[Edge]:
-        """Cut every piece at its events; drop repeated edges (retraced strokes)."""
+        """Cut every piece at its events; drop repeated edges (retraced strokes).
+
+        Marks of one node that follow each other closely along a piece form a run; an edge leaves a run
+        at its last mark and reaches the next run at its first, so the cut does not depend on the
+        direction in which the piece was drawn."""
         per_piece: dict[int, list[tuple[float, int]]] = {}
         for (i, t, _), node in zip(events, node_of):
             per_piece.setdefault(i, []).append((t, int(node)))
         edges: list[Edge] = []
         seen: dict[tuple[int, int], list[np.ndarray]] = {}
         for i, marks in sorted(per_piece.items()):
-            marks.sort()
             piece = self.pieces[i]
-            last_t, last_node = marks[0]
-            for t, node in marks[1:]:
-                if node == last_node and (t - last_t) * piece.length < 3 * self.tol:
-                    continue
-                mid = piece.point(0.5 * (last_t + t))
-                twins = seen.setdefault((min(last_node, node), max(last_node, node)), [])
+            for (t0, u), (t1, v) in self._runs(sorted(marks), piece.length):
+                mid = piece.point(0.5 * (t0 + t1))
+                twins = seen.setdefault((min(u, v), max(u, v)), [])
                 if all(np.linalg.norm(mid - m) > 2 * self.tol for m in twins):
                     twins.append(mid)
-                    edges.append(Edge(last_node, node, i, last_t, t))
-                last_t, last_node = t, node
+                    edges.append(Edge(u, v, i, t0, t1))
         return edges
+
+    def _runs(self, marks: list[tuple[float, int]], length: float) -> list[tuple[tuple[float, int], ...]]:
+        """Consecutive (end of run, start of next run) pairs along one piece."""
+        runs = [[marks[0][0], marks[0][0], marks[0][1]]]  # first t, last t, node
+        for t, node in marks[1:]:
+            if node == runs[-1][2] and (t - runs[-1][1]) * length < 3 * self.tol:
+                runs[-1][1] = t
+            else:
+                runs.append([t, t, node])
+        return [((a[1], a[2]), (b[0], b[2])) for a, b in zip(runs[:-1], runs[1:])]
 
     def _crossings(self, pair_events: list[tuple[int, int, int]], node_of: np.ndarray) -> list[int]:
         """Nodes where two pieces pass through each other (interior of both, transversal)."""
@@ -242,6 +251,18 @@ class StrokeGraph:
 
     def components(self) -> int:
         return nx.number_connected_components(self.graph)
+
+    def sample_uniform(self, count: int = 240) -> np.ndarray:
+        """About `count` points spread evenly by length over the edges (each drawn place counted once,
+        however often the turtle went over it)."""
+        lengths = [(e.t1 - e.t0) * self.pieces[e.piece].length for e in self.edges]
+        total = sum(lengths) or 1.0
+        points = []
+        for e, length in zip(self.edges, lengths):
+            n = max(2, int(round(count * length / total)) + 1)
+            piece = self.pieces[e.piece]
+            points.extend(piece.point(t) for t in np.linspace(e.t0, e.t1, n))
+        return np.array(points)
 
     def degree(self, node: int) -> int:
         return int(self.graph.degree(node))

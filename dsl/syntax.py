@@ -8,7 +8,6 @@ Every number is normalised to [0, 1] and printed with three decimals.
 
 from __future__ import annotations
 
-import math
 import re
 
 from dsl.types import Action, ActionKind, ImageProgram, Shape, StrokeType
@@ -81,8 +80,8 @@ def parse_action(text: str) -> Action:
 
 
 def _fmt(value: float) -> str:
-    # Round half away from zero at the third decimal; guards against 0.8325 -> 0.832 by binary floats.
-    return f"{math.floor(value * 1000.0 + 0.5 + 1e-9) / 1000.0:.3f}"
+    # Exactly as the official exporter ("%.3f"): a 45 degree arc, 0.5625, prints as 0.562.
+    return f"{value:.3f}"
 
 
 def format_action(action: Action) -> str:

@@ -32,8 +32,8 @@ LINE, ARC, NEXT, STOP = range(N_KINDS)
 @dataclass
 class DecoderConfig:
     image_size: int = 192  # side of the square ink crop fed to the CNN (pixels)
-    channels: tuple[int, ...] = (8, 16, 32, 64, 128, 192)  # CNN widths; every stage after the first halves the grid
-    grid_stage: int = 4  # the stage whose grid the LSTM attends to (192 px -> 12 x 12)
+    channels: tuple[int, ...] = (16, 32, 64, 128, 192)  # CNN widths; the stem and every later stage halve the grid
+    grid_stage: int = 3  # the stage whose grid the LSTM attends to (192 px -> 12 x 12)
     hidden: int = 256  # LSTM hidden size
     embed: int = 96  # token embedding size
     head_hidden: int = 128  # hidden width of every head's MLP
@@ -49,24 +49,25 @@ def _conv(c_in: int, c_out: int, stride: int) -> nn.Sequential:
 
 
 class Encoder(nn.Module):
-    """Stage 0 at full resolution, then per stage a stride-2 conv and a residual 3x3 conv."""
+    """A 4x4 stride-2 stem (sees every pixel: stamp outlines survive), then per stage a stride-2 conv
+    and a residual 3x3 conv."""
 
     def __init__(self, config: DecoderConfig):
         super().__init__()
         ch = config.channels
-        self.stem = _conv(1, ch[0], 1)
+        self.stem = nn.Sequential(nn.Conv2d(1, ch[0], 4, 2, 1, bias=False), nn.BatchNorm2d(ch[0]), nn.ReLU(inplace=True))
         self.down = nn.ModuleList(_conv(ch[i - 1], ch[i], 2) for i in range(1, len(ch)))
         self.body = nn.ModuleList(_conv(ch[i], ch[i], 1) for i in range(1, len(ch)))
         self.grid_stage = config.grid_stage
-        grid = config.image_size >> config.grid_stage
+        grid = config.image_size >> (config.grid_stage + 1)
         self.position = nn.Parameter(torch.zeros(1, ch[config.grid_stage], grid, grid))
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        x = self.stem(x)  # (B, C0, S, S)
+        x = self.stem(x)  # (B, C0, S / 2, S / 2)
         grid = None
         for i, (down, body) in enumerate(zip(self.down, self.body), start=1):
             x = down(x)
-            x = x + body(x)  # (B, Ci, S / 2^i, S / 2^i)
+            x = x + body(x)  # (B, Ci, S / 2^(i+1), S / 2^(i+1))
             if i == self.grid_stage:
                 grid = x + self.position
         return grid.flatten(2).transpose(1, 2), x.mean((2, 3))  # (B, G, Cg), (B, Clast)
@@ -226,5 +227,124 @@ class Decoder(nn.Module):
         h, state = self.lstm(inp, state)
         return self.attend(h, memory)[:, 0], state
 
+    @torch.no_grad()
+    def expand(self, ctx, shapes, actions, last: bool, widths: tuple[int, int, int]) -> dict[str, torch.Tensor]:
+        """Every continuation of N partial programs worth keeping, as flat candidate tensors: parent (M,),
+        kind, stroke (M,), values (M, 4) and delta (M,) = log-probability of the step. Continuous heads offer
+        their mixture components (means; close components merged) as discrete options, scored by their
+        weights. widths = (strokes, turns, lengths-or-curvatures) kept per head; the radius takes the best."""
+        n_strokes, n_turns, n_values = widths
+        lk = self.kind_dist(ctx).logits.log_softmax(-1)  # (N, 4)
+        allow = torch.ones_like(lk, dtype=torch.bool)
+        allow[:, :2] &= (actions < self.config.max_shape_actions)[:, None]
+        allow[:, NEXT] &= (shapes == 1) & (actions > 0)
+        allow[:, STOP] &= actions > 0
+        if last:
+            allow[:, :STOP] = False
+        out = {k: [] for k in ("parent", "kind", "stroke", "values", "delta")}
+
+        def add(parent, kind, stroke, values, delta):
+            keep = torch.isfinite(delta)
+            for key, value in zip(out, (parent, kind, stroke, values, delta)):
+                out[key].append(value[keep])
+
+        for k in (NEXT, STOP):
+            rows = allow[:, k].nonzero()[:, 0]
+            add(rows, torch.full_like(rows, k), torch.full_like(rows, -1), ctx.new_zeros(len(rows), N_VALUES), lk[rows, k])
+        rows, kind = allow[:, :2].nonzero(as_tuple=True)  # (R,)
+        top = self.stroke_dist(ctx[rows], kind).logits.log_softmax(-1).topk(n_strokes)  # (R, s)
+        delta = (lk[rows, kind][:, None] + top.values).flatten()
+        rows, kind, stroke = rows.repeat_interleave(n_strokes), kind.repeat_interleave(n_strokes), top.indices.flatten()
+        turn, weight = _options(self.turn_dist(ctx[rows], kind, stroke), n_turns)  # (R2, n)
+        first = actions[rows] == 0  # the first turn of a shape is 0 by construction
+        turn[first], weight[first] = 0.0, -math.inf
+        weight[first, 0] = 0.0
+        n = turn.shape[1]
+        rows, kind, stroke = rows.repeat_interleave(n), kind.repeat_interleave(n), stroke.repeat_interleave(n)
+        turn, delta = turn.flatten(), delta.repeat_interleave(n) + weight.flatten()
+        c = ctx[rows]
+        length, w_length = _options(self.length_dist(c, kind, stroke, turn), n_values)
+        curve, w_curve = _options(self.curve_dist(c, kind, stroke, turn), n_values)
+        line = (kind == LINE)[:, None]
+        value, weight = torch.where(line, length, curve), torch.where(line, w_length, w_curve)  # (R3, v)
+        n = value.shape[1]
+        rows, kind, stroke = rows.repeat_interleave(n), kind.repeat_interleave(n), stroke.repeat_interleave(n)
+        turn, value, delta = turn.repeat_interleave(n), value.flatten(), delta.repeat_interleave(n) + weight.flatten()
+        values = ctx.new_zeros(len(rows), N_VALUES)
+        values[:, TURN] = turn
+        arc = kind == ARC
+        values[:, LENGTH] = torch.where(arc, 0.0, value)
+        values[:, CURVE] = torch.where(arc, value, 0.0)
+        if arc.any():
+            a = arc.nonzero()[:, 0]
+            radius, w_radius = _options(self.radius_dist(ctx[rows[a]], kind[a], stroke[a], turn[a], value[a]), 1)
+            values[a, RADIUS] = radius[:, 0]
+            delta[a] += w_radius[:, 0]
+        add(rows, kind, stroke, values, delta)
+        return {k: torch.cat(v) for k, v in out.items()}
+
+    @torch.no_grad()
+    def search(self, image, side, beam: int = 8, samples: int = 0, widths=(3, 3, 2), generator=None) -> list[list[tuple]]:
+        """Beam search (samples = 0) or ancestral sampling (samples per image) over the discrete options of
+        `expand`. Returns per image a list of finished programs (logp, [(kind, stroke, values), ...])."""
+        memory, feature = self.encode(image, side)
+        n_images = image.shape[0]
+        img = torch.arange(n_images).repeat_interleave(max(samples, 1))
+        state = self.start_state(feature[img])
+        kind, stroke = torch.full_like(img, -1), torch.full_like(img, -1)
+        values, logp = feature.new_zeros(len(img), N_VALUES), feature.new_zeros(len(img))
+        shapes, actions = torch.ones_like(img), torch.zeros_like(img)
+        tokens: list[list] = [[] for _ in img]
+        finished: list[list] = [[] for _ in range(n_images)]
+        for t in range(self.config.max_steps):
+            if len(img) == 0:
+                break
+            ctx, state = self.step((kind, stroke, values), state, feature[img], memory[img])
+            cand = self.expand(ctx, shapes, actions, t == self.config.max_steps - 1, widths)
+            total = logp[cand["parent"]] + cand["delta"]
+            if samples:
+                noisy = total - torch.empty_like(total).exponential_(generator=generator).log()  # Gumbel-max per parent
+                chosen = _first_per_group(cand["parent"], noisy, 1)
+            else:
+                chosen = _first_per_group(img[cand["parent"]], total, beam)
+            parent, k = cand["parent"][chosen], cand["kind"][chosen]
+            new_tokens = [tokens[p] + [(int(a), int(b), tuple(v))] for p, a, b, v in
+                          zip(parent.tolist(), k.tolist(), cand["stroke"][chosen].tolist(), cand["values"][chosen].tolist())]
+            for i in (k == STOP).nonzero()[:, 0].tolist():
+                finished[int(img[parent[i]])].append((float(total[chosen[i]]), new_tokens[i]))
+            alive = (k != STOP).nonzero()[:, 0]
+            parent = parent[alive]
+            img, kind, stroke = img[parent], k[alive], cand["stroke"][chosen][alive]
+            values, logp = cand["values"][chosen][alive], total[chosen][alive]
+            state = (state[0][:, parent], state[1][:, parent])
+            shapes = shapes[parent] + (kind == NEXT).long()
+            actions = torch.where(kind == NEXT, 0, actions[parent] + 1)
+            tokens = [new_tokens[i] for i in alive.tolist()]
+        return finished
+
     def checkpoint(self) -> dict:
         return {"config": asdict(self.config), "model": self.state_dict()}
+
+
+def _options(mixture: MixtureSameFamily, n: int, tolerance: float = 0.02) -> tuple[torch.Tensor, torch.Tensor]:
+    """The n heaviest component means of a mixture (R rows) with their log-weights, components closer than
+    `tolerance` merged into the heavier one: values (R, n), log-weights (R, n)."""
+    mean, logw = mixture.component_distribution.loc, mixture.mixture_distribution.logits  # (R, K)
+    logw, order = logw.sort(-1, descending=True)
+    mean = mean.gather(-1, order)
+    close = (mean[:, :, None] - mean[:, None, :]).abs() < tolerance  # (R, K, K)
+    leader = close.float().argmax(-1)  # the heaviest close component of each
+    member = F.one_hot(leader, mean.shape[1]).bool()  # (R, K_i, K_j): i merges into j
+    merged = logw[:, :, None].expand_as(member).masked_fill(~member, -math.inf).logsumexp(1)  # (R, K)
+    top = merged.topk(min(n, mean.shape[1]), -1)
+    return mean.gather(-1, top.indices), top.values
+
+
+def _first_per_group(group: torch.Tensor, score: torch.Tensor, count: int) -> torch.Tensor:
+    """Indices of the `count` best scores within each group value."""
+    order = torch.argsort(score, descending=True, stable=True)
+    order = order[torch.argsort(group[order], stable=True)]
+    g = group[order]
+    start = torch.searchsorted(g, g, right=False)
+    rank = torch.arange(len(g)) - start
+    return order[rank < count]

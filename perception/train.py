@@ -48,10 +48,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--init", type=Path, default=None, help="start from this checkpoint's weights")
 
 
-def learning_rate(step: int, args: argparse.Namespace) -> float:
+def learning_rate(step: int, minutes: float, args: argparse.Namespace) -> float:
+    """Linear warm-up, then cosine decay to 2 % over the run; with --time-limit the run's progress is the
+    larger of the step and the time fractions, so a run cut by time still ends at a low rate."""
     if step < args.warmup:
         return args.lr * (step + 1) / args.warmup
     progress = (step - args.warmup) / max(1, args.steps - args.warmup)
+    if args.time_limit:
+        progress = max(progress, minutes / args.time_limit)
     return args.lr * (0.02 + 0.98 * 0.5 * (1 + math.cos(math.pi * min(progress, 1.0))))
 
 
@@ -112,7 +116,7 @@ def train(args: argparse.Namespace) -> dict:
     bar = tqdm(total=args.steps, desc="train-decoder", mininterval=5)
     for step, batch in enumerate(loader, start=1):
         for group in optimizer.param_groups:
-            group["lr"] = learning_rate(step - 1, args)
+            group["lr"] = learning_rate(step - 1, (time.time() - start) / 60, args)
         _, loss = model({"image": batch["image"], "side": batch["side"]}, batch)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()

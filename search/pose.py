@@ -116,6 +116,18 @@ def guesses(tpl: Template, ink: np.ndarray, target: Target, keep: int = 2) -> li
     return [place for _, _, place in scored[:keep]]
 
 
+def anchored(parent: Template, place: Placement, child: Template, parent_joint: int, child_joint: int) -> Placement:
+    """The placement of `child` that puts its joint `child_joint` (position and heading) where the parent's
+    joint `parent_joint` is drawn: the pose that keeps the part after an edit in place."""
+    theta = place.theta + parent.joint_headings[parent_joint] - child.joint_headings[child_joint]
+    c, s = math.cos(math.radians(place.theta)), math.sin(math.radians(place.theta))
+    px, py = parent.joints[parent_joint]
+    wx, wy = place.cx + place.s * (c * px - s * py), -place.cy + place.s * (s * px + c * py)
+    c, s = math.cos(math.radians(theta)), math.sin(math.radians(theta))
+    nx, ny = child.joints[child_joint]
+    return Placement(wx - place.s * (c * nx - s * ny), -(wy - place.s * (s * nx + c * ny)), theta, place.s)
+
+
 def _pattern_search(cost, placements: list[Placement], steps0, max_evals: int) -> tuple[list[Placement], float]:
     placements = list(placements)
     best = cost(placements)
@@ -185,6 +197,17 @@ def render_window(
     )
 
 
+def shape_window(tpl: Template, place: Placement, target: Target, margin: int = 6) -> tuple[int, int, int]:
+    """The square window (image frame: top row, left column, size) around a posed shape's marks."""
+    cx, cy, a, b = place.affine()
+    pts = tpl.mark_points
+    cols = cx + a * pts[:, 0] - b * pts[:, 1] + target.origin[1]
+    rows = cy - (b * pts[:, 0] + a * pts[:, 1]) + target.origin[0]
+    r0, c0 = int(math.floor(rows.min())) - margin, int(math.floor(cols.min())) - margin
+    size = int(math.ceil(max(rows.max() - rows.min(), cols.max() - cols.min()))) + 2 * margin + 1
+    return r0, c0, size
+
+
 def crop_window(target: Target) -> tuple[int, int, int]:
     h, w = target.grey.shape
     return target.origin[0], target.origin[1], max(h, w)
@@ -201,7 +224,15 @@ def pixel_cost(
 
 
 def polish(
-    templates: list[Template], placements: list[Placement], target: Target, max_evals: int = 40
-) -> tuple[list[Placement], float]:
-    """Pattern search with the pixel score -> (placements, pixel score)."""
-    return _pattern_search(lambda p: pixel_cost(templates, p, target), placements, POLISH_STEPS, max_evals)
+    templates: list[Template], placements: list[Placement], target: Target, max_evals: int = 30
+) -> list[Placement]:
+    """Pattern search with the pixel score, one shape at a time in the window around it."""
+    placements = list(placements)
+    for s in range(len(placements)):
+        window = shape_window(templates[s], placements[s], target)
+
+        def cost(p: list[Placement], s: int = s) -> float:
+            return pixel_cost(templates, placements[:s] + p + placements[s + 1:], target, window)
+
+        placements[s] = _pattern_search(cost, [placements[s]], POLISH_STEPS, max_evals)[0][0]
+    return placements

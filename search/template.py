@@ -29,6 +29,8 @@ SAMPLES = 160  # ink pixels kept for pose search
 INK_THRESHOLD = 128  # grey level below which a pixel is ink
 CLOSING = 2  # iterations of binary closing: fills stamp interiors and the gaps between stamps
 CROP_MARGIN = 24  # pixels around the ink kept in the crop
+# Stamps as the official PNGs show them, relative to dsl.turtle's polygons (fitted on dev renders).
+STAMP_ENLARGEMENT: dict = {}
 
 VIEW = official_view(512)
 PEN_RADIUS_PX = PEN_WIDTH / 2.0 * VIEW.pixels_per_unit
@@ -46,6 +48,11 @@ def resample(polyline: np.ndarray, spacing: float) -> np.ndarray:
     return np.column_stack([np.interp(t, cumulative, polyline[:, 0]), np.interp(t, cumulative, polyline[:, 1])])
 
 
+def _enlarged(polygon: np.ndarray, factor: float) -> np.ndarray:
+    centre = polygon.mean(axis=0)
+    return centre + factor * (polygon - centre)
+
+
 @dataclass(frozen=True, slots=True)
 class Piece:
     """One action drawn from the origin with heading 0 at scale 1 (its turn not applied)."""
@@ -61,7 +68,10 @@ def _piece(kind, stroke, length: float, radius: float, angle: float) -> Piece:
     action = Action(kind, stroke, 0.0, length, radius, angle)
     geometry = execute_shape(Shape((action,)), Pose(0.0, 0.0, 0.0, REFERENCE_SCALE))
     marks = tuple(
-        (PEN_KIND if m.kind is MarkKind.PEN else STAMP_KIND, m.points / REFERENCE_SCALE) for m in geometry.marks
+        (PEN_KIND, m.points / REFERENCE_SCALE)
+        if m.kind is MarkKind.PEN
+        else (STAMP_KIND, _enlarged(m.points / REFERENCE_SCALE, STAMP_ENLARGEMENT.get(stroke, 1.0)))
+        for m in geometry.marks
     )
     centreline = resample(geometry.action_paths[0] / REFERENCE_SCALE, CENTRELINE_SPACING)
     return Piece(centreline, marks, geometry.end_points[-1] / REFERENCE_SCALE, float(geometry.headings[-1]))
@@ -81,12 +91,14 @@ class Template:
     mark_offsets: np.ndarray  # (K + 1,) mark k = mark_points[offsets[k]:offsets[k+1]]
     mark_kinds: np.ndarray  # (K,) dsl.raster kind codes
     mark_action: np.ndarray  # (K,) index of the action that drew each mark
+    joints: np.ndarray  # (k + 1, 2) turtle position before the first and after every action
+    joint_headings: np.ndarray  # (k + 1,) heading (degrees) there, before the next action's turn
 
 
 @functools.lru_cache(maxsize=8192)
 def template(shape: Shape) -> Template:
     position, heading = np.zeros(2), 0.0
-    lines, marks = [], []
+    lines, marks, joints, headings = [], [], [np.zeros(2)], [0.0]
     for index, action in enumerate(shape.actions):
         heading += action.turn
         p = piece(action)
@@ -96,6 +108,8 @@ def template(shape: Shape) -> Template:
         marks += [(kind, index, position + pts @ rotation.T) for kind, pts in p.marks]
         position = position + rotation @ p.end
         heading += p.heading
+        joints.append(position)
+        headings.append(heading)
     centreline = np.concatenate(lines)
     centroid = centreline.mean(axis=0)
     rms = float(np.sqrt(((centreline - centroid) ** 2).sum(axis=1).mean()))
@@ -111,6 +125,8 @@ def template(shape: Shape) -> Template:
         offsets,
         np.array([m[0] for m in marks], dtype=np.int64),
         np.array([m[1] for m in marks], dtype=np.int64),
+        np.array(joints),
+        np.array(headings),
     )
 
 

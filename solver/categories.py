@@ -1,4 +1,4 @@
-"""Shape categories of an image: which human-designed library shapes it draws.
+"""Shape categories: which human-designed library shapes a shape draws.
 
 Two ways, by where the programs come from:
   * exact (ground-truth programs): a shape is in category S when it draws the library shape S exactly,
@@ -17,7 +17,7 @@ import functools
 
 from dsl.canonical import same_shape
 from dsl.library import load_library
-from dsl.types import ImageProgram, Shape, StrokeType
+from dsl.types import Shape, StrokeType
 
 LENGTH_BUCKET = 0.05
 MIN_MATCH_SCORE = 0.95
@@ -47,15 +47,11 @@ def exact_shape_categories(shape: Shape) -> tuple[str, ...]:
     return tuple(name for name in candidates if same_shape(shape, library[name].shape, ignore_strokes=True))
 
 
-def exact_categories(program: ImageProgram) -> tuple[str, ...]:
-    return tuple(sorted({name for shape in program.shapes for name in exact_shape_categories(shape)}))
+def matched_shape_categories(shape: Shape, min_score: float = MIN_MATCH_SCORE) -> tuple[str, ...]:
+    """The best-matching library group of `shape`, if it matches well enough."""
+    from search.matching import match_shape
 
-
-def matched_categories(program: ImageProgram, min_score: float = MIN_MATCH_SCORE) -> tuple[str, ...]:
-    from search.matching import image_categories
-
-    names = set()
-    for matches in image_categories(program, top=1):
-        if matches and matches[0].score >= min_score:
-            names.update(matches[0].names)
-    return tuple(sorted(names))
+    matches = match_shape(shape, top=1)
+    if matches and matches[0].score >= min_score:
+        return tuple(matches[0].names)
+    return ()

@@ -1,14 +1,16 @@
 """Classification of the queries by the optimal rules: each rule votes, the majority labels the query.
 
 Confidence is the share of optimal rules that agree with the label. When the rules split evenly, the
-first rule (the preferred one, see `Rule.sort_key`) decides and the confidence is 0.5.
+most specific rule decides (the one with the most stroke-sequence literals: a shape's exact program,
+strokes included, describes less than its category does), and the confidence is 0.5.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from solver.induce import Induction
+from solver.induce import Induction, InducedRule
+from solver.rules import Family
 
 
 @dataclass(frozen=True, slots=True)
@@ -17,6 +19,10 @@ class Vote:
     confidence: float
     votes_for_a: int
     rules: int
+
+
+def most_specific(rules: tuple[InducedRule, ...]) -> InducedRule:
+    return max(rules, key=lambda r: sum(lit.family is Family.SEQUENCE for lit in r.rule.literals))
 
 
 def classify(induction: Induction, images: list[tuple[str, int]]) -> list[Vote]:
@@ -32,7 +38,7 @@ def classify(induction: Induction, images: list[tuple[str, int]]) -> list[Vote]:
         if for_a != against:
             in_a = for_a > against
         else:
-            in_a = image in rules[0].covered
+            in_a = image in most_specific(rules).covered
         confidence = max(for_a, against) / len(rules)
         votes.append(Vote(in_a, confidence, for_a, len(rules)))
     return votes

@@ -44,7 +44,7 @@ def _attribute_phrase(name: str, negated: bool) -> str:
 def literal_english(literal: Literal) -> str:
     """The literal as a verb phrase about one image: 'has eight straight lines'."""
     if literal.family is Family.SEQUENCE:
-        verb = "is not drawn" if literal.negated else "is drawn"
+        verb = "has no shape drawn" if literal.negated else "has a shape drawn"
         return f"{verb} by the stroke sequence [{literal.name}]"
     if literal.family is Family.CATEGORY:
         shape = f"{_article(_words(literal.name))} ({literal.name})"
@@ -71,18 +71,24 @@ def rule_english(rule: Rule, covered_a: int, covered_b: int, n_a: int, n_b: int)
             f"and for {covered_b} of the {n_b} images in B")
 
 
+def _values(values: tuple) -> str:
+    shown = ["n/a" if v is None else str(v) for v in values]
+    return shown[0] if len(shown) == 1 else "(" + ", ".join(shown) + ") in its shapes"
+
+
 def literal_fact(literal: Literal, facts: ImageFacts) -> str:
-    """The image's own fact that decides the literal."""
+    """The image's own facts that decide the literal."""
     if literal.family is Family.SEQUENCE:
-        return "same program" if facts.sequence == literal.name else f"program [{facts.sequence}]"
+        if literal.name in facts.sequences:
+            return "has that shape program"
+        return "shape programs " + " | ".join(f"[{s}]" for s in facts.sequences)
     if literal.family is Family.CATEGORY:
         if literal.name in facts.categories:
             return f"contains {literal.name}"
         return f"no {literal.name} (shapes: {', '.join(facts.categories) or 'none from the library'})"
     if literal.family is Family.ATTRIBUTE:
-        value = facts.attributes.get(literal.name)
-        return f"{literal.name} = {'n/a' if value is None else value}"
-    return f"{literal.name} = {facts.counts.get(literal.name, 'n/a')}"
+        return f"{literal.name} = {_values(facts.attribute_values(literal.name))}"
+    return f"{literal.name} = {_values(facts.count_values(literal.name))}"
 
 
 @dataclass(frozen=True, slots=True)

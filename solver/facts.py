@@ -1,25 +1,36 @@
 """Facts about the images of a problem, and writing them into a clingo program.
 
-Per image: its canonical program (stroke sequence), the human-designed categories of its shapes
-(`solver.categories`), its geometric attributes and numeric counts (`dsl.features`). Python writes
-only facts, through clingo's backend; the rules that read them are the encodings in
-`solver/encodings/`.
+Facts are per shape, gathered per image: an image "has" a value when one of its (one or two) shapes
+has it. Per shape: its canonical program (stroke sequence), the human-designed categories it draws
+(`solver.categories`), its geometric attributes and numeric counts (`dsl.features` of the shape
+alone). Shape-level facts keep a two-shape image from matching a concept through a sum over both
+shapes: in a basic problem each negative keeps one of the two shapes, so only a rule about both shapes
+separates A from B.
 
-Images are named in ASP by their role: a(0..5) set A, b(0..5) set B, q(0..) the queries.
+Counts stay numbers: the attributes has_three_straight_lines ... has_eight_straight_lines are not
+written, `count(I, straight_lines, N)` expresses them (DESIGN.md, the rule language).
+
+Python writes only facts, through clingo's backend; the rules that read them are the encodings in
+`solver/encodings/`. Images are named in ASP by their role: a(0..5) set A, b(0..5) set B, q(0..)
+the queries.
 """
 
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass, field
 
 import clingo
 
-from dsl.canonical import canonical_image
+from dsl.canonical import canonical_shape
 from dsl.features import image_features
-from dsl.syntax import format_image
-from dsl.types import ImageProgram
-from solver.categories import exact_categories, matched_categories
+from dsl.library import ATTRIBUTES
+from dsl.syntax import format_shape
+from dsl.types import ImageProgram, Shape
+from solver.categories import exact_shape_categories, matched_shape_categories
+
+COUNTED_ATTRIBUTES = frozenset(a for a in ATTRIBUTES if re.fullmatch(r"has_[a-z]+_straight_lines", a))
 
 
 class CategorySource(enum.Enum):
@@ -38,13 +49,32 @@ class Role(enum.Enum):
 
 
 @dataclass(frozen=True, slots=True)
-class ImageFacts:
-    """What the solver knows of one image. Attribute value None = not applicable (no fact written)."""
+class ShapeFacts:
+    """What the solver knows of one shape. Attribute value None = not applicable (no fact written)."""
 
     sequence: str
     categories: tuple[str, ...] = ()
     attributes: dict[str, int | None] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ImageFacts:
+    shapes: tuple[ShapeFacts, ...]
+
+    @property
+    def sequences(self) -> tuple[str, ...]:
+        return tuple(s.sequence for s in self.shapes)
+
+    @property
+    def categories(self) -> tuple[str, ...]:
+        return tuple(sorted({c for s in self.shapes for c in s.categories}))
+
+    def attribute_values(self, name: str) -> tuple[int | None, ...]:
+        return tuple(s.attributes.get(name) for s in self.shapes)
+
+    def count_values(self, name: str) -> tuple[int | None, ...]:
+        return tuple(s.counts.get(name) for s in self.shapes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,21 +90,24 @@ class ProblemFacts:
         return [(role, index, facts) for role, group in groups for index, facts in enumerate(group)]
 
 
-def program_text(program: ImageProgram) -> str:
-    """A program as one line of official action strings: shapes separated by ' | ', actions by ' '."""
-    return " | ".join(" ".join(shape) for shape in format_image(program))
+def shape_text(shape: Shape) -> str:
+    """A shape as one line of official action strings."""
+    return " ".join(format_shape(shape))
+
+
+def shape_facts(shape: Shape, categories: CategorySource = CategorySource.EXACT) -> ShapeFacts:
+    find_categories = exact_shape_categories if categories is CategorySource.EXACT else matched_shape_categories
+    features = image_features(ImageProgram((shape,)))
+    return ShapeFacts(
+        sequence=shape_text(canonical_shape(shape)),
+        categories=find_categories(shape),
+        attributes={k: v for k, v in features.attributes.items() if k not in COUNTED_ATTRIBUTES},
+        counts=dict(features.counts),
+    )
 
 
 def image_facts(program: ImageProgram, categories: CategorySource = CategorySource.EXACT) -> ImageFacts:
-    """All facts of one image program: canonical sequence, categories, attributes and counts."""
-    find_categories = exact_categories if categories is CategorySource.EXACT else matched_categories
-    features = image_features(program)
-    return ImageFacts(
-        sequence=program_text(canonical_image(program)),
-        categories=find_categories(program),
-        attributes=dict(features.attributes),
-        counts=dict(features.counts),
-    )
+    return ImageFacts(tuple(shape_facts(shape, categories) for shape in program.shapes))
 
 
 def problem_facts(
@@ -83,12 +116,13 @@ def problem_facts(
     queries: list[ImageProgram],
     categories: CategorySource = CategorySource.EXACT,
 ) -> ProblemFacts:
-    cache: dict[ImageProgram, ImageFacts] = {}
+    cache: dict[Shape, ShapeFacts] = {}
 
     def facts(program: ImageProgram) -> ImageFacts:
-        if program not in cache:
-            cache[program] = image_facts(program, categories)
-        return cache[program]
+        for shape in program.shapes:
+            if shape not in cache:
+                cache[shape] = shape_facts(shape, categories)
+        return ImageFacts(tuple(cache[shape] for shape in program.shapes))
 
     return ProblemFacts(
         tuple(facts(p) for p in context_a), tuple(facts(p) for p in context_b), tuple(facts(p) for p in queries)
@@ -107,23 +141,19 @@ def name_symbol(name: str) -> clingo.Symbol:
 
 
 def fact_atoms(role: Role, index: int, facts: ImageFacts) -> list[clingo.Symbol]:
-    """The ground atoms (as symbols) that describe one image."""
+    """The ground atoms (as symbols) that describe one image; a value shared by both shapes once."""
     image = image_symbol(role, index)
-    atoms = [clingo.Function("image", [image])]
-    if role is Role.A:
-        atoms.append(clingo.Function("in_a", [image]))
-    elif role is Role.B:
-        atoms.append(clingo.Function("in_b", [image]))
-    else:
-        atoms.append(clingo.Function("query", [image]))
-    atoms.append(clingo.Function("seq", [image, clingo.String(facts.sequence)]))
-    atoms += [clingo.Function("category", [image, clingo.String(name)]) for name in facts.categories]
-    for name, value in sorted(facts.attributes.items()):
-        if value is not None:
-            atoms.append(clingo.Function("attr", [image, name_symbol(name), clingo.Number(int(value))]))
-    for name, value in sorted(facts.counts.items()):
-        atoms.append(clingo.Function("count", [image, name_symbol(name), clingo.Number(int(value))]))
-    return atoms
+    membership = {Role.A: "in_a", Role.B: "in_b", Role.QUERY: "query"}[role]
+    atoms = [clingo.Function("image", [image]), clingo.Function(membership, [image])]
+    for shape in facts.shapes:
+        atoms.append(clingo.Function("seq", [image, clingo.String(shape.sequence)]))
+        atoms += [clingo.Function("category", [image, clingo.String(name)]) for name in shape.categories]
+        for name, value in sorted(shape.attributes.items()):
+            if value is not None:
+                atoms.append(clingo.Function("attr", [image, name_symbol(name), clingo.Number(int(value))]))
+        for name, value in sorted(shape.counts.items()):
+            atoms.append(clingo.Function("count", [image, name_symbol(name), clingo.Number(int(value))]))
+    return list(dict.fromkeys(atoms))
 
 
 def write_facts(control: clingo.Control, problem: ProblemFacts) -> int:

@@ -36,6 +36,7 @@ class InducedRule:
     """One optimal rule with the images it covers and, per image, the rule's literals true of it."""
 
     rule: Rule
+    cost: tuple[int, ...]
     covered: frozenset[tuple[str, int]]  # (role value, index) of every image the rule puts in A
     evidence: dict[tuple[str, int], frozenset[Literal]]
 
@@ -44,7 +45,7 @@ class InducedRule:
 class Induction:
     outcome: Outcome
     rules: tuple[InducedRule, ...]  # best first (see Rule.sort_key)
-    cost: tuple[int, ...]  # (misclassified context images, rule length)
+    cost: tuple[int, ...]  # (misclassified context images, rule length, family rank)
     seconds: float
 
 
@@ -80,10 +81,10 @@ def _read_model(model: clingo.Model) -> tuple[tuple[int, ...], InducedRule]:
         elif value[0] == "evidence":
             evidence.setdefault(value[2], set()).add(Literal.from_term(value[1]))
     cost = tuple(model.cost)
-    errors, length = (cost + (0, 0))[:2]
+    errors, length = (cost + (0, 0, 0))[:2]
     rule = Rule(tuple(sorted(used, key=lambda lit: lit.sort_key)), errors=errors, length=length)
     frozen_evidence = {image: frozenset(lits) for image, lits in evidence.items()}
-    return cost, InducedRule(rule, frozenset(covered), frozen_evidence)
+    return cost, InducedRule(rule, cost, frozenset(covered), frozen_evidence)
 
 
 def induce(
@@ -125,7 +126,7 @@ def induce(
     else:
         outcome, rules = Outcome.NO_RULE, []
     rules = _distinct(sorted(rules, key=lambda r: r.rule.sort_key))
-    cost = (rules[0].rule.errors, rules[0].rule.length) if rules else ()
+    cost = rules[0].cost if rules else ()
     return Induction(outcome, tuple(rules), cost, time.perf_counter() - start)
 
 

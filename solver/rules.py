@@ -18,8 +18,8 @@ from dataclasses import dataclass
 class Family(enum.Enum):
     """Which part of the rule language a literal comes from (ordered by preference among tied rules)."""
 
-    SEQUENCE = "seq"
     CATEGORY = "category"
+    SEQUENCE = "seq"
     ATTRIBUTE = "attr"
     COUNT = "count"
 

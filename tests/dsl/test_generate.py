@@ -218,6 +218,7 @@ def test_spread_check():
 SEEDS = st.integers(0, 2**32 - 1)
 
 
+@settings(deadline=None)
 @given(SEEDS)
 def test_one_shape_pose_starts_on_its_heading_ray(seed):
     (pose,) = sample_pose(rng(seed), 1, (80.0, 140.0))
@@ -227,6 +228,7 @@ def test_one_shape_pose_starts_on_its_heading_ray(seed):
     assert math.sin(math.radians(pose.heading)) * radius == pytest.approx(pose.y)
 
 
+@settings(deadline=None)
 @given(SEEDS)
 def test_two_shape_poses_follow_the_rejection_rules(seed):
     first, second = sample_pose(rng(seed), 2, (150.0, 320.0))

@@ -78,3 +78,9 @@ def test_line_round_trip(stroke, length, turn):
 def test_arc_round_trip(stroke, radius, angle, turn):
     text = f"arc_{stroke}_{radius}_{angle}-{turn}"
     assert format_action(parse_action(text)) == text
+
+
+def test_printing_matches_the_official_percent_3f_on_exact_ties():
+    from dsl.types import Action
+
+    assert format_action(Action.arc(0.5, 45.0)) == "arc_normal_0.500_0.562-0.500"

@@ -5,12 +5,17 @@ from __future__ import annotations
 import clingo
 import pytest
 
-from solver.facts import ImageFacts, ProblemFacts, write_facts
+from solver.facts import ImageFacts, ProblemFacts, ShapeFacts, write_facts
 from solver.induce import ENCODINGS, Outcome, induce, load_encodings, python_value
 
 
 def image(sequence="s", categories=(), attributes=None, counts=None) -> ImageFacts:
-    return ImageFacts(sequence, tuple(categories), dict(attributes or {}), dict(counts or {}))
+    """A one-shape image."""
+    return ImageFacts((ShapeFacts(sequence, tuple(categories), dict(attributes or {}), dict(counts or {})),))
+
+
+def two_shapes(first: ImageFacts, second: ImageFacts) -> ImageFacts:
+    return ImageFacts(first.shapes + second.shapes)
 
 
 def optimal_rules(facts: ProblemFacts, encodings: tuple[str, ...]) -> set[str]:
@@ -44,7 +49,7 @@ def test_sequence_tolerates_one_noisy_image_in_a():
     a = [image("p")] * 5 + [image("p-misread")]
     b = [image("n")] * 6
     induction = induce(ProblemFacts(tuple(a), tuple(b), ()), encodings=("rule.lp", "sequence.lp"))
-    assert induction.cost == (1, 3)
+    assert induction.cost == (1, 1, 1)
     assert [r.rule.asp for r in induction.rules] == ['concept(I) :- image(I), seq(I,"p").']
 
 
@@ -129,12 +134,42 @@ def test_count_candidates():
 # rule.lp with every family ----------------------------------------------------------------------
 
 
-def test_families_compete_shortest_rule_wins():
-    """A shared program also separates, but one attribute is shorter."""
-    a = [image("p", attributes={"convex": 1}) for _ in range(6)]
-    b = [image(f"n{i}", attributes={"convex": 0}) for i in range(6)]
+def test_shortest_rule_wins_over_family_preference():
+    """Two categories separate A from B; one attribute is shorter and wins despite its family."""
+    a = [two_shapes(image(f"p{i}", ["x"]), image(f"q{i}", ["y"], {"convex": 1})) for i in range(6)]
+    b = [two_shapes(image(f"r{i}", ["x"]), image(f"s{i}", ["z"], {"convex": 0})) for i in range(3)]
+    b += [two_shapes(image(f"t{i}", ["w"]), image(f"u{i}", ["y"], {"convex": 0})) for i in range(3)]
+    facts = ProblemFacts(tuple(a), tuple(b), ())
+    assert optimal_rules(facts, ENCODINGS) == {"concept(I) :- image(I), attr(I,convex,1)."}
+    assert optimal_rules(facts, ("rule.lp", "category.lp")) == {
+        'concept(I) :- image(I), category(I,"x"), category(I,"y").',
+    }
+
+
+def test_equally_short_rules_prefer_the_more_specific_family():
+    """Category or stroke sequence (tied) before attribute before count."""
+    a = [image("p", ["square"], {"convex": 1}, {"straight_lines": 4}) for _ in range(6)]
+    b = [image(f"n{i}", [f"other{i}"], {"convex": 0}, {"straight_lines": 3}) for i in range(6)]
+    facts = ProblemFacts(tuple(a), tuple(b), ())
+    induction = induce(facts)
+    assert [r.rule.asp for r in induction.rules] == [
+        'concept(I) :- image(I), category(I,"square").',
+        'concept(I) :- image(I), seq(I,"p").',
+    ]
+    assert optimal_rules(facts, ("rule.lp", "attribute.lp", "count.lp")) == {
+        "concept(I) :- image(I), attr(I,convex,1)."
+    }
+
+
+def test_a_literal_holds_when_one_of_two_shapes_has_it():
+    """Basic problems: each B image keeps one of the two shapes, so one literal cannot separate."""
+    x = image("x", ["x"], counts={"acute_angles": 3})
+    y = image("y", ["y"], counts={"acute_angles": 4})
+    a = [two_shapes(x, y)] * 6
+    b = [two_shapes(x, image(f"r{i}", [f"r{i}"], counts={"acute_angles": 5})) for i in range(3)]
+    b += [two_shapes(image(f"s{i}", [f"s{i}"], counts={"acute_angles": 6}), y) for i in range(3)]
     rules = optimal_rules(ProblemFacts(tuple(a), tuple(b), ()), ENCODINGS)
-    assert rules == {"concept(I) :- image(I), attr(I,convex,1)."}
+    assert rules == {'concept(I) :- image(I), category(I,"x"), category(I,"y").'}
 
 
 def test_queries_are_covered_but_do_not_count():
@@ -142,7 +177,7 @@ def test_queries_are_covered_but_do_not_count():
     b = [image(f"b{i}", counts={"arcs": 0}) for i in range(6)]
     queries = [image("q0", counts={"arcs": 2}), image("q1", counts={"arcs": 5})]
     induction = induce(ProblemFacts(tuple(a), tuple(b), tuple(queries)), encodings=("rule.lp", "count.lp"))
-    assert induction.cost == (0, 1)
+    assert induction.cost == (0, 1, 3)
     by_rule = {r.rule.asp: (("q", 0) in r.covered, ("q", 1) in r.covered) for r in induction.rules}
     assert by_rule == {
         "concept(I) :- image(I), count(I,arcs,2).": (True, False),
@@ -157,4 +192,4 @@ def test_enumeration_stops_at_max_rules(max_rules):
     induction = induce(ProblemFacts(tuple(a), tuple(b), ()), encodings=("rule.lp", "attribute.lp"),
                        max_rules=max_rules)
     assert len(induction.rules) == max_rules
-    assert induction.cost == (0, 1)
+    assert induction.cost == (0, 1, 2)

@@ -1,0 +1,202 @@
+"""Typed neighbourhoods of a candidate program: the programs one edit away that the DSL's types allow.
+
+Structural edits (they move the centreline, so the pose is refitted):
+  turn        the turn before action i >= 1 moved to a neighbouring value of the turn grid, or negated;
+  kind        a line replaced by an arc or back, with the free-form values (length 1 / radius 0.5, 90 deg);
+  snap        every value of a shape snapped to the free-form grid or to the library's values;
+  delete      action i removed (its turn kept by the next action, or dropped);
+  insert      a free-form line or arc inserted at position i with a turn from the grid;
+  library     a whole library shape the shape resembles (`search.matching.match_shape`);
+  split/merge one shape cut in two at an action, or two shapes joined into one.
+Stroke edits (the centreline stays): action i drawn with another stroke type (`stroke_variants`).
+
+Each edit carries a prior cost in the units of the score (pixels of chamfer distance), so that an edit
+is only taken when the image asks for it.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Iterator
+
+import numpy as np
+
+from dsl.canonical import canonical_shape, normalise_angle, to_travel_form, travel_variants
+from dsl.library import load_library
+from dsl.types import DATASET_STROKE_TYPES, Action, ActionKind, ImageProgram, Shape, StrokeType
+
+FREE_FORM_TURNS = tuple(float(t) for t in range(-150, 181, 30))
+FREE_FORM_LINE = 1.0
+FREE_FORM_RADIUS, FREE_FORM_ANGLE = 0.5, 90.0
+INSERT_TURNS = (0.0, 90.0, -90.0, 120.0, -120.0)
+
+EDIT_COST = {
+    "turn": 0.05,
+    "kind": 0.08,
+    "snap": 0.0,
+    "delete": 0.15,
+    "insert": 0.15,
+    "library": 0.05,
+    "split": 0.2,
+    "merge": 0.2,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Edit:
+    kind: str
+    where: tuple[int, ...] = ()
+
+    @property
+    def cost(self) -> float:
+        return EDIT_COST[self.kind]
+
+
+@functools.cache
+def library_grids() -> dict[str, np.ndarray]:
+    """The values the human-designed shapes use: line lengths, arc angles, radii, turns."""
+    lengths, angles, radii, turns = set(), set(), set(), set()
+    for entry in load_library().values():
+        for action in entry.shape.actions:
+            turns.add(round(action.turn, 3))
+            if action.kind is ActionKind.LINE:
+                lengths.add(round(action.length, 4))
+            else:
+                radii.add(round(action.radius, 4))
+                angles.add(round(action.angle, 3))
+    return {name: np.array(sorted(v)) for name, v in
+            (("length", lengths), ("angle", angles), ("radius", radii), ("turn", turns))}
+
+
+def snap(value: float, grid: np.ndarray | tuple[float, ...]) -> float:
+    grid = np.asarray(grid)
+    return float(grid[int(np.argmin(np.abs(grid - value)))])
+
+
+def _snap_turn(turn: float, grid) -> float:
+    turn = normalise_angle(turn)
+    return 180.0 if abs(abs(turn) - 180.0) < 1e-6 else snap(turn, grid)
+
+
+def free_form_action(kind: ActionKind, turn: float, stroke: StrokeType) -> Action:
+    if kind is ActionKind.LINE:
+        return Action.line(FREE_FORM_LINE, turn, stroke)
+    return Action.arc(FREE_FORM_RADIUS, FREE_FORM_ANGLE, turn, stroke)
+
+
+def snap_free_form(shape: Shape) -> Shape:
+    actions = [free_form_action(a.kind, 0.0 if i == 0 else _snap_turn(a.turn, FREE_FORM_TURNS), a.stroke)
+               for i, a in enumerate(shape.actions)]
+    return Shape(tuple(actions))
+
+
+def snap_library(shape: Shape) -> Shape:
+    grids = library_grids()
+    actions = []
+    for i, a in enumerate(shape.actions):
+        turn = 0.0 if i == 0 else _snap_turn(a.turn, grids["turn"])
+        if a.kind is ActionKind.LINE:
+            actions.append(Action.line(snap(a.length, grids["length"]), turn, a.stroke))
+        else:
+            actions.append(Action.arc(snap(a.radius, grids["radius"]), snap(a.angle, grids["angle"]), turn, a.stroke))
+    return Shape(tuple(actions))
+
+
+def _replace(program: ImageProgram, index: int, shape: Shape) -> ImageProgram:
+    shapes = list(program.shapes)
+    shapes[index] = shape
+    return ImageProgram(tuple(shapes))
+
+
+def _shape_edits(shape: Shape) -> Iterator[tuple[Edit, Shape]]:
+    actions = list(shape.actions)
+    n = len(actions)
+    for i, a in enumerate(actions):
+        if i > 0:
+            base = _snap_turn(a.turn, FREE_FORM_TURNS)
+            for turn in sorted({normalise_angle(base + d) for d in (-30.0, 30.0, -60.0, 60.0)} | {normalise_angle(-base)}):
+                if abs(normalise_angle(turn - a.turn)) > 1.0:
+                    yield Edit("turn", (i,)), Shape(tuple(actions[:i] + [a.with_turn(turn)] + actions[i + 1:]))
+        other = ActionKind.ARC if a.kind is ActionKind.LINE else ActionKind.LINE
+        yield Edit("kind", (i,)), Shape(tuple(actions[:i] + [free_form_action(other, a.turn, a.stroke)] + actions[i + 1:]))
+    for i in range(n if n > 1 else 0):
+        rest = actions[:i] + actions[i + 1:]
+        if i < n - 1:
+            carried = rest[i].with_turn(normalise_angle(rest[i].turn + actions[i].turn)) if i > 0 else rest[i].with_turn(0.0)
+            yield Edit("delete", (i,)), Shape(tuple(rest[:i] + [carried] + rest[i + 1:]))
+        yield Edit("delete", (i, 1)), Shape(tuple(rest))
+    for i in range(n + 1):
+        for kind in (ActionKind.LINE, ActionKind.ARC):
+            for turn in INSERT_TURNS if i > 0 else (0.0,):
+                new = free_form_action(kind, turn, StrokeType.NORMAL)
+                yield Edit("insert", (i,)), Shape(tuple(actions[:i] + [new] + actions[i:]))
+
+
+def _travel_rows(segments) -> np.ndarray:
+    return np.array([[0.0 if g.kind is ActionKind.LINE else 1.0, g.length, g.radius, g.curvature, g.turn] for g in segments])
+
+
+@functools.cache
+def _library_table() -> dict[int, tuple[list[str], np.ndarray]]:
+    """Library shapes by action count: names and canonical travel forms (n, k, 5)."""
+    groups: dict[int, tuple[list[str], list[np.ndarray]]] = {}
+    for name, entry in load_library().items():
+        rows = _travel_rows(to_travel_form(canonical_shape(entry.shape, ignore_strokes=True)))
+        names, forms = groups.setdefault(len(rows), ([], []))
+        names.append(name)
+        forms.append(rows)
+    return {k: (names, np.array(forms)) for k, (names, forms) in groups.items()}
+
+
+def library_matches(shape: Shape, top: int) -> list[tuple[float, str]]:
+    """The library shapes with the same number of actions nearest to `shape` in travel form (any start
+    point and direction): kind mismatches count 1, lengths and radii in shape units, angles / 90 degrees."""
+    table = _library_table().get(len(shape))
+    if table is None:
+        return []
+    names, forms = table
+    variants = np.array([_travel_rows(v) for v in travel_variants(shape)])  # (V, k, 5)
+    diff = np.abs(variants[:, None] - forms[None])  # (V, n, k, 5)
+    diff[..., 4] = np.abs((diff[..., 4] + 180.0) % 360.0 - 180.0)
+    cost = (diff[..., 0] + diff[..., 1] + diff[..., 2] + (diff[..., 3] + diff[..., 4]) / 90.0).sum(-1).min(0)
+    order = np.argsort(cost, kind="stable")[:top]
+    return [(float(cost[k]), names[k]) for k in order]
+
+
+def _library_edits(shape: Shape, top: int) -> Iterator[tuple[Edit, Shape]]:
+    library = load_library()
+    for _, name in library_matches(shape, top):
+        candidate = canonical_shape(library[name].shape)
+        strokes = [a.stroke for a in shape.actions]
+        yield Edit("library"), Shape(tuple(a.with_stroke(t) for a, t in zip(candidate.actions, strokes)))
+
+
+def structural_neighbours(
+    program: ImageProgram, n_ink_groups: int | None = None, library_top: int = 0
+) -> Iterator[tuple[Edit, ImageProgram]]:
+    """Every program one structural edit away (see the module docstring), in a fixed order."""
+    for s, shape in enumerate(program.shapes):
+        for snapped in (snap_free_form(shape), snap_library(shape)):
+            if snapped != shape:
+                yield Edit("snap", (s,)), _replace(program, s, snapped)
+        if library_top:
+            for edit, candidate in _library_edits(shape, library_top):
+                yield Edit(edit.kind, (s,)), _replace(program, s, candidate)
+        for edit, candidate in _shape_edits(shape):
+            yield Edit(edit.kind, (s,) + edit.where), _replace(program, s, candidate)
+    if len(program.shapes) == 1 and n_ink_groups != 1:
+        actions = program.shapes[0].actions
+        for i in range(1, len(actions)):
+            head, tail = actions[:i], (actions[i].with_turn(0.0),) + actions[i + 1:]
+            yield Edit("split", (i,)), ImageProgram((Shape(head), Shape(tail)))
+    if len(program.shapes) == 2 and n_ink_groups != 2:
+        a, b = program.shapes
+        yield Edit("merge"), ImageProgram((Shape(a.actions + b.actions),))
+
+
+def stroke_variants(action: Action) -> Iterator[Action]:
+    """The same move drawn with each other dataset stroke type."""
+    for stroke in DATASET_STROKE_TYPES:
+        if stroke is not action.stroke:
+            yield action.with_stroke(stroke)
