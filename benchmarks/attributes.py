@@ -17,6 +17,8 @@ import random
 import time
 from pathlib import Path
 
+from tqdm import tqdm
+
 from dsl.canonical import from_travel_form, travel_variants
 from dsl.features import image_features
 from dsl.library import ATTRIBUTES, load_library
@@ -67,7 +69,7 @@ def category_accuracy(seed: int = 0) -> dict:
     library = load_library()
     rng = random.Random(seed)
     correct, misses = 0, []
-    for name, entry in library.items():
+    for name, entry in tqdm(library.items(), desc="matching library shapes", unit="shape"):
         drawn = random_drawing(entry.shape, rng)
         matches = match_shape(drawn, top=3)
         if matches and name in matches[0].names:

@@ -311,28 +311,47 @@ def overlay(official: np.ndarray, ours: np.ndarray) -> np.ndarray:
     return rgb
 
 
+def _detail_box(official: np.ndarray, window: int = 64) -> tuple[slice, slice]:
+    """The window x window box holding the most official ink (for a zoomed detail)."""
+    ink = ndimage.uniform_filter(_ink(official), window, mode="constant")
+    row, col = np.unravel_index(np.argmax(ink), ink.shape)
+    r0 = int(np.clip(row - window // 2, 0, official.shape[0] - window))
+    c0 = int(np.clip(col - window // 2, 0, official.shape[1] - window))
+    return slice(r0, r0 + window), slice(c0, c0 + window)
+
+
+def _panel(image: np.ndarray, size: int, resample: int) -> np.ndarray:
+    rgb = image if image.ndim == 3 else np.stack([image] * 3, -1)
+    return np.asarray(Image.fromarray(rgb).resize((size, size), resample))
+
+
 def write_picture(fits: list[Fit], path: Path, panel: int = 256) -> None:
-    """Rows official | ours | overlay (cropped around the ink, same crop per row)."""
+    """Rows official | ours | overlay (cropped around the ink), then official | ours | overlay zoomed on
+    the densest 64 x 64 px of ink. Overlay: official-only ink red, ours-only blue, both black."""
     rows = []
     for fit in fits:
-        box = _crop_box(fit.official, fit.ours)
-        panels = [np.stack([fit.official[box]] * 3, -1), np.stack([fit.ours[box]] * 3, -1), overlay(fit.official, fit.ours)[box]]
-        resized = [np.asarray(Image.fromarray(p).resize((panel, panel), Image.LANCZOS)) for p in panels]
+        both = overlay(fit.official, fit.ours)
+        box, zoom = _crop_box(fit.official, fit.ours), _detail_box(fit.official)
+        panels = [_panel(im[box], panel, Image.LANCZOS) for im in (fit.official, fit.ours, both)]
+        panels += [_panel(im[zoom], panel, Image.NEAREST) for im in (fit.official, fit.ours, both)]
         gap = np.full((panel, 6, 3), 200, dtype=np.uint8)
-        rows.append(np.hstack([resized[0], gap, resized[1], gap, resized[2]]))
+        row = [panels[0]]
+        for p in panels[1:]:
+            row += [gap, p]
+        rows.append(np.hstack(row))
         rows.append(np.full((6, rows[-1].shape[1], 3), 200, dtype=np.uint8))
     path.parent.mkdir(parents=True, exist_ok=True)
     Image.fromarray(np.vstack(rows[:-1])).save(path)
 
 
 def picture_rows(fits: list[Fit], per_kind: int = 2) -> list[Fit]:
-    """Per type: the first fitted image and the worst ones."""
+    """Per type: the first fitted image, then the worst others."""
     chosen = []
     for kind in KINDS:
         of_kind = [f for f in fits if f.sample.kind == kind]
         if of_kind:
-            worst = sorted(of_kind, key=lambda f: f.iou)[: per_kind - 1]
-            chosen += [of_kind[0]] + [f for f in worst if f is not of_kind[0]]
+            others = sorted(of_kind[1:], key=lambda f: f.iou)
+            chosen += [of_kind[0]] + others[: per_kind - 1]
     return chosen
 
 

@@ -135,7 +135,7 @@ def image_features(program: ImageProgram) -> ImageFeatures:
     return ImageFeatures({name: attributes.get(name) for name in ATTRIBUTES}, counts)
 
 
-THIN_RATIO = 0.36  # minimum width / diameter of the hull below this: a thin shape
+THIN_RATIO = 0.35  # minimum width / diameter of the hull below this: a thin shape
 THIN_BAND = 0.1  # or enclosed regions this thin: mean thickness 2 * area / perimeter, over the diameter
 CONVEX_FILL = 0.98  # area of the outline / area of its hull at least this: convex
 BALANCED_RATIO = 0.6  # smaller / larger area of two parts at least this: balanced

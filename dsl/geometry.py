@@ -24,8 +24,8 @@ from dsl.types import Pose, Shape, StrokeType
 RELATIVE_TOLERANCE = 0.025  # snapping / touching distance, as a share of the drawing's diameter (about a pen width)
 SYMMETRY_TOLERANCE = 0.024  # largest mismatch of a symmetric drawing and its image, same unit
 ARC_STEP = math.radians(4.0)  # sampling step of arcs for areas, hulls and symmetry
-CORNER_DEGREES = 6.0  # a tangent jump of at least this many degrees is a corner
-RIGHT_ANGLE_DEGREES = 6.0  # a corner within this many degrees of 90 is a right angle
+CORNER_DEGREES = 5.5  # a tangent jump of at least this many degrees is a corner
+RIGHT_ANGLE_DEGREES = 4.5  # a corner within this many degrees of 90 is a right angle
 
 
 @dataclass(frozen=True, slots=True)
@@ -381,12 +381,25 @@ def cross_sections(polygon: np.ndarray, angles: np.ndarray, count: int = 48) -> 
     return widths, hits // 2, first, last
 
 
+def principal_angle(polygon: np.ndarray) -> float:
+    """Direction (radians) of the major axis of a polygon's area moments (exact for the polygon)."""
+    x, y = polygon[:, 0] - polygon[:, 0].mean(), polygon[:, 1] - polygon[:, 1].mean()
+    x2, y2 = np.roll(x, -1), np.roll(y, -1)
+    cross = x * y2 - x2 * y
+    cross = cross * np.sign(cross.sum())  # the same for either orientation
+    ixx = float(((y * y + y * y2 + y2 * y2) * cross).sum())
+    iyy = float(((x * x + x * x2 + x2 * x2) * cross).sum())
+    ixy = float(((x * y2 + 2 * x * y + 2 * x2 * y2 + x2 * y) * cross).sum())
+    return 0.5 * math.atan2(ixy, iyy - ixx)
+
+
 def neck_pinch(polygon: np.ndarray, min_share: float, directions: int = 36) -> float:
     """How pinched the narrowest waist of a region is: over cross-sections that are one interval and leave
     at least `min_share` of the area on each side, the largest value of (smallest overhang of the two
     parts beyond the ends of the cross-section) / (its length). A waist has the region widening past both
     of its ends on both sides; 0 = no waist."""
-    widths, intervals, first, last = cross_sections(polygon, np.linspace(0.0, math.pi, directions, endpoint=False))
+    angles = principal_angle(polygon) + np.linspace(0.0, math.pi, directions, endpoint=False)
+    widths, intervals, first, last = cross_sections(polygon, angles)
     area = np.cumsum(widths, axis=1)
     total = area[:, -1:]
     low_before, high_before = np.minimum.accumulate(first, axis=1), np.maximum.accumulate(last, axis=1)

@@ -182,22 +182,35 @@ def _ink_polyline(ink: np.ndarray, pts: np.ndarray, radius: float) -> None:
 
 
 @njit(cache=True)
-def _polygon_signed_distance(px: float, py: float, pts: np.ndarray) -> float:
-    """Distance to the closed polygon's boundary, negative inside (even-odd rule)."""
+def _polygon_edges(pts: np.ndarray) -> np.ndarray:
+    """Per edge of the closed polygon: start x, start y, dx, dy, 1 / length^2 (0 for a degenerate edge)."""
     n = pts.shape[0]
-    best = 1e30
-    inside = False
+    edges = np.empty((n, 5))
     for k in range(n):
         x0, y0 = pts[k, 0], pts[k, 1]
-        x1, y1 = pts[(k + 1) % n, 0], pts[(k + 1) % n, 1]
-        dx, dy = x1 - x0, y1 - y0
+        dx, dy = pts[(k + 1) % n, 0] - x0, pts[(k + 1) % n, 1] - y0
         len2 = dx * dx + dy * dy
-        d = _segment_distance(px, py, x0, y0, dx, dy, 1.0 / len2 if len2 > 0.0 else 0.0)
-        if d < best:
-            best = d
-        if (y0 > py) != (y1 > py):
+        edges[k, 0], edges[k, 1], edges[k, 2], edges[k, 3] = x0, y0, dx, dy
+        edges[k, 4] = 1.0 / len2 if len2 > 0.0 else 0.0
+    return edges
+
+
+@njit(cache=True)
+def _polygon_signed_distance(px: float, py: float, edges: np.ndarray) -> float:
+    """Distance to the closed polygon's boundary, negative inside (even-odd rule)."""
+    best = 1e30
+    inside = False
+    for k in range(edges.shape[0]):
+        x0, y0, dx, dy = edges[k, 0], edges[k, 1], edges[k, 2], edges[k, 3]
+        t = min(max(((px - x0) * dx + (py - y0) * dy) * edges[k, 4], 0.0), 1.0)
+        ex, ey = px - (x0 + t * dx), py - (y0 + t * dy)
+        d2 = ex * ex + ey * ey
+        if d2 < best:
+            best = d2
+        if (y0 > py) != (y0 + dy > py):
             if px < x0 + (py - y0) * dx / dy:
                 inside = not inside
+    best = math.sqrt(best)
     return -best if inside else best
 
 
@@ -206,13 +219,14 @@ def _stamp_polygon(ink: np.ndarray, pts: np.ndarray, outline_radius: float) -> N
     """Whiten the polygon's footprint (fill + outline), then ink its outline band."""
     n_rows, n_cols = ink.shape
     reach = outline_radius + 0.5
+    edges = _polygon_edges(pts)
     row_lo = max(int(math.floor(pts[:, 1].min() - reach - 0.5)), 0)
     row_hi = min(int(math.ceil(pts[:, 1].max() + reach - 0.5)), n_rows - 1)
     col_lo = max(int(math.floor(pts[:, 0].min() - reach - 0.5)), 0)
     col_hi = min(int(math.ceil(pts[:, 0].max() + reach - 0.5)), n_cols - 1)
     for i in range(row_lo, row_hi + 1):
         for j in range(col_lo, col_hi + 1):
-            s = _polygon_signed_distance(j + 0.5, i + 0.5, pts)
+            s = _polygon_signed_distance(j + 0.5, i + 0.5, edges)
             if s >= reach:
                 continue
             footprint = min(max(outline_radius + 0.5 - s, 0.0), 1.0)

@@ -62,9 +62,8 @@ class StrokeGraph:
         self.tol = tol
         events, pair_events = self._events()
         self.nodes, node_of = self._cluster([p for _, _, p in events])
-        self.edges = self._split(events, node_of)
+        self.edges = self._without_spurs(self._split(events, node_of))
         self.graph = nx.MultiGraph()
-        self.graph.add_nodes_from(range(len(self.nodes)))
         for k, e in enumerate(self.edges):
             self.graph.add_edge(e.u, e.v, key=k)
         self.crossings = self._crossings(pair_events, node_of)
@@ -111,6 +110,21 @@ class StrokeGraph:
                     twins.append(mid)
                     edges.append(Edge(u, v, i, t0, t1))
         return edges
+
+    def _without_spurs(self, edges: list[Edge]) -> list[Edge]:
+        """Drop loose ends shorter than twice the tolerance that stick out of a junction: a stroke that
+        overshoots the point where it meets another by less than a pen width does not show a spur."""
+        degree: dict[int, int] = {}
+        for e in edges:
+            degree[e.u] = degree.get(e.u, 0) + 1
+            degree[e.v] = degree.get(e.v, 0) + 1
+        kept = []
+        for e in edges:
+            short = (e.t1 - e.t0) * self.pieces[e.piece].length < 2 * self.tol
+            spur = min(degree[e.u], degree[e.v]) == 1 and max(degree[e.u], degree[e.v]) >= 3
+            if not (short and spur):
+                kept.append(e)
+        return kept
 
     def _runs(self, marks: list[tuple[float, int]], length: float) -> list[tuple[tuple[float, int], ...]]:
         """Consecutive (end of run, start of next run) pairs along one piece."""

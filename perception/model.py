@@ -31,9 +31,10 @@ LINE, ARC, NEXT, STOP = range(N_KINDS)
 
 @dataclass
 class DecoderConfig:
-    image_size: int = 192  # side of the square ink crop fed to the CNN (pixels)
-    channels: tuple[int, ...] = (16, 32, 64, 128, 192)  # CNN widths; the stem and every later stage halve the grid
-    grid_stage: int = 3  # the stage whose grid the LSTM attends to (192 px -> 12 x 12)
+    image_size: int = 384  # side of the square ink crop fed to the CNN (pixels)
+    stem_stride: int = 4  # the stem is a stride x stride patch embedding (lossless with >= stride^2 channels)
+    channels: tuple[int, ...] = (24, 32, 64, 128, 192)  # CNN widths: stem, then stages that halve the grid
+    grid_stage: int = 3  # the stage whose grid the LSTM attends to (384 px -> 96 -> 48, 24, 12 x 12)
     hidden: int = 256  # LSTM hidden size
     embed: int = 96  # token embedding size
     head_hidden: int = 128  # hidden width of every head's MLP
@@ -49,25 +50,26 @@ def _conv(c_in: int, c_out: int, stride: int) -> nn.Sequential:
 
 
 class Encoder(nn.Module):
-    """A 4x4 stride-2 stem (sees every pixel: stamp outlines survive), then per stage a stride-2 conv
+    """A patch-embedding stem (every pixel seen: stamp outlines survive), then per stage a stride-2 conv
     and a residual 3x3 conv."""
 
     def __init__(self, config: DecoderConfig):
         super().__init__()
         ch = config.channels
-        self.stem = nn.Sequential(nn.Conv2d(1, ch[0], 4, 2, 1, bias=False), nn.BatchNorm2d(ch[0]), nn.ReLU(inplace=True))
+        k = config.stem_stride
+        self.stem = nn.Sequential(nn.Conv2d(1, ch[0], k, k, bias=False), nn.BatchNorm2d(ch[0]), nn.ReLU(inplace=True))
         self.down = nn.ModuleList(_conv(ch[i - 1], ch[i], 2) for i in range(1, len(ch)))
         self.body = nn.ModuleList(_conv(ch[i], ch[i], 1) for i in range(1, len(ch)))
         self.grid_stage = config.grid_stage
-        grid = config.image_size >> (config.grid_stage + 1)
+        grid = config.image_size // config.stem_stride >> config.grid_stage
         self.position = nn.Parameter(torch.zeros(1, ch[config.grid_stage], grid, grid))
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        x = self.stem(x)  # (B, C0, S / 2, S / 2)
+        x = self.stem(x)  # (B, C0, S / k, S / k)
         grid = None
         for i, (down, body) in enumerate(zip(self.down, self.body), start=1):
             x = down(x)
-            x = x + body(x)  # (B, Ci, S / 2^(i+1), S / 2^(i+1))
+            x = x + body(x)  # (B, Ci, S / k / 2^i, S / k / 2^i)
             if i == self.grid_stage:
                 grid = x + self.position
         return grid.flatten(2).transpose(1, 2), x.mean((2, 3))  # (B, G, Cg), (B, Clast)
@@ -84,7 +86,7 @@ class MixtureHead(nn.Module):
     def forward(self, x: torch.Tensor) -> MixtureSameFamily:
         logits, mean, raw_std = self.net(x).chunk(3, dim=-1)  # (..., K) each
         std = F.softplus(raw_std) + self.min_std
-        return MixtureSameFamily(Categorical(logits=logits), Normal(mean, std))
+        return MixtureSameFamily(Categorical(logits=logits, validate_args=False), Normal(mean, std, validate_args=False), validate_args=False)
 
 
 class Decoder(nn.Module):
@@ -142,10 +144,10 @@ class Decoder(nn.Module):
         return torch.stack([turn.cos(), turn.sin()], -1)
 
     def kind_dist(self, ctx: torch.Tensor) -> Categorical:
-        return Categorical(logits=self.kind_head(ctx))
+        return Categorical(logits=self.kind_head(ctx), validate_args=False)
 
     def stroke_dist(self, ctx: torch.Tensor, kind: torch.Tensor) -> Categorical:
-        return Categorical(logits=self.stroke_head(torch.cat([ctx, F.one_hot(kind, N_KINDS).float()], -1)))
+        return Categorical(logits=self.stroke_head(torch.cat([ctx, F.one_hot(kind, N_KINDS).float()], -1)), validate_args=False)
 
     def turn_dist(self, ctx, kind, stroke) -> MixtureSameFamily:
         return self.turn_head(self._base(ctx, kind, stroke))
@@ -252,6 +254,8 @@ class Decoder(nn.Module):
             rows = allow[:, k].nonzero()[:, 0]
             add(rows, torch.full_like(rows, k), torch.full_like(rows, -1), ctx.new_zeros(len(rows), N_VALUES), lk[rows, k])
         rows, kind = allow[:, :2].nonzero(as_tuple=True)  # (R,)
+        if len(rows) == 0:
+            return {k: torch.cat(v) for k, v in out.items()}
         top = self.stroke_dist(ctx[rows], kind).logits.log_softmax(-1).topk(n_strokes)  # (R, s)
         delta = (lk[rows, kind][:, None] + top.values).flatten()
         rows, kind, stroke = rows.repeat_interleave(n_strokes), kind.repeat_interleave(n_strokes), top.indices.flatten()

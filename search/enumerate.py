@@ -1,8 +1,10 @@
 """Best-first enumeration of candidate programs under a budget.
 
 `best_first` is a generator: it scores the starting candidates, then repeatedly takes the best candidate
-not yet expanded, yields it (so candidates come out in order of score), scores its neighbours and queues
-them. Equivalent programs (same canonical key) are scored once. Ties are broken by the order in which
+not yet expanded, yields it (so candidates come out in order of score) and queues its neighbours under
+an estimate of their score; a neighbour is scored when it reaches the front of the queue and goes back in
+under its score (lazy evaluation: the budget is spent on the edits that look best). Equivalent programs
+(same canonical key) are scored once. Ties are broken by the order in which
 candidates were generated, so a run with a candidate budget is deterministic; a time budget (for the
 caller's latency) stops early and is the only source of variation. The caller may stop iterating at any
 time, or `send(True)` after a yield to prune that candidate (its neighbours are not generated).
@@ -30,53 +32,64 @@ class Budget:
 
 @dataclass(order=True)
 class Scored(Generic[Program, Info]):
-    score: float
+    score: float  # the score, or the estimate while `evaluated` is False
     order: int
     program: Program = field(compare=False)
     info: Info = field(compare=False)  # what the scorer returned besides the score (e.g. the pose)
     depth: int = field(compare=False, default=0)
+    evaluated: bool = field(compare=False, default=True)
 
 
 def best_first(
     starts: Iterable[tuple[Program, object]],
     score: Callable[[Program, object], tuple[float, Info]],
-    expand: Callable[[Scored], Iterable[tuple[Program, object]]],
+    expand: Callable[[Scored], Iterable[tuple[Program, object, float]]],
     key: Callable[[Program], Hashable],
     budget: Budget = Budget(),
 ) -> Iterator[Scored]:
     """Yield scored candidates best first.
 
-    starts   (program, context) pairs; `context` is passed to `score` (e.g. the parent's pose or a prior);
+    starts   (program, context) pairs, scored at once; `context` is passed to `score`;
     score    (program, context) -> (score, info); lower is better;
-    expand   scored candidate -> its neighbours as (program, context) pairs;
+    expand   scored candidate -> its neighbours as (program, context, estimate): a neighbour waits in the
+             queue under its estimate and is scored only when it reaches the front (lazy evaluation), so
+             a good estimate spends the budget on the promising edits;
     key      canonical key: programs with equal keys are the same candidate.
     """
     deadline = budget.deadline()
     seen: set = set()
     queue: list[Scored] = []
     counter = 0
+    evaluations = 0
 
     def out_of_budget() -> bool:
-        return counter >= budget.candidates or (deadline is not None and time.perf_counter() > deadline)
+        return evaluations >= budget.candidates or (deadline is not None and time.perf_counter() > deadline)
 
-    def push(program, context, depth: int) -> None:
-        nonlocal counter
+    def evaluate(program, context, depth: int) -> None:
+        nonlocal counter, evaluations
         k = key(program)
         if k in seen:
             return
         seen.add(k)
         value, info = score(program, context)
+        evaluations += 1
         heapq.heappush(queue, Scored(value, counter, program, info, depth))
         counter += 1
 
+    queued: set = set()
     for program, context in starts:
-        push(program, context, 0)
+        evaluate(program, context, 0)
     while queue:
         best = heapq.heappop(queue)
+        if not best.evaluated:
+            if not out_of_budget():
+                evaluate(best.program, best.info, best.depth)
+            continue
         prune = yield best
         if prune or out_of_budget():
             continue
-        for program, context in expand(best):
-            if out_of_budget():
-                break
-            push(program, context, best.depth + 1)
+        for program, context, estimate in expand(best):
+            if program not in queued:
+                queued.add(program)
+                heapq.heappush(queue, Scored(estimate, counter, program, context, best.depth + 1, evaluated=False))
+                counter += 1

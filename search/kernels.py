@@ -15,7 +15,8 @@ Kernels
                   fitting and for ranking structures (which are stroke-agnostic: the distance transform is
                   taken on the ink with small gaps closed).
   `window_l1`     sum of |rendered - image| over a rendered window placed in the image: the pixel score
-                  that decides stroke types and polishes poses.
+                  that decides stroke types and polishes poses; `window_l1_shifted` the least such sum
+                  over shifts of the window by up to a few pixels (tolerates residual misalignment).
 The twins (`*_reference`) use Python loops and the `math` module only; the tests compare them.
 """
 
@@ -88,6 +89,18 @@ def sparse_score(
 
 
 @njit(cache=True)
+def window_l1_shifted(rendered: np.ndarray, image: np.ndarray, r0: int, c0: int, shift: int) -> float:
+    """The least `window_l1` sum over placements of the window shifted by up to `shift` pixels."""
+    best = np.inf
+    for dr in range(-shift, shift + 1):
+        for dc in range(-shift, shift + 1):
+            total, _ = window_l1(rendered, image, r0 + dr, c0 + dc)
+            if total < best:
+                best = total
+    return best
+
+
+@njit(cache=True)
 def window_l1(rendered: np.ndarray, image: np.ndarray, r0: int, c0: int) -> tuple[float, int]:
     """(sum of |rendered - image| in grey levels, pixels compared) with rendered[0, 0] at image[r0, c0];
     the part of the window outside the image is ignored."""
@@ -134,6 +147,14 @@ def sparse_score_reference(points, radii, owner, poses, dt, samples, cap, reach)
         distances = [max(math.hypot(col - qx, row - qy) - r, 0.0) for (col, row), r in zip(posed, radii)]
         reverse += min([reach] + distances)
     return forward / max(len(points), 1), reverse / max(len(samples), 1)
+
+
+def window_l1_shifted_reference(rendered, image, r0: int, c0: int, shift: int) -> float:
+    return min(
+        window_l1_reference(rendered, image, r0 + dr, c0 + dc)[0]
+        for dr in range(-shift, shift + 1)
+        for dc in range(-shift, shift + 1)
+    )
 
 
 def window_l1_reference(rendered, image, r0: int, c0: int) -> tuple[float, int]:

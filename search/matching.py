@@ -31,7 +31,7 @@ RADIUS_BINS = 8
 ANGLE_BINS = 72
 PREFILTER = 24  # library shapes kept by the rotation-invariant pre-filter
 ROTATION_PEAKS = 4  # correlation peaks refined per candidate
-TIE_DISTANCE = 0.02  # chamfer distance (unit RMS radius) below which two drawings are the same shape
+TIE_DISTANCE = 0.01  # chamfer distance (unit RMS radius) below which two drawings are the same shape
 SCORE_SCALE = 0.5
 
 
@@ -89,23 +89,25 @@ def _rotate(points: np.ndarray, angle: float) -> np.ndarray:
 
 
 def _chamfer(a: Descriptor, b: Descriptor, angle: float) -> float:
-    rotated = _rotate(a.points, angle)
-    forward = b.tree.query(rotated)[0].mean()
-    backward = cKDTree(rotated).query(b.points)[0].mean()
+    """Symmetric mean nearest-point distance between `a` rotated by `angle` and `b`."""
+    forward = b.tree.query(_rotate(a.points, angle))[0].mean()
+    backward = a.tree.query(_rotate(b.points, -angle))[0].mean()
     return float(0.5 * (forward + backward))
 
 
 def distance(a: Descriptor, b: Descriptor) -> float:
-    """Smallest chamfer distance between the two drawings over rotations of `a`."""
+    """Smallest chamfer distance between the two drawings over rotations of `a`: the peaks of the polar
+    histograms' circular cross-correlation, the best one refined by halving steps."""
     spectrum = np.fft.fft(b.polar, axis=1) * np.conj(np.fft.fft(a.polar, axis=1))
     correlation = np.real(np.fft.ifft(spectrum, axis=1)).sum(axis=0)
-    peaks = np.argsort(correlation)[::-1][:ROTATION_PEAKS]
     step = 2 * math.pi / ANGLE_BINS
-    best = math.inf
-    for peak in peaks:
-        angle = peak * step
-        for delta in (-step / 2, 0.0, step / 2):
-            best = min(best, _chamfer(a, b, angle + delta))
+    scored = [(_chamfer(a, b, peak * step), peak * step) for peak in np.argsort(correlation)[::-1][:ROTATION_PEAKS]]
+    best, angle = min(scored)
+    for delta in (step / 2, step / 4, step / 8):
+        for candidate in (angle - delta, angle + delta):
+            value = _chamfer(a, b, candidate)
+            if value < best:
+                best, angle = value, candidate
     return best
 
 

@@ -103,6 +103,30 @@ def snap_library(shape: Shape) -> Shape:
     return Shape(tuple(actions))
 
 
+def _near(value: float, grid: np.ndarray, tolerance: float) -> bool:
+    return bool(np.min(np.abs(np.asarray(grid) - value)) <= tolerance)
+
+
+def on_grid(action: Action, first: bool) -> bool:
+    """True if the action's values are free-form values or values of the shape library."""
+    turn_ok = first or _near(normalise_angle(action.turn), np.array(FREE_FORM_TURNS + (-180.0,)), 2.0)
+    if action.kind is ActionKind.LINE:
+        free = abs(action.length - FREE_FORM_LINE) <= 0.02
+    else:
+        free = abs(action.radius - FREE_FORM_RADIUS) <= 0.02 and abs(action.angle - FREE_FORM_ANGLE) <= 2.0
+    if free and turn_ok:
+        return True
+    grids = library_grids()
+    turn_ok = first or _near(action.turn, grids["turn"], 1.0)
+    if action.kind is ActionKind.LINE:
+        return turn_ok and _near(action.length, grids["length"], 0.006)
+    return turn_ok and _near(action.radius, grids["radius"], 0.006) and _near(action.angle, grids["angle"], 1.0)
+
+
+def off_grid_count(program: ImageProgram) -> int:
+    return sum(not on_grid(a, i == 0) for shape in program.shapes for i, a in enumerate(shape.actions))
+
+
 def _replace(program: ImageProgram, index: int, shape: Shape) -> ImageProgram:
     shapes = list(program.shapes)
     shapes[index] = shape

@@ -28,11 +28,12 @@ from search.template import PEN_RADIUS_PX, STAMP_RADIUS_PX, Target, Template, af
 CAP = 8.0  # px: truncation of the forward term
 REACH = 10.0  # px: truncation of the reverse term
 HEADINGS = np.arange(0.0, 360.0, 10.0)
+NEAR_HEADINGS = np.arange(-40.0, 41.0, 10.0)
 STEPS = (1.5, 1.5, 4.0, 0.04)  # cx, cy (px), theta (degrees), log s
 POLISH_STEPS = (0.5, 0.5, 1.0, 0.01)
 MIN_STEP_FRACTION = 1.0 / 8.0
 RENDER_PEN_RADIUS = PEN_RADIUS_PX
-RENDER_OUTLINE_RADIUS = STAMP_RADIUS_PX
+RENDER_OUTLINE_RADIUS = 1.25  # px: official stamp outlines look about 1.5 x as wide as spec'd (0.82 px)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,12 +69,31 @@ class SparseProblem:
         self.owner = np.concatenate([np.full(len(t.coarse), i, dtype=np.int64) for i, t in enumerate(templates)])
         self.target = target
 
-    def cost(self, placements: list[Placement]) -> float:
+    def terms(self, placements: list[Placement]) -> tuple[float, float]:
+        """(forward, reverse) sparse chamfer terms."""
         poses = np.array([p.affine() for p in placements])
-        f, r = kernels.sparse_score(
+        return kernels.sparse_score(
             self.points, self.radii, self.owner, poses, self.target.dt, self.target.samples, CAP, REACH
         )
+
+    def cost(self, placements: list[Placement]) -> float:
+        f, r = self.terms(placements)
         return f + r
+
+
+def action_residuals(templates: list[Template], placements: list[Placement], target: Target) -> list[np.ndarray]:
+    """Per shape, per action: mean distance (px, truncated) from the posed centreline to the ink."""
+    out = []
+    for tpl, place in zip(templates, placements):
+        cx, cy, a, b = place.affine()
+        x, y = tpl.coarse[:, 0], tpl.coarse[:, 1]
+        cols, rows = cx + a * x - b * y, cy - (b * x + a * y)
+        values = ndimage.map_coordinates(target.dt, [rows - 0.5, cols - 0.5], order=1, mode="constant", cval=CAP)
+        values = np.minimum(values, CAP)
+        n = int(tpl.coarse_action.max()) + 1
+        counts = np.maximum(np.bincount(tpl.coarse_action, minlength=n), 1)
+        out.append(np.bincount(tpl.coarse_action, weights=values, minlength=n) / counts)
+    return out
 
 
 def ink_groups(target: Target, n: int) -> list[np.ndarray]:
@@ -82,6 +102,12 @@ def ink_groups(target: Target, n: int) -> list[np.ndarray]:
     pts = target.ink_points
     if n == 1:
         return [pts]
+    if ("groups", n) not in target.memo:
+        target.memo[("groups", n)] = _two_groups(target, pts)
+    return target.memo[("groups", n)]
+
+
+def _two_groups(target: Target, pts: np.ndarray) -> list[np.ndarray]:
     labels, count = ndimage.label(ndimage.binary_dilation(target.dt == 0, iterations=3))
     owner = labels[pts[:, 1].astype(int), pts[:, 0].astype(int)]
     if count >= 2:
@@ -100,7 +126,9 @@ def ink_groups(target: Target, n: int) -> list[np.ndarray]:
     return [pts[assignment == g] for g in range(2)]
 
 
-def guesses(tpl: Template, ink: np.ndarray, target: Target, keep: int = 2) -> list[Placement]:
+def guesses(
+    tpl: Template, ink: np.ndarray, target: Target, keep: int = 2, headings: np.ndarray = HEADINGS
+) -> list[Placement]:
     """Initial placements from moments: scale and centroid from the ink, headings scanned."""
     centre = ink.mean(axis=0)
     rms_ink = float(np.sqrt(((ink - centre) ** 2).sum(axis=1).mean()))
@@ -108,7 +136,7 @@ def guesses(tpl: Template, ink: np.ndarray, target: Target, keep: int = 2) -> li
     problem = SparseProblem([tpl], target)
     gx, gy = tpl.centroid
     scored = []
-    for theta in HEADINGS:
+    for theta in headings:
         a, b = s * math.cos(math.radians(theta)), s * math.sin(math.radians(theta))
         place = Placement(centre[0] - (a * gx - b * gy), centre[1] + (b * gx + a * gy), float(theta), s)
         scored.append((problem.cost([place]), len(scored), place))
@@ -128,14 +156,17 @@ def anchored(parent: Template, place: Placement, child: Template, parent_joint: 
     return Placement(wx - place.s * (c * nx - s * ny), -(wy - place.s * (s * nx + c * ny)), theta, place.s)
 
 
-def _pattern_search(cost, placements: list[Placement], steps0, max_evals: int) -> tuple[list[Placement], float]:
+def _pattern_search(
+    cost, placements: list[Placement], steps0, max_evals: int, movable: tuple[int, ...] | None = None
+) -> tuple[list[Placement], float]:
     placements = list(placements)
+    movable = tuple(range(len(placements))) if movable is None else movable
     best = cost(placements)
     evals = 1
     steps = [list(steps0) for _ in placements]
     while evals < max_evals:
         improved = False
-        for shape_index, param in itertools.product(range(len(placements)), range(4)):
+        for shape_index, param in itertools.product(movable, range(4)):
             for sign in (1.0, -1.0):
                 trial = list(placements)
                 trial[shape_index] = placements[shape_index].moved(param, sign * steps[shape_index][param])
@@ -151,9 +182,37 @@ def _pattern_search(cost, placements: list[Placement], steps0, max_evals: int) -
     return placements, best
 
 
-def refine(templates: list[Template], placements: list[Placement], target: Target, max_evals: int = 60):
-    """Pattern search with the sparse chamfer score -> (placements, score)."""
-    return _pattern_search(SparseProblem(templates, target).cost, placements, STEPS, max_evals)
+def refit_near(
+    templates: list[Template], placements: list[Placement], target: Target, shape: int,
+    extra: list[Placement] = (), max_evals: int = 20,
+) -> tuple[list[Placement], float]:
+    """Refit one shape after an edit: moment guesses with headings near its current one, the current
+    placement and `extra` starts; the best refined by pattern search."""
+    tpl, place = templates[shape], placements[shape]
+    groups = ink_groups(target, len(templates))
+    if len(templates) > 1:
+        cx, cy, a, b = place.affine()
+        gx, gy = tpl.centroid
+        centre = np.array([cx + a * gx - b * gy, cy - (b * gx + a * gy)])
+        group = groups[int(np.argmin([np.sum((g.mean(axis=0) - centre) ** 2) if len(g) else np.inf for g in groups]))]
+    else:
+        group = groups[0]
+    starts = [place, *extra]
+    if len(group):
+        starts += guesses(tpl, group, target, keep=1, headings=place.theta + NEAR_HEADINGS)
+    problem = SparseProblem(templates, target)
+    trials = [placements[:shape] + [p] + placements[shape + 1:] for p in starts]
+    best = min(trials, key=problem.cost)
+    return refine(templates, best, target, max_evals, (shape,))
+
+
+def refine(
+    templates: list[Template], placements: list[Placement], target: Target, max_evals: int = 60,
+    movable: tuple[int, ...] | None = None,
+):
+    """Pattern search with the sparse chamfer score (moving the shapes `movable`, default all)
+    -> (placements, score)."""
+    return _pattern_search(SparseProblem(templates, target).cost, placements, STEPS, max_evals, movable)
 
 
 def fit(templates: list[Template], target: Target, max_evals: int = 60) -> tuple[list[Placement], float]:

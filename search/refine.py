@@ -21,21 +21,25 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dsl.canonical import image_key
+from dsl.canonical import image_key, same_shape
 from dsl.types import ImageProgram, Pose, Shape, StrokeType
 from search import enumerate as enumeration
 from search import kernels, pose
-from search.neighbourhood import Edit, stroke_variants, structural_neighbours
+from search.neighbourhood import Edit, off_grid_count, snap_free_form, stroke_variants, structural_neighbours
 from search.template import Target, make_target, template
 
 LOGP_WEIGHT = 0.02  # chamfer pixels per nat of decoder log-probability below the best proposal
-REFIT_ABOVE = 1.0  # sparse score (px) above which a neighbour is also fitted from scratch
+OFF_GRID_COST = 0.15  # per action whose values are neither free-form nor library values
+QUICK_EVALS = 20  # sparse-score evaluations refining a neighbour's pose from its parent's
+NEW_POSE_EDITS = ("split", "merge", "library")  # edits after which poses are fitted from scratch
 STRUCTURES = 2  # structures whose strokes are assigned and whose pixel score decides
+STRUCTURE_MARGIN = 0.3  # ... if their structure score is within this of the best
 STROKE_PRIOR = 4.0  # window pixel-score units (ink pixels) for leaving the decoder's stroke
 STROKE_PASSES = 2
 PIXEL_WEIGHT = 100.0  # final score = PIXEL_WEIGHT * mean |grey difference| (0-1) + prior
 LIBRARY_TOP = 3  # library shapes proposed per shape of a starting proposal
 WINDOW_MARGIN = 6
+POLISH_EVALS = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,13 +71,26 @@ class Refinement:
 
 @dataclass(frozen=True, slots=True)
 class _Context:
-    placements: tuple | None  # the parent's placements, if they still apply
     prior: float  # accumulated prior cost
     strokes_from: ImageProgram  # the proposal whose strokes the candidate carries
+    parent: ImageProgram | None = None  # the program this one is an edit of
+    placements: tuple = ()  # the parent's placements
+    edit: Edit | None = None
 
 
 def _structure_key(program: ImageProgram) -> tuple:
     return image_key(program, ignore_strokes=True)
+
+
+def _anchor_joints(edit: Edit) -> tuple[int, int] | None:
+    """(parent joint, child joint) that an edit leaves in place after the edited action."""
+    if edit.kind in ("turn", "kind"):
+        return edit.where[1] + 1, edit.where[1] + 1
+    if edit.kind == "delete":
+        return edit.where[1] + 1, edit.where[1]
+    if edit.kind == "insert":
+        return edit.where[1], edit.where[1] + 1
+    return None
 
 
 class _StructureSearch:
@@ -82,21 +99,50 @@ class _StructureSearch:
 
     def score(self, program: ImageProgram, context: _Context) -> tuple[float, tuple]:
         templates = [template(s) for s in program.shapes]
-        best: tuple[list, float] = ([], math.inf)
-        if context.placements is not None and len(context.placements) == len(templates):
-            best = pose.refine(templates, list(context.placements), self.target, max_evals=40)
-        if best[1] > REFIT_ABOVE:
-            fitted = pose.fit(templates, self.target)
-            if fitted[1] < best[1]:
-                best = fitted
-        return best[1] + context.prior, (tuple(best[0]), context)
+        if context.parent is None or context.edit.kind in NEW_POSE_EDITS:
+            placements, value = pose.fit(templates, self.target)
+        else:
+            s = context.edit.where[0] if context.edit.where else 0
+            extra = []
+            joints = _anchor_joints(context.edit)
+            if joints is not None:
+                extra.append(pose.anchored(
+                    template(context.parent.shapes[s]), context.placements[s], templates[s], *joints
+                ))
+            placements, value = pose.refit_near(templates, list(context.placements), self.target, s, extra, QUICK_EVALS)
+        return value + context.prior + OFF_GRID_COST * off_grid_count(program), (tuple(placements), context)
 
     def expand(self, scored: enumeration.Scored):
         placements, context = scored.info
-        library_top = LIBRARY_TOP if scored.depth == 0 else 0
+        templates = [template(s) for s in scored.program.shapes]
+        residuals = pose.action_residuals(templates, list(placements), self.target)
+        reverse = pose.SparseProblem(templates, self.target).terms(list(placements))[1]
+        library_top = LIBRARY_TOP if scored.depth == 0 and not _free_form_like(scored.program) else 0
         for edit, program in structural_neighbours(scored.program, None, library_top):
-            keeps_shapes = edit.kind not in ("split", "merge")
-            yield program, _Context(placements if keeps_shapes else None, context.prior + edit.cost, context.strokes_from)
+            gain = _expected_gain(edit, residuals, reverse)
+            child = _Context(context.prior + edit.cost, context.strokes_from, scored.program, placements, edit)
+            yield program, child, scored.score + edit.cost - gain
+
+
+def _expected_gain(edit: Edit, residuals: list[np.ndarray], reverse: float) -> float:
+    """How much an edit may lower the score, from where the parent's centreline misses the ink."""
+    if edit.kind in ("turn", "kind"):
+        return float(residuals[edit.where[0]][edit.where[1]:].mean())
+    if edit.kind == "delete":
+        return float(residuals[edit.where[0]][edit.where[1]])
+    if edit.kind == "insert":
+        return reverse
+    if edit.kind == "snap":
+        return 0.1
+    return 0.0
+
+
+def _free_form_like(program: ImageProgram) -> bool:
+    """True if every value is near the free-form grid (then library shapes are not proposed)."""
+    return all(
+        same_shape(shape, snap_free_form(shape), length_tol=0.12, angle_tol=20.0, ignore_strokes=True)
+        for shape in program.shapes
+    )
 
 
 def _action_window(tpl, place: pose.Placement, target: Target, action: int) -> tuple[int, int, int]:
@@ -116,12 +162,7 @@ def _window_cost(program: ImageProgram, placements: list, target: Target, window
     """Least sum of |grey difference| / 255 over the window, the render shifted by up to one pixel."""
     r0, c0, size = window
     rendered = pose.render_window([template(s) for s in program.shapes], placements, target, r0, c0, size)
-    best = math.inf
-    for dr in (-1, 0, 1):
-        for dc in (-1, 0, 1):
-            total, _ = kernels.window_l1(rendered, target.image, r0 + dr, c0 + dc)
-            best = min(best, total / 255.0)
-    return best
+    return kernels.window_l1_shifted(rendered, target.image, r0, c0, 1) / 255.0
 
 
 def _with_action(program: ImageProgram, s: int, i: int, action) -> ImageProgram:
@@ -143,12 +184,7 @@ def _decoder_strokes(program: ImageProgram, source: ImageProgram) -> list[list[S
 
 def assign_strokes(program: ImageProgram, placements: list, target: Target, source: ImageProgram):
     """Polish the poses on the pixel score, then choose each action's stroke -> (program, placements)."""
-    placements = list(placements)
-    for s in range(len(placements)):
-        def cost(p, s=s):
-            trial = placements[:s] + p + placements[s + 1:]
-            return pose.pixel_cost([template(x) for x in program.shapes], trial, target)
-        placements[s] = pose._pattern_search(cost, [placements[s]], pose.POLISH_STEPS, 40)[0][0]
+    placements = pose.polish([template(x) for x in program.shapes], placements, target, POLISH_EVALS)
     decoder = _decoder_strokes(program, source)
     for _ in range(STROKE_PASSES):
         changed = False
@@ -174,11 +210,15 @@ def assign_strokes(program: ImageProgram, placements: list, target: Target, sour
 def refine_image(
     image: np.ndarray,
     proposals,
-    budget_ms: float | None = 100.0,
+    budget_ms: float | None = 80.0,
     max_candidates: int = 150,
     structures: int = STRUCTURES,
 ) -> Refinement:
-    """The program that draws `image`, searched near `proposals` (objects with `program` and `logp`)."""
+    """The program that draws `image`, searched near `proposals` (objects with `program` and `logp`).
+
+    `budget_ms` and `max_candidates` bound the structure search (candidates scored); with
+    `budget_ms=None` the run is deterministic. The stroke stage after it takes about 20-40 ms more.
+    `structures`: at most this many structures, within STRUCTURE_MARGIN of the best, get strokes."""
     started = time.perf_counter()
     proposals = list(proposals)
     if not proposals:
@@ -186,7 +226,7 @@ def refine_image(
     target = make_target(image)
     search = _StructureSearch(target)
     best_logp = max(p.logp for p in proposals)
-    starts = [(p.program, _Context(None, LOGP_WEIGHT * (best_logp - p.logp), p.program)) for p in proposals]
+    starts = [(p.program, _Context(LOGP_WEIGHT * (best_logp - p.logp), p.program)) for p in proposals]
     generator = enumeration.best_first(
         starts, search.score, search.expand, _structure_key,
         enumeration.Budget(candidates=max_candidates, milliseconds=budget_ms),
@@ -195,6 +235,8 @@ def refine_image(
     chosen, keys = [], set()
     for scored in sorted(ranked):
         key = _structure_key(scored.program)
+        if chosen and scored.score > chosen[0].score + STRUCTURE_MARGIN:
+            break
         if key not in keys:
             keys.add(key)
             chosen.append(scored)
@@ -205,7 +247,11 @@ def refine_image(
         placements, context = scored.info
         program, placements = assign_strokes(scored.program, list(placements), target, context.strokes_from)
         templates = [template(s) for s in program.shapes]
-        value = PIXEL_WEIGHT * pose.pixel_cost(templates, placements, target) + context.prior
+        value = (
+            PIXEL_WEIGHT * pose.pixel_cost(templates, placements, target)
+            + context.prior
+            + OFF_GRID_COST * off_grid_count(program)
+        )
         finals.append((value, len(finals), program, tuple(p.pose(target) for p in placements), scored.score))
     finals.sort(key=lambda f: (f[0], f[1]))
     best = finals[0]

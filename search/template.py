@@ -13,24 +13,25 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import ndimage
 
 from dsl.raster import PEN_KIND, STAMP_KIND, official_view
 from dsl.turtle import PEN_WIDTH, STAMP_OUTLINE_WIDTH, MarkKind, execute_shape
-from dsl.types import Action, Pose, Shape
+from dsl.types import Action, Pose, Shape, StrokeType
 
 REFERENCE_SCALE = 180.0  # scale the pieces are executed at before dividing (any value works)
 CENTRELINE_SPACING = 0.04  # centreline sample spacing at scale 1
-COARSE_POINTS = 96  # centreline points kept per shape for pose search
-SAMPLES = 160  # ink pixels kept for pose search
+COARSE_POINTS = 64  # centreline points kept per shape for pose search
+SAMPLES = 128  # ink pixels kept for pose search
 INK_THRESHOLD = 128  # grey level below which a pixel is ink
 CLOSING = 2  # iterations of binary closing: fills stamp interiors and the gaps between stamps
 CROP_MARGIN = 24  # pixels around the ink kept in the crop
-# Stamps as the official PNGs show them, relative to dsl.turtle's polygons (fitted on dev renders).
-STAMP_ENLARGEMENT: dict = {}
+# Stamps as the official PNGs show them, relative to dsl.turtle's polygons (fitted by hand on a few
+# official dev images: the official stamps look larger and bolder than `dsl.raster` draws them).
+STAMP_ENLARGEMENT: dict[StrokeType, float] = {StrokeType.CIRCLE: 1.1, StrokeType.SQUARE: 1.12, StrokeType.TRIANGLE: 0.9}
 
 VIEW = official_view(512)
 PEN_RADIUS_PX = PEN_WIDTH / 2.0 * VIEW.pixels_per_unit
@@ -58,7 +59,9 @@ class Piece:
     """One action drawn from the origin with heading 0 at scale 1 (its turn not applied)."""
 
     centreline: np.ndarray  # (C, 2) the action's path sampled evenly
-    marks: tuple[tuple[int, np.ndarray], ...]  # (raster kind code, (N, 2) points) in drawing order
+    mark_points: np.ndarray  # (P, 2) every mark's points in drawing order
+    mark_lengths: np.ndarray  # (K,) points per mark
+    mark_kinds: np.ndarray  # (K,) dsl.raster kind codes
     end: np.ndarray  # (2,) turtle position after the action
     heading: float  # heading after the action (degrees)
 
@@ -67,14 +70,21 @@ class Piece:
 def _piece(kind, stroke, length: float, radius: float, angle: float) -> Piece:
     action = Action(kind, stroke, 0.0, length, radius, angle)
     geometry = execute_shape(Shape((action,)), Pose(0.0, 0.0, 0.0, REFERENCE_SCALE))
-    marks = tuple(
-        (PEN_KIND, m.points / REFERENCE_SCALE)
+    marks = [
+        m.points / REFERENCE_SCALE
         if m.kind is MarkKind.PEN
-        else (STAMP_KIND, _enlarged(m.points / REFERENCE_SCALE, STAMP_ENLARGEMENT.get(stroke, 1.0)))
+        else _enlarged(m.points / REFERENCE_SCALE, STAMP_ENLARGEMENT.get(stroke, 1.0))
         for m in geometry.marks
-    )
+    ]
     centreline = resample(geometry.action_paths[0] / REFERENCE_SCALE, CENTRELINE_SPACING)
-    return Piece(centreline, marks, geometry.end_points[-1] / REFERENCE_SCALE, float(geometry.headings[-1]))
+    return Piece(
+        centreline,
+        np.concatenate(marks) if marks else np.zeros((0, 2)),
+        np.array([len(m) for m in marks], dtype=np.int64),
+        np.array([PEN_KIND if m.kind is MarkKind.PEN else STAMP_KIND for m in geometry.marks], dtype=np.int64),
+        geometry.end_points[-1] / REFERENCE_SCALE,
+        float(geometry.headings[-1]),
+    )
 
 
 def piece(action: Action) -> Piece:
@@ -87,6 +97,7 @@ class Template:
     rms: float  # root-mean-square distance of the centreline from its centroid
     coarse: np.ndarray  # (<= COARSE_POINTS, 2) centreline points, for pose search
     coarse_radii: np.ndarray  # (same,) ink half-width in pixels (pen)
+    coarse_action: np.ndarray  # (same,) index of the action each coarse point lies on
     mark_points: np.ndarray  # (P, 2) every mark's points in drawing order (for rendering)
     mark_offsets: np.ndarray  # (K + 1,) mark k = mark_points[offsets[k]:offsets[k+1]]
     mark_kinds: np.ndarray  # (K,) dsl.raster kind codes
@@ -98,14 +109,19 @@ class Template:
 @functools.lru_cache(maxsize=8192)
 def template(shape: Shape) -> Template:
     position, heading = np.zeros(2), 0.0
-    lines, marks, joints, headings = [], [], [np.zeros(2)], [0.0]
+    lines, line_owners, points, lengths, kinds, owners = [], [], [], [], [], []
+    joints, headings = [np.zeros(2)], [0.0]
     for index, action in enumerate(shape.actions):
         heading += action.turn
         p = piece(action)
         c, s = math.cos(math.radians(heading)), math.sin(math.radians(heading))
         rotation = np.array([[c, -s], [s, c]])
         lines.append(position + p.centreline @ rotation.T)
-        marks += [(kind, index, position + pts @ rotation.T) for kind, pts in p.marks]
+        line_owners.append(np.full(len(p.centreline), index, dtype=np.int64))
+        points.append(position + p.mark_points @ rotation.T)
+        lengths.append(p.mark_lengths)
+        kinds.append(p.mark_kinds)
+        owners.append(np.full(len(p.mark_kinds), index, dtype=np.int64))
         position = position + rotation @ p.end
         heading += p.heading
         joints.append(position)
@@ -113,18 +129,21 @@ def template(shape: Shape) -> Template:
     centreline = np.concatenate(lines)
     centroid = centreline.mean(axis=0)
     rms = float(np.sqrt(((centreline - centroid) ** 2).sum(axis=1).mean()))
-    coarse = np.ascontiguousarray(centreline[:: int(math.ceil(len(centreline) / COARSE_POINTS))])
-    offsets = np.zeros(len(marks) + 1, dtype=np.int64)
-    offsets[1:] = np.cumsum([len(m[2]) for m in marks])
+    stride = int(math.ceil(len(centreline) / COARSE_POINTS))
+    coarse = np.ascontiguousarray(centreline[::stride])
+    lengths = np.concatenate(lengths)
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum(lengths)
     return Template(
         centroid,
         max(rms, 1e-6),
         coarse,
         np.full(len(coarse), PEN_RADIUS_PX),
-        np.ascontiguousarray(np.concatenate([m[2] for m in marks])) if marks else np.zeros((0, 2)),
+        np.concatenate(line_owners)[::stride],
+        np.ascontiguousarray(np.concatenate(points)),
         offsets,
-        np.array([m[0] for m in marks], dtype=np.int64),
-        np.array([m[1] for m in marks], dtype=np.int64),
+        np.concatenate(kinds),
+        np.concatenate(owners),
         np.array(joints),
         np.array(headings),
     )
@@ -140,6 +159,7 @@ class Target:
     dt: np.ndarray  # (H, W) float64 distance (px) to the nearest ink pixel, small gaps closed
     ink_points: np.ndarray  # (K, 2) pixel centres (column, row) of all ink pixels, crop frame
     samples: np.ndarray  # (<= SAMPLES, 2) of those, evenly strided, for pose search
+    memo: dict = field(default_factory=dict)  # per-image results computed once (ink groups)
 
 
 def make_target(image: np.ndarray) -> Target:

@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from solver.induce import Induction, InducedRule
-from solver.rules import Family
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,7 +21,7 @@ class Vote:
 
 
 def most_specific(rules: tuple[InducedRule, ...]) -> InducedRule:
-    return max(rules, key=lambda r: sum(lit.family is Family.SEQUENCE for lit in r.rule.literals))
+    return max(rules, key=lambda r: r.rule.sequence_shapes)
 
 
 def classify(induction: Induction, images: list[tuple[str, int]]) -> list[Vote]:

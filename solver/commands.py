@@ -89,6 +89,7 @@ def evaluate_problem(job: EvalJob) -> dict:
             rule=solution.rule.asp if solution.rule else None,
             english=solution.explanation.english,
             outcome=solution.explanation.outcome,
+            context_errors=solution.explanation.errors,
             rule_match=rule_matches(job.name, solution.rule),
             confidence=[round(c, 4) for c in solution.confidence],
             alternatives=len(solution.induction.rules) - 1 if solution.induction else 0,

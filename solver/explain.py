@@ -46,6 +46,12 @@ def literal_english(literal: Literal) -> str:
     if literal.family is Family.SEQUENCE:
         verb = "has no shape drawn" if literal.negated else "has a shape drawn"
         return f"{verb} by the stroke sequence [{literal.name}]"
+    if literal.family is Family.IMAGE_SEQUENCE:
+        verb = "is not drawn" if literal.negated else "is drawn"
+        return f"{verb} by exactly the stroke sequences [{literal.name}]"
+    if literal.family is Family.CATEGORIES:
+        shapes = " and ".join(f"{_article(_words(n))} ({n})" for n in literal.names)
+        return f"does not show {shapes}" if literal.negated else f"shows {shapes}"
     if literal.family is Family.CATEGORY:
         shape = f"{_article(_words(literal.name))} ({literal.name})"
         return f"does not contain {shape}" if literal.negated else f"contains {shape}"
@@ -71,21 +77,28 @@ def rule_english(rule: Rule, covered_a: int, covered_b: int, n_a: int, n_b: int)
             f"and for {covered_b} of the {n_b} images in B")
 
 
+def _value(value) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, tuple):
+        return str(value[0]) if len(value) == 1 else f"{value[0]}..{value[-1]}"
+    return str(value)
+
+
 def _values(values: tuple) -> str:
-    shown = ["n/a" if v is None else str(v) for v in values]
+    shown = [_value(v) for v in values]
     return shown[0] if len(shown) == 1 else "(" + ", ".join(shown) + ") in its shapes"
 
 
 def literal_fact(literal: Literal, facts: ImageFacts) -> str:
     """The image's own facts that decide the literal."""
-    if literal.family is Family.SEQUENCE:
-        if literal.name in facts.sequences:
-            return "has that shape program"
+    if literal.family.is_sequence:
+        if literal.name in facts.sequences or literal.name == facts.image_sequence:
+            return "has that program"
         return "shape programs " + " | ".join(f"[{s}]" for s in facts.sequences)
-    if literal.family is Family.CATEGORY:
-        if literal.name in facts.categories:
-            return f"contains {literal.name}"
-        return f"no {literal.name} (shapes: {', '.join(facts.categories) or 'none from the library'})"
+    if literal.family in (Family.CATEGORY, Family.CATEGORIES):
+        shapes = ", ".join("/".join(s.categories) or "not a library shape" for s in facts.shapes)
+        return f"shapes: {shapes}"
     if literal.family is Family.ATTRIBUTE:
         return f"{literal.name} = {_values(facts.attribute_values(literal.name))}"
     return f"{literal.name} = {_values(facts.count_values(literal.name))}"

@@ -31,6 +31,12 @@ from dsl.types import ImageProgram, Shape
 from solver.categories import exact_shape_categories, matched_shape_categories
 
 COUNTED_ATTRIBUTES = frozenset(a for a in ATTRIBUTES if re.fullmatch(r"has_[a-z]+_straight_lines", a))
+# The counts written as facts: what can be seen in a drawing (not e.g. the number of actions).
+COUNTS = ("straight_lines", "arcs", "corners", "acute_angles", "right_angles", "obtuse_angles", "parts",
+          "crossings", "closed_loops")
+# A count that can be read in several ways: every reading from the count up to the other count is a fact
+# (a straight line cut by a crossing reads as one line or as two segments; `dsl.features`).
+COUNT_READINGS = {"straight_lines": "straight_segments"}
 
 
 class CategorySource(enum.Enum):
@@ -55,7 +61,7 @@ class ShapeFacts:
     sequence: str
     categories: tuple[str, ...] = ()
     attributes: dict[str, int | None] = field(default_factory=dict)
-    counts: dict[str, int] = field(default_factory=dict)
+    counts: dict[str, tuple[int, ...]] = field(default_factory=dict)  # every reading of each count
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,13 +73,18 @@ class ImageFacts:
         return tuple(s.sequence for s in self.shapes)
 
     @property
+    def image_sequence(self) -> str:
+        """The canonical programs of all shapes, in a fixed order, separated by ' | '."""
+        return " | ".join(sorted(self.sequences))
+
+    @property
     def categories(self) -> tuple[str, ...]:
         return tuple(sorted({c for s in self.shapes for c in s.categories}))
 
     def attribute_values(self, name: str) -> tuple[int | None, ...]:
         return tuple(s.attributes.get(name) for s in self.shapes)
 
-    def count_values(self, name: str) -> tuple[int | None, ...]:
+    def count_values(self, name: str) -> tuple[tuple[int, ...] | None, ...]:
         return tuple(s.counts.get(name) for s in self.shapes)
 
 
@@ -102,8 +113,17 @@ def shape_facts(shape: Shape, categories: CategorySource = CategorySource.EXACT)
         sequence=shape_text(canonical_shape(shape)),
         categories=find_categories(shape),
         attributes={k: v for k, v in features.attributes.items() if k not in COUNTED_ATTRIBUTES},
-        counts=dict(features.counts),
+        counts=count_readings(features.counts),
     )
+
+
+def count_readings(counts: dict[str, int]) -> dict[str, tuple[int, ...]]:
+    readings = {}
+    for name in COUNTS:
+        if name in counts:
+            upper = counts.get(COUNT_READINGS.get(name, name), counts[name])
+            readings[name] = tuple(range(counts[name], max(counts[name], upper) + 1))
+    return readings
 
 
 def image_facts(program: ImageProgram, categories: CategorySource = CategorySource.EXACT) -> ImageFacts:
@@ -145,14 +165,17 @@ def fact_atoms(role: Role, index: int, facts: ImageFacts) -> list[clingo.Symbol]
     image = image_symbol(role, index)
     membership = {Role.A: "in_a", Role.B: "in_b", Role.QUERY: "query"}[role]
     atoms = [clingo.Function("image", [image]), clingo.Function(membership, [image])]
-    for shape in facts.shapes:
+    if len(facts.shapes) == 2:
+        atoms.append(clingo.Function("image_seq", [image, clingo.String(facts.image_sequence)]))
+    for k, shape in enumerate(facts.shapes):
         atoms.append(clingo.Function("seq", [image, clingo.String(shape.sequence)]))
-        atoms += [clingo.Function("category", [image, clingo.String(name)]) for name in shape.categories]
+        atoms += [clingo.Function("category", [image, clingo.Number(k), clingo.String(name)])
+                  for name in shape.categories]
         for name, value in sorted(shape.attributes.items()):
             if value is not None:
                 atoms.append(clingo.Function("attr", [image, name_symbol(name), clingo.Number(int(value))]))
-        for name, value in sorted(shape.counts.items()):
-            atoms.append(clingo.Function("count", [image, name_symbol(name), clingo.Number(int(value))]))
+        for name, values in sorted(shape.counts.items()):
+            atoms += [clingo.Function("count", [image, name_symbol(name), clingo.Number(int(v))]) for v in values]
     return list(dict.fromkeys(atoms))
 
 

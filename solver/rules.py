@@ -1,11 +1,13 @@
 """The rule language on the Python side: literals and rules, read back from the encodings' terms.
 
 A literal is one of (DESIGN.md, the rule language):
-    seq(K)                     the image is drawn by the canonical program K        (free-form)
-    category(S)                the image contains a shape of library category S     (basic)
-    attr(A), neg(attr(A))      the image has / has not the geometric attribute A    (abstract)
-    count(C, Op, N)            count C of the image compared with N (eq, ge, le)    (abstract)
-    neg(count(C, eq, N))       count C of the image is not N
+    categories(X, Y)           the image shows a shape of category X and another of category Y  (basic)
+    category(S)                the image has a shape of library category S                      (basic)
+    image_seq(K)               the image is drawn by exactly the shapes K (two-shape images)     (free-form)
+    seq(K)                     the image has a shape drawn by the canonical program K            (free-form)
+    attr(A), neg(attr(A))      a shape of the image has / no shape has attribute A               (abstract)
+    count(C, Op, N)            a shape's count C compared with N (eq, ge, le)                    (abstract)
+    neg(count(C, eq, N))       no shape of the image has count C = N
 A rule is a conjunction of literals: an image is in A when every literal holds of it.
 """
 
@@ -18,10 +20,16 @@ from dataclasses import dataclass
 class Family(enum.Enum):
     """Which part of the rule language a literal comes from (ordered by preference among tied rules)."""
 
+    CATEGORIES = "categories"
     CATEGORY = "category"
+    IMAGE_SEQUENCE = "image_seq"
     SEQUENCE = "seq"
     ATTRIBUTE = "attr"
     COUNT = "count"
+
+    @property
+    def is_sequence(self) -> bool:
+        return self in (Family.IMAGE_SEQUENCE, Family.SEQUENCE)
 
 
 class Comparison(enum.Enum):
@@ -38,47 +46,60 @@ class RuleTermError(ValueError):
     """A term from the encodings that is not a literal of the rule language."""
 
 
+NAMED = {Family.SEQUENCE.value, Family.IMAGE_SEQUENCE.value, Family.CATEGORY.value, Family.ATTRIBUTE.value}
+
+
 @dataclass(frozen=True, slots=True)
 class Literal:
     family: Family
-    name: str  # canonical program text, category name, attribute name or count name
+    name: str  # program text, category name (the first of two), attribute name or count name
     negated: bool = False
     comparison: Comparison | None = None  # counts only
     value: int | None = None  # counts only
+    other: str | None = None  # the second category of `categories`
 
     @staticmethod
     def from_term(term) -> "Literal":
         """From the Python form of a clingo term (see induce.python_value): ("seq", K), ("neg", ...) ..."""
         if isinstance(term, tuple) and term and term[0] == "neg" and len(term) == 2:
             inner = Literal.from_term(term[1])
-            return Literal(inner.family, inner.name, True, inner.comparison, inner.value)
-        if isinstance(term, tuple) and len(term) == 2 and term[0] in ("seq", "category", "attr"):
+            return Literal(inner.family, inner.name, True, inner.comparison, inner.value, inner.other)
+        if isinstance(term, tuple) and len(term) == 2 and term[0] in NAMED:
             return Literal(Family(term[0]), str(term[1]))
-        if isinstance(term, tuple) and len(term) == 4 and term[0] == "count":
+        if isinstance(term, tuple) and len(term) == 3 and term[0] == Family.CATEGORIES.value:
+            return Literal(Family.CATEGORIES, str(term[1]), other=str(term[2]))
+        if isinstance(term, tuple) and len(term) == 4 and term[0] == Family.COUNT.value:
             _, name, comparison, value = term
             return Literal(Family.COUNT, str(name), comparison=Comparison(comparison), value=int(value))
         raise RuleTermError(f"not a literal of the rule language: {term!r}")
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return (self.name, self.other) if self.other is not None else (self.name,)
 
     @property
     def asp(self) -> str:
         """The literal as the encodings write it."""
         if self.family is Family.COUNT:
             text = f"count({self.name},{self.comparison.value},{self.value})"
-        elif self.family in (Family.SEQUENCE, Family.CATEGORY):
-            text = f'{self.family.value}("{self.name}")'
+        elif self.family is Family.ATTRIBUTE:
+            text = f"attr({self.name})"
         else:
-            text = f"{self.family.value}({self.name})"
+            text = f"{self.family.value}(" + ",".join(f'"{n}"' for n in self.names) + ")"
         return f"neg({text})" if self.negated else text
 
     def body(self, image: str = "I", variable: str = "N") -> str:
         """The literal as a rule body over the input facts of the encodings."""
-        if self.family is Family.COUNT:
-            if self.comparison is Comparison.EQ:
-                atom = f"count({image},{self.name},{self.value})"
-                return f"not {atom}" if self.negated else atom
+        if self.family is Family.COUNT and self.comparison is not Comparison.EQ:
             return f"count({image},{self.name},{variable}), {variable} {self.comparison.symbol} {self.value}"
-        if self.family is Family.ATTRIBUTE:
+        if self.family is Family.COUNT:
+            atom = f"count({image},{self.name},{self.value})"
+        elif self.family is Family.ATTRIBUTE:
             atom = f"attr({image},{self.name},1)"
+        elif self.family is Family.CATEGORY:
+            atom = f'category({image},_,"{self.name}")'
+        elif self.family is Family.CATEGORIES:
+            atom = f'category({image},S1,"{self.name}"), category({image},S2,"{self.other}"), S1 != S2'
         else:
             atom = f'{self.family.value}({image},"{self.name}")'
         return f"not {atom}" if self.negated else atom
@@ -86,7 +107,8 @@ class Literal:
     @property
     def sort_key(self) -> tuple:
         order = list(Family).index(self.family)
-        return (order, self.negated, self.name, self.comparison.value if self.comparison else "", self.value or 0)
+        comparison = self.comparison.value if self.comparison else ""
+        return (order, self.negated, self.names, comparison, self.value or 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,3 +132,9 @@ class Rule:
 
     def families(self) -> set[Family]:
         return {lit.family for lit in self.literals}
+
+    @property
+    def sequence_shapes(self) -> int:
+        """How many shapes the rule's stroke-sequence literals fix exactly (its specificity)."""
+        return sum(2 if lit.family is Family.IMAGE_SEQUENCE else 1 for lit in self.literals
+                   if lit.family.is_sequence and not lit.negated)

@@ -46,7 +46,8 @@ def _geometry_key(shape_name: str) -> tuple | None:
 
 
 def _names_shape(shape_name: str, literals: list[Literal]) -> bool:
-    categories = [lit.name for lit in literals if lit.family is Family.CATEGORY and not lit.negated]
+    categories = [name for lit in literals if lit.family in (Family.CATEGORY, Family.CATEGORIES)
+                  and not lit.negated for name in lit.names]
     if shape_name in categories:
         return True
     key = _geometry_key(shape_name)
@@ -84,9 +85,12 @@ def rule_matches(problem_name: str, rule: Rule | None) -> bool:
     kind, items = concept_of(problem_name)
     literals = list(rule.literals)
     if kind == "ff":
-        return any(lit.family is Family.SEQUENCE and not lit.negated for lit in literals)
+        return any(lit.family.is_sequence and not lit.negated for lit in literals)
     if kind == "bd":
         return all(_names_shape(shape, literals) for shape in items)
     if kind == "hd":
+        for whole, parts in PARTS.items():  # symmetric and self_transposed = symmetric_transposed
+            if set(parts) <= set(items) and _names_attribute(whole, literals):
+                items = tuple(a for a in items if a not in parts) + (whole,)
         return all(_names_attribute(attribute, literals) for attribute in items)
     return False

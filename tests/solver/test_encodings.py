@@ -9,9 +9,13 @@ from solver.facts import ImageFacts, ProblemFacts, ShapeFacts, write_facts
 from solver.induce import ENCODINGS, Outcome, induce, load_encodings, python_value
 
 
+def readings(counts: dict) -> dict[str, tuple[int, ...]]:
+    return {name: value if isinstance(value, tuple) else (value,) for name, value in counts.items()}
+
+
 def image(sequence="s", categories=(), attributes=None, counts=None) -> ImageFacts:
     """A one-shape image."""
-    return ImageFacts((ShapeFacts(sequence, tuple(categories), dict(attributes or {}), dict(counts or {})),))
+    return ImageFacts((ShapeFacts(sequence, tuple(categories), dict(attributes or {}), readings(counts or {})),))
 
 
 def two_shapes(first: ImageFacts, second: ImageFacts) -> ImageFacts:
@@ -49,7 +53,7 @@ def test_sequence_tolerates_one_noisy_image_in_a():
     a = [image("p")] * 5 + [image("p-misread")]
     b = [image("n")] * 6
     induction = induce(ProblemFacts(tuple(a), tuple(b), ()), encodings=("rule.lp", "sequence.lp"))
-    assert induction.cost == (1, 1, 1)
+    assert induction.cost == (1, 1, -930)
     assert [r.rule.asp for r in induction.rules] == ['concept(I) :- image(I), seq(I,"p").']
 
 
@@ -109,14 +113,14 @@ def test_count_equal_reaches_a_number_never_named():
     assert rules == {"concept(I) :- image(I), count(I,straight_lines,8)."}
 
 
-def test_count_thresholds_tie_with_equality():
+def test_a_threshold_is_longer_than_an_equality():
     a = [image(f"a{i}", counts={"parts": 2}) for i in range(6)]
     b = [image(f"b{i}", counts={"parts": 1}) for i in range(6)]
     rules = optimal_rules(ProblemFacts(tuple(a), tuple(b), ()), ("rule.lp", "count.lp"))
-    assert rules == {
-        "concept(I) :- image(I), count(I,parts,2).",
-        "concept(I) :- image(I), count(I,parts,N0), N0 >= 2.",
-    }
+    assert rules == {"concept(I) :- image(I), count(I,parts,2)."}
+    a = [image(f"a{i}", counts={"parts": 2 + i % 2}) for i in range(6)]
+    rules = optimal_rules(ProblemFacts(tuple(a), tuple(b), ()), ("rule.lp", "count.lp"))
+    assert rules == {"concept(I) :- image(I), count(I,parts,N0), N0 >= 2.", "concept(I) :- image(I), not count(I,parts,1)."}
 
 
 def test_count_candidates():
@@ -156,32 +160,42 @@ def test_equally_short_rules_prefer_the_more_specific_family():
         'concept(I) :- image(I), category(I,"square").',
         'concept(I) :- image(I), seq(I,"p").',
     ]
-    assert optimal_rules(facts, ("rule.lp", "attribute.lp", "count.lp")) == {
+
+def test_equally_short_rules_prefer_the_rarest_literal():
+    """prior.lp: convex holds of far fewer library shapes than has_straight_line."""
+    a = [image(f"a{i}", attributes={"convex": 1, "has_straight_line": 1}) for i in range(6)]
+    b = [image(f"b{i}", attributes={"convex": 0, "has_straight_line": 0}) for i in range(6)]
+    facts = ProblemFacts(tuple(a), tuple(b), ())
+    assert optimal_rules(facts, ("rule.lp", "attribute.lp")) == {
+        "concept(I) :- image(I), attr(I,convex,1).",
+        "concept(I) :- image(I), attr(I,has_straight_line,1).",
+    }
+    assert optimal_rules(facts, ("rule.lp", "attribute.lp", "prior.lp")) == {
         "concept(I) :- image(I), attr(I,convex,1)."
     }
 
 
 def test_a_literal_holds_when_one_of_two_shapes_has_it():
     """Basic problems: each B image keeps one of the two shapes, so one literal cannot separate."""
-    x = image("x", ["x"], counts={"acute_angles": 3})
-    y = image("y", ["y"], counts={"acute_angles": 4})
+    x = image("x1", ["x"], counts={"acute_angles": 3})
+    y = image("y1", ["y"], counts={"acute_angles": 4})
     a = [two_shapes(x, y)] * 6
     b = [two_shapes(x, image(f"r{i}", [f"r{i}"], counts={"acute_angles": 5})) for i in range(3)]
     b += [two_shapes(image(f"s{i}", [f"s{i}"], counts={"acute_angles": 6}), y) for i in range(3)]
-    rules = optimal_rules(ProblemFacts(tuple(a), tuple(b), ()), ENCODINGS)
+    rules = optimal_rules(ProblemFacts(tuple(a), tuple(b), ()), ("rule.lp", "category.lp", "count.lp", "prior.lp"))
     assert rules == {'concept(I) :- image(I), category(I,"x"), category(I,"y").'}
 
 
 def test_queries_are_covered_but_do_not_count():
-    a = [image(f"a{i}", counts={"arcs": 2}) for i in range(6)]
+    a = [image(f"a{i}", counts={"arcs": 2 + i % 2}) for i in range(6)]
     b = [image(f"b{i}", counts={"arcs": 0}) for i in range(6)]
-    queries = [image("q0", counts={"arcs": 2}), image("q1", counts={"arcs": 5})]
+    queries = [image("q0", counts={"arcs": 1}), image("q1", counts={"arcs": 5})]
     induction = induce(ProblemFacts(tuple(a), tuple(b), tuple(queries)), encodings=("rule.lp", "count.lp"))
-    assert induction.cost == (0, 1, 3)
+    assert induction.cost == (0, 2, -930)
     by_rule = {r.rule.asp: (("q", 0) in r.covered, ("q", 1) in r.covered) for r in induction.rules}
     assert by_rule == {
-        "concept(I) :- image(I), count(I,arcs,2).": (True, False),
-        "concept(I) :- image(I), count(I,arcs,N0), N0 >= 2.": (True, True),
+        "concept(I) :- image(I), count(I,arcs,N0), N0 >= 2.": (False, True),
+        "concept(I) :- image(I), not count(I,arcs,0).": (True, True),
     }
 
 
@@ -192,4 +206,12 @@ def test_enumeration_stops_at_max_rules(max_rules):
     induction = induce(ProblemFacts(tuple(a), tuple(b), ()), encodings=("rule.lp", "attribute.lp"),
                        max_rules=max_rules)
     assert len(induction.rules) == max_rules
-    assert induction.cost == (0, 1, 2)
+    assert induction.cost == (0, 1, -930)
+
+
+def test_a_count_with_several_readings_matches_each():
+    """Seven lines when a crossing line counts as one, eight when it counts as two."""
+    a = [image(f"a{i}", counts={"straight_lines": (7, 8) if i < 3 else (8,)}) for i in range(6)]
+    b = [image(f"b{i}", counts={"straight_lines": (6, 7) if i < 3 else (9,)}) for i in range(6)]
+    rules = optimal_rules(ProblemFacts(tuple(a), tuple(b), ()), ("rule.lp", "count.lp"))
+    assert rules == {"concept(I) :- image(I), count(I,straight_lines,8)."}

@@ -1,0 +1,131 @@
+"""Load a decoder checkpoint and propose, per image, the top-k programs that could have drawn it.
+
+    model = load_decoder()                        # the shipped checkpoint
+    proposals = decode_images(model, [image], top_k=10)[0]
+    proposals[0].program, proposals[0].logp       # ImageProgram, log-probability
+
+Beam search (and optionally ancestral sampling) over the decoder's discrete options (`Decoder.expand`);
+the finished programs are canonicalised (`dsl.canonical`), equivalent ones merged (their probabilities
+added: they are different tracings of the same picture) and the top-k returned, best first.
+`logp` is the log of the summed probability of the program's decoded tracings, where each continuous
+value counts as the weight of the mixture component it came from.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from dsl.canonical import canonical_image, image_key
+from dsl.types import Action, ActionKind, ImageProgram, Shape
+from perception.data import detokenize, prepare_image
+from perception.model import Decoder, DecoderConfig
+
+DEFAULT_CHECKPOINT = Path(__file__).resolve().parent / "checkpoints" / "decoder.pt"
+FREE_FORM_TURN_STEP = 30.0  # free-form turns are multiples of 30 degrees
+FREE_FORM_ARC_STEP = 90.0  # free-form arcs are quarter circles ...
+FREE_FORM_RADIUS = 0.5  # ... of radius 0.5
+FREE_FORM_LENGTH = 1.0  # and lines have length 1
+
+
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    program: ImageProgram  # canonical form
+    logp: float
+
+
+def load_decoder(path: str | Path | None = None) -> Decoder:
+    """A decoder rebuilt from a checkpoint (config + weights), in eval mode."""
+    path = Path(path) if path is not None else DEFAULT_CHECKPOINT
+    if not path.is_file():
+        raise FileNotFoundError(f"decoder checkpoint not found: {path}")
+    state = torch.load(path, map_location="cpu", weights_only=True)
+    config = dict(state["config"])
+    config["channels"] = tuple(config["channels"])
+    model = Decoder(DecoderConfig(**config))
+    model.load_state_dict(state["model"])
+    return model.eval()
+
+
+def prepare_batch(model: Decoder, images: list[np.ndarray]) -> tuple[torch.Tensor, torch.Tensor]:
+    """uint8 greyscale images -> (B, 1, S, S) ink crops and (B,) crop sides, as in training."""
+    prepared = [prepare_image(np.asarray(im), model.config.image_size) for im in images]
+    crops = torch.from_numpy(np.stack([c for c, _ in prepared]))[:, None]
+    return crops, torch.tensor([s for _, s in prepared], dtype=torch.float32)
+
+
+def _merge(finished: list[tuple[float, list]], top_k: int) -> list[Proposal]:
+    merged: dict[tuple, list] = {}
+    for logp, tokens in finished:
+        kinds, strokes, values = zip(*tokens)
+        try:
+            program = canonical_image(detokenize(list(kinds), list(strokes), list(values)))
+        except ValueError:
+            continue
+        key = image_key(program)
+        if key in merged:
+            merged[key][1] = float(np.logaddexp(merged[key][1], logp))
+        else:
+            merged[key] = [program, logp]
+    ranked = sorted(merged.values(), key=lambda item: -item[1])
+    return [Proposal(program, logp) for program, logp in ranked[:top_k]]
+
+
+def decode_images(
+    model: Decoder,
+    images: list[np.ndarray],
+    top_k: int = 10,
+    beam_width: int | None = None,
+    sample: int = 0,
+    seed: int = 0,
+    batch_size: int = 16,
+) -> list[list[Proposal]]:
+    """Top-k canonical programs per image with log-probabilities, best first. `sample` > 0 adds that many
+    ancestral samples per image to the beam's results before merging."""
+    beam = beam_width or max(top_k, 8)
+    generator = torch.Generator().manual_seed(seed)
+    results: list[list[Proposal]] = []
+    for start in range(0, len(images), batch_size):
+        crops, sides = prepare_batch(model, images[start : start + batch_size])
+        finished = model.search(crops, sides, beam=beam)
+        if sample:
+            drawn = model.search(crops, sides, samples=sample, widths=(5, 5, 5), generator=generator)
+            finished = [a + _unique(b) for a, b in zip(finished, drawn)]
+        results += [_merge(f, top_k) for f in finished]
+    return results
+
+
+def _unique(finished: list[tuple[float, list]]) -> list[tuple[float, list]]:
+    """Samples repeat; keep one copy of each token sequence (its probability is already its score)."""
+    seen, out = set(), []
+    for logp, tokens in finished:
+        key = tuple((k, s, tuple(round(x, 4) for x in v)) for k, s, v in tokens)
+        if key not in seen:
+            seen.add(key)
+            out.append((logp, tokens))
+    return out
+
+
+def snap_free_form(program: ImageProgram) -> ImageProgram:
+    """Round a decoded program to the free-form grid (turns to 30 degrees, arcs to quarter circles of
+    radius 0.5, lines to length 1), then canonicalise."""
+
+    def snap(value: float, step: float) -> float:
+        return step * round(value / step)
+
+    shapes = []
+    for shape in program.shapes:
+        actions = []
+        for a in shape.actions:
+            turn = snap(a.turn, FREE_FORM_TURN_STEP)
+            if a.kind is ActionKind.LINE:
+                actions.append(Action(ActionKind.LINE, a.stroke, turn, length=FREE_FORM_LENGTH))
+            else:
+                angle = snap(a.angle, FREE_FORM_ARC_STEP) or math.copysign(FREE_FORM_ARC_STEP, a.angle or 1.0)
+                actions.append(Action(ActionKind.ARC, a.stroke, turn, radius=FREE_FORM_RADIUS, angle=angle))
+        shapes.append(Shape(tuple(actions)))
+    return canonical_image(ImageProgram(tuple(shapes)))

@@ -1,0 +1,95 @@
+"""The decoder: token targets round-trip, a tiny model trains and decodes on CPU, the shipped checkpoint
+reads an official image."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from dsl.canonical import same_image
+from dsl.raster import render_program
+from dsl.types import ImageProgram
+from perception.data import detokenize, prepare_image, sample_training_program, variant_targets
+from perception.decode import DEFAULT_CHECKPOINT, Proposal, decode_images, load_decoder, snap_free_form
+from perception.train import add_arguments, train
+
+OFFICIAL_DEV = Path(__file__).resolve().parents[3] / "shared" / "data" / "official_dev"
+
+
+def _steps(tokens: dict) -> tuple[list, list, list]:
+    n = list(tokens["kind"]).index(3) + 1
+    return list(tokens["kind"][:n]), list(tokens["stroke"][:n]), [tuple(v) for v in tokens["values"][:n]]
+
+
+def test_every_target_variant_draws_the_program():
+    rng = np.random.default_rng(3)
+    for _ in range(30):
+        program, _ = sample_training_program(rng)
+        variants = variant_targets(program, rng, max_variants=6, max_steps=26)
+        assert 1 <= len(variants) <= 6
+        for tokens in variants:
+            assert same_image(detokenize(*_steps(tokens)), program)
+
+
+def test_prepare_image_crops_to_the_ink():
+    rng = np.random.default_rng(5)
+    program, poses = sample_training_program(rng)
+    crop, side = prepare_image(render_program(program, poses), 96)
+    assert crop.shape == (96, 96) and crop.dtype == np.float32
+    assert 0.0 < side <= 1.2 and crop.max() > 0.5
+    assert crop[0].max() < 0.2 and crop[-1].max() < 0.2  # a margin of background around the drawing
+
+
+def test_snap_free_form_rounds_to_the_grid():
+    from dsl.types import Action, Shape
+
+    rough = ImageProgram((Shape((Action.line(0.93, 0.0), Action.arc(0.47, 84.0, 118.0))),))
+    exact = ImageProgram((Shape((Action.line(1.0, 0.0), Action.arc(0.5, 90.0, 120.0))),))
+    assert same_image(snap_free_form(rough), exact, length_tol=1e-6, angle_tol=1e-6)
+
+
+def test_tiny_model_trains_and_decodes(tmp_path):
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    out = tmp_path / "tiny.pt"
+    args = parser.parse_args([
+        "--out", str(out), "--steps", "3", "--batch-size", "4", "--max-variants", "3", "--warmup", "1",
+        "--image-size", "64", "--hidden", "32", "--channels", "4,8,8,16,16", "--val-every", "3",
+        "--val-size", "4", "--workers", "0", "--threads", "1",
+    ])
+    metrics = train(args)
+    assert math.isfinite(metrics["loss"]) and 0.0 <= metrics["kind_accuracy"] <= 1.0
+    assert torch.load(out, weights_only=True)["step"] == 3
+    model = load_decoder(out)
+    rng = np.random.default_rng(11)
+    images = [render_program(*sample_training_program(rng)) for _ in range(2)]
+    results = decode_images(model, images, top_k=3, beam_width=3)
+    assert len(results) == 2
+    for proposals in results:
+        assert 1 <= len(proposals) <= 3
+        assert all(isinstance(p, Proposal) and isinstance(p.program, ImageProgram) for p in proposals)
+        logps = [p.logp for p in proposals]
+        assert logps == sorted(logps, reverse=True) and all(math.isfinite(x) for x in logps)
+    sampled = decode_images(model, images[:1], top_k=5, beam_width=2, sample=4)
+    assert 1 <= len(sampled[0]) <= 5
+
+
+@pytest.mark.skipif(not DEFAULT_CHECKPOINT.is_file(), reason="no shipped decoder checkpoint")
+@pytest.mark.skipif(not OFFICIAL_DEV.is_dir(), reason="shared official_dev data absent")
+def test_shipped_checkpoint_decodes_an_official_image():
+    from dsl.dataset import load_split
+
+    assert DEFAULT_CHECKPOINT.stat().st_size < 20 * 2**20
+    model = load_decoder()
+    problem = load_split(OFFICIAL_DEV, "dev_ff")[0]
+    image = problem.positives[0]
+    proposals = decode_images(model, [image.load()], top_k=10)[0]
+    assert 1 <= len(proposals) <= 10
+    assert proposals[0].logp >= proposals[-1].logp
+    # the decoder is trained for this: some proposal has the right number of shapes
+    assert any(len(p.program.shapes) == len(image.program.shapes) for p in proposals)

@@ -1,0 +1,53 @@
+"""The Numba kernels against their plain-Python twins on random inputs."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from search import kernels
+
+
+def _random_case(rng: np.random.Generator, shapes: int):
+    h, w = rng.integers(20, 60, size=2)
+    dt = rng.uniform(0.0, 12.0, size=(h, w))
+    m = int(rng.integers(1, 40))
+    points = rng.uniform(-1.0, 1.0, size=(m, 2))
+    radii = rng.uniform(0.5, 3.0, size=m)
+    owner = rng.integers(0, shapes, size=m).astype(np.int64)
+    poses = np.column_stack([
+        rng.uniform(0, w, shapes), rng.uniform(0, h, shapes), rng.uniform(-30, 30, shapes), rng.uniform(-30, 30, shapes)
+    ])
+    samples = rng.uniform(-5.0, max(h, w) + 5.0, size=(int(rng.integers(1, 50)), 2))
+    return points, radii, owner, poses, dt, samples
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), shapes=st.integers(1, 2))
+def test_sparse_score_matches_reference(seed, shapes):
+    case = _random_case(np.random.default_rng(seed), shapes)
+    fast = kernels.sparse_score(*case, 8.0, 10.0)
+    slow = kernels.sparse_score_reference(*case, 8.0, 10.0)
+    np.testing.assert_allclose(fast, slow, rtol=1e-9, atol=1e-9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_window_l1_matches_reference(seed):
+    rng = np.random.default_rng(seed)
+    image = rng.integers(0, 256, size=(30, 40)).astype(np.uint8)
+    rendered = rng.integers(0, 256, size=(int(rng.integers(1, 20)),) * 2).astype(np.uint8)
+    r0, c0 = (int(v) for v in rng.integers(-10, 35, size=2))
+    assert kernels.window_l1(rendered, image, r0, c0) == pytest.approx(kernels.window_l1_reference(rendered, image, r0, c0))
+    assert kernels.window_l1_shifted(rendered, image, r0, c0, 1) == pytest.approx(
+        kernels.window_l1_shifted_reference(rendered, image, r0, c0, 1)
+    )
+
+
+def test_sparse_score_is_zero_for_points_on_ink():
+    dt = np.zeros((20, 20))
+    points = np.array([[0.0, 0.0]])
+    samples = np.array([[10.5, 10.5]])
+    forward, reverse = kernels.sparse_score(
+        points, np.array([2.0]), np.zeros(1, dtype=np.int64), np.array([[10.5, 10.5, 1.0, 0.0]]), dt, samples, 8.0, 10.0
+    )
+    assert forward == 0.0 and reverse == 0.0

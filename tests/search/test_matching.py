@@ -1,0 +1,55 @@
+import random
+
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from dsl.canonical import from_travel_form, travel_variants
+from dsl.library import load_library
+from dsl.types import DATASET_STROKE_TYPES, Action, ImageProgram, Shape
+from search.matching import ShapeMatch, image_categories, library_index, match_shape
+
+NAMES = sorted(load_library())
+
+
+def redrawn(shape: Shape, seed: int, scale: float = 1.0) -> Shape:
+    """Random stroke types, start point, tracing direction, heading and size; the same drawing."""
+    rng = random.Random(seed)
+    variant = from_travel_form(rng.choice(travel_variants(shape)))
+    actions = []
+    for i, a in enumerate(variant.actions):
+        turn = rng.uniform(-180, 180) if i == 0 else a.turn
+        actions.append(
+            Action(a.kind, rng.choice(DATASET_STROKE_TYPES), turn, a.length * scale, a.radius * scale, a.angle)
+        )
+    return Shape(tuple(actions))
+
+
+@settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(name=st.sampled_from(NAMES), seed=st.integers(0, 10**6), scale=st.floats(0.3, 3.0))
+def test_redrawn_library_shapes_come_back_top1(name, seed, scale):
+    matches = match_shape(redrawn(load_library()[name].shape, seed, scale), top=3)
+    assert name in matches[0].names
+    assert matches[0].score > 0.95
+
+
+def test_identical_library_drawings_are_one_tied_group():
+    groups = library_index().groups
+    assert ("sector180", "closed_semi_circle") in groups  # a half disc, drawn two ways
+    assert sum(len(g) for g in groups) == len(NAMES)
+
+
+def test_scores_are_ordered_and_mirror_images_are_different_shapes():
+    shape = load_library()["right_nonequi_triangle"].shape
+    mirrored = Shape(tuple(a.with_turn(-a.turn) for a in shape.actions))
+    matches = match_shape(mirrored, top=5)
+    assert [m.score for m in matches] == sorted((m.score for m in matches), reverse=True)
+    assert all(isinstance(m, ShapeMatch) for m in matches)
+    assert all(0.0 <= m.score <= 1.0 for m in matches)
+    assert "right_nonequi_triangle" not in matches[0].names and matches[0].score < 0.95
+
+
+def test_image_categories_per_shape():
+    library = load_library()
+    program = ImageProgram((library["equilateral_traingle"].shape, library["closed_circle"].shape))
+    first, second = image_categories(program, top=2)
+    assert "equilateral_traingle" in first[0].names and "closed_circle" in second[0].names
+    assert len(first) == 2

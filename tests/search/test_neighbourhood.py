@@ -1,0 +1,43 @@
+"""Typed neighbourhoods: every neighbour is a well-typed program; snapping and library matches."""
+
+from dsl.library import load_library
+from dsl.syntax import parse_image
+from dsl.types import ImageProgram, StrokeType
+from search.neighbourhood import (
+    library_matches, off_grid_count, snap_free_form, stroke_variants, structural_neighbours,
+)
+
+PROGRAM = parse_image([["line_zigzag_1.000-0.500", "arc_normal_0.500_0.625-0.750"], ["line_circle_1.000-0.500"]])
+
+
+def test_structural_neighbours_are_programs_and_differ():
+    neighbours = list(structural_neighbours(PROGRAM))
+    assert len(neighbours) > 20
+    kinds = {edit.kind for edit, _ in neighbours}
+    assert {"turn", "kind", "delete", "insert", "merge"} <= kinds
+    for _, program in neighbours:
+        assert isinstance(program, ImageProgram) and program != PROGRAM
+
+
+def test_snap_free_form_restores_grid_values():
+    jittered = parse_image([["line_normal_0.960-0.500", "arc_normal_0.470_0.630-0.820"]]).shapes[0]
+    snapped = snap_free_form(jittered)
+    line, arc = snapped.actions
+    assert (line.length, line.turn) == (1.0, 0.0)
+    assert (arc.radius, arc.angle, arc.turn) == (0.5, 90.0, 120.0)
+    assert off_grid_count(ImageProgram((jittered,))) > 0
+    assert off_grid_count(ImageProgram((snapped,))) == 0
+
+
+def test_library_matches_find_the_shape_itself():
+    library = load_library()
+    for name in list(library)[::60]:
+        cost, found = library_matches(library[name].shape, 1)[0]
+        assert cost < 1e-6
+
+
+def test_stroke_variants_cover_the_other_types():
+    action = PROGRAM.shapes[0].actions[0]
+    assert {a.stroke for a in stroke_variants(action)} == {
+        StrokeType.NORMAL, StrokeType.CIRCLE, StrokeType.SQUARE, StrokeType.TRIANGLE
+    }

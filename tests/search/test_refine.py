@@ -1,0 +1,65 @@
+"""Refinement recovers the true program from corrupted proposals on rendered free-form images."""
+
+import numpy as np
+
+from dsl.canonical import same_image
+from dsl.raster import render_program
+from dsl.syntax import parse_image
+from dsl.types import Pose
+from search.enumerate import Budget, best_first
+from search.refine import Proposal, refine_image
+
+TRUTH = parse_image([["line_normal_1.000-0.500", "arc_zigzag_0.500_0.625-0.750", "line_square_1.000-0.667",
+                      "line_normal_1.000-0.833"]])
+POSES = [Pose(-40.0, 30.0, 15.0, 120.0)]
+
+
+def corrupted() -> list[Proposal]:
+    wrong_turn = parse_image([["line_normal_1.000-0.500", "arc_zigzag_0.500_0.625-0.750", "line_square_1.000-0.583",
+                               "line_normal_1.000-0.833"]])
+    wrong_stroke = parse_image([["line_normal_1.000-0.500", "arc_zigzag_0.500_0.625-0.750", "line_normal_1.000-0.667",
+                                 "line_normal_1.000-0.833"]])
+    jittered = parse_image([["line_normal_0.970-0.500", "arc_zigzag_0.480_0.630-0.740", "line_square_0.950-0.670",
+                             "line_normal_1.000-0.820"]])
+    return [Proposal(wrong_turn, 0.0), Proposal(wrong_stroke, -0.5), Proposal(jittered, -1.0)]
+
+
+def test_refinement_recovers_the_truth_from_corrupted_proposals():
+    image = render_program(TRUTH, POSES)
+    refinement = refine_image(image, corrupted(), budget_ms=None, max_candidates=80)
+    assert same_image(refinement.program, TRUTH)
+    got = refinement.poses[0]
+    assert abs(got.scale - POSES[0].scale) / POSES[0].scale < 0.05
+
+
+def test_refinement_recovers_a_dropped_action():
+    image = render_program(TRUTH, POSES)
+    dropped = parse_image([["line_normal_1.000-0.500", "arc_zigzag_0.500_0.625-0.750", "line_square_1.000-0.667"]])
+    refinement = refine_image(image, [Proposal(dropped, 0.0)], budget_ms=None, max_candidates=120)
+    assert same_image(refinement.program, TRUTH, ignore_strokes=True)
+
+
+def test_refinement_is_deterministic_without_a_time_budget():
+    image = render_program(TRUTH, POSES)
+    a = refine_image(image, corrupted(), budget_ms=None, max_candidates=40)
+    b = refine_image(image, corrupted(), budget_ms=None, max_candidates=40)
+    assert a.program == b.program and a.score == b.score and a.poses == b.poses
+
+
+def test_best_first_yields_in_order_of_score_and_respects_the_budget():
+    # programs are integers; the score is the distance to 17; neighbours are n - 1 and n + 1
+    def score(n, context):
+        return abs(n - 17), None
+
+    def expand(scored):
+        return [(scored.program - 1, None, scored.score - 1), (scored.program + 1, None, scored.score - 1)]
+
+    out = list(best_first([(3, None), (30, None)], score, expand, key=lambda n: n, budget=Budget(candidates=40)))
+    values = [s.program for s in out]
+    assert 17 in values
+    assert len(values) <= 40
+    first = [s.score for s in out[: values.index(17) + 1]]
+    assert first[-1] == 0
+    again = [s.program for s in best_first([(3, None), (30, None)], score, expand, key=lambda n: n,
+                                           budget=Budget(candidates=40))]
+    assert again == values
