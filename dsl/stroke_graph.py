@@ -99,16 +99,22 @@ class StrokeGraph:
         per_piece: dict[int, list[tuple[float, int]]] = {}
         for (i, t, _), node in zip(events, node_of):
             per_piece.setdefault(i, []).append((t, int(node)))
-        edges: list[Edge] = []
-        seen: dict[tuple[int, int], list[np.ndarray]] = {}
+        candidates = []
         for i, marks in sorted(per_piece.items()):
             piece = self.pieces[i]
             for (t0, u), (t1, v) in self._runs(sorted(marks), piece.length):
-                mid = piece.point(0.5 * (t0 + t1))
-                twins = seen.setdefault((min(u, v), max(u, v)), [])
-                if all(np.linalg.norm(mid - m) > 2 * self.tol for m in twins):
-                    twins.append(mid)
-                    edges.append(Edge(u, v, i, t0, t1))
+                candidates.append(Edge(u, v, i, t0, t1))
+        # Of edges that coincide (same ends, midpoints within 2 tol), keep one, the same whatever the
+        # drawing order: straight before curved, then the shorter.
+        candidates.sort(key=lambda e: (not self.pieces[e.piece].is_line, round((e.t1 - e.t0) * self.pieces[e.piece].length / self.tol, 3)))
+        edges: list[Edge] = []
+        seen: dict[tuple[int, int], list[np.ndarray]] = {}
+        for e in candidates:
+            mid = self.pieces[e.piece].point(0.5 * (e.t0 + e.t1))
+            twins = seen.setdefault((min(e.u, e.v), max(e.u, e.v)), [])
+            if all(np.linalg.norm(mid - m) > 2 * self.tol for m in twins):
+                twins.append(mid)
+                edges.append(e)
         return edges
 
     def _without_spurs(self, edges: list[Edge]) -> list[Edge]:

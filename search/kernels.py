@@ -11,7 +11,8 @@ Kernels
   `sparse_score`  the symmetric, truncated chamfer distance (pixels) of posed centreline samples against
                   the image: forward = mean distance transform of the image ink at the posed points
                   (bilinear, truncated at `cap`); reverse = mean over sampled ink pixels of the distance to
-                  the nearest posed point minus the pen half-width (truncated at `reach`). Used for pose
+                  the posed centreline polyline (truncated at `reach`), which centres the centreline in
+                  the stroke. Used for pose
                   fitting and for ranking structures (which are stroke-agnostic: the distance transform is
                   taken on the ink with small gaps closed).
   `window_l1`     sum of |rendered - image| over a rendered window placed in the image: the pixel score
@@ -59,7 +60,8 @@ def sparse_score(
     reach: float,
 ) -> tuple[float, float]:
     """(forward mean, reverse mean) of templates (point k belongs to shape owner[k], posed by row owner[k]
-    of `poses`) against sampled ink pixel centres (`samples` rows: column, row)."""
+    of `poses`; consecutive points of a shape are joined into a polyline) against sampled ink pixel centres
+    (`samples` rows: column, row). The reverse term is the distance to the polyline minus `radii[0]`."""
     m = points.shape[0]
     cols = np.empty(m)
     rows = np.empty(m)
@@ -73,18 +75,26 @@ def sparse_score(
     reverse = 0.0
     for q in range(samples.shape[0]):
         qx, qy = samples[q, 0], samples[q, 1]
-        best = reach
+        best2 = reach * reach
         for k in range(m):
-            dx, dy = cols[k] - qx, rows[k] - qy
-            limit = best + radii[k]
+            # the segment from point k to point k + 1 of the same shape (a point alone if k ends a shape)
+            dx, dy = qx - cols[k], qy - rows[k]
+            if k + 1 < m and owner[k + 1] == owner[k]:
+                ex, ey = cols[k + 1] - cols[k], rows[k + 1] - rows[k]
+                length2 = ex * ex + ey * ey
+                if length2 > 0.0:
+                    t = (dx * ex + dy * ey) / length2
+                    if t > 1.0:
+                        t = 1.0
+                    elif t < 0.0:
+                        t = 0.0
+                    dx -= t * ex
+                    dy -= t * ey
             d2 = dx * dx + dy * dy
-            if d2 < limit * limit:
-                d = math.sqrt(d2) - radii[k]
-                if d < 0.0:
-                    d = 0.0
-                if d < best:
-                    best = d
-        reverse += best
+            if d2 < best2:
+                best2 = d2
+        d = math.sqrt(best2) - radii[0] if m > 0 else reach
+        reverse += d if d > 0.0 else 0.0
     return forward / max(m, 1), reverse / max(samples.shape[0], 1)
 
 
@@ -136,16 +146,27 @@ def _bilinear_reference(dt, col: float, row: float, cap: float) -> float:
     return min(value, cap)
 
 
+def _segment_distance_reference(q, a, b) -> float:
+    ex, ey = b[0] - a[0], b[1] - a[1]
+    length2 = ex * ex + ey * ey
+    t = 0.0 if length2 == 0.0 else min(max(((q[0] - a[0]) * ex + (q[1] - a[1]) * ey) / length2, 0.0), 1.0)
+    return math.hypot(q[0] - a[0] - t * ex, q[1] - a[1] - t * ey)
+
+
 def sparse_score_reference(points, radii, owner, poses, dt, samples, cap, reach) -> tuple[float, float]:
     posed = []
     for (x, y), o in zip(points, owner):
         cx, cy, a, b = poses[o]
         posed.append((cx + a * x - b * y, cy - (b * x + a * y)))
     forward = sum(_bilinear_reference(dt, col, row, cap) for col, row in posed)
+    pieces = [
+        (posed[k], posed[k + 1] if k + 1 < len(posed) and owner[k + 1] == owner[k] else posed[k])
+        for k in range(len(posed))
+    ]
     reverse = 0.0
-    for qx, qy in samples:
-        distances = [max(math.hypot(col - qx, row - qy) - r, 0.0) for (col, row), r in zip(posed, radii)]
-        reverse += min([reach] + distances)
+    for q in samples:
+        nearest = min([reach] + [_segment_distance_reference(q, a, b) for a, b in pieces])
+        reverse += max(nearest - (radii[0] if len(radii) else 0.0), 0.0)
     return forward / max(len(points), 1), reverse / max(len(samples), 1)
 
 

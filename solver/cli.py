@@ -1,7 +1,8 @@
 """The `bongard-solver` command line.
 
 Each package owns the subcommands of its own work (`dsl.commands`: generate; `perception.commands`:
-train-decoder, decode; `solver.commands`: solve, eval, explain, demo; `benchmarks.commands`: bench).
+train-decoder, decode; `solver.commands`: solve, eval;
+`solver.product`: explain, demo; `benchmarks.commands`: bench).
 This module only gathers them. The benchmarks are looked up by name at run time so that no library
 package imports `benchmarks` (the entry point is the one place that sees every package).
 """
@@ -12,7 +13,13 @@ import argparse
 import importlib
 import sys
 
-COMMAND_MODULES = ("dsl.commands", "perception.commands", "solver.commands", "benchmarks.commands")
+COMMAND_MODULES = (
+    "dsl.commands",
+    "perception.commands",
+    "solver.commands",
+    "solver.product",
+    "benchmarks.commands",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -61,11 +61,20 @@ def test_sequence_tolerates_one_noisy_image_in_a():
 
 
 def test_two_categories_in_every_image_of_a():
-    a = [image(f"a{i}", ["dagger", "open_s"]) for i in range(6)]
-    b = [image(f"b{i}", ["dagger", f"other{i}"]) for i in range(3)]
-    b += [image(f"c{i}", [f"other{i}", "open_s"]) for i in range(3)]
+    a = [two_shapes(image(f"d{i}", ["dagger"]), image(f"o{i}", ["open_s"])) for i in range(6)]
+    b = [two_shapes(image(f"d{i}", ["dagger"]), image(f"x{i}", [f"other{i}"])) for i in range(3)]
+    b += [two_shapes(image(f"y{i}", [f"other{i}"]), image(f"o{i}", ["open_s"])) for i in range(3)]
     rules = optimal_rules(ProblemFacts(tuple(a), tuple(b), ()), ("rule.lp", "category.lp"))
-    assert rules == {'concept(I) :- image(I), category(I,"dagger"), category(I,"open_s").'}
+    assert rules == {'concept(I) :- image(I), category(I,S1,"dagger"), category(I,S2,"open_s"), S1 != S2.'}
+
+
+def test_two_names_of_one_shape_are_no_pair():
+    """A geometric tie gives one shape two category names; both name the same shape."""
+    a = [image(f"a{i}", ["open_s3", "open_line_s_new1"]) for i in range(6)]
+    b = [image(f"b{i}", [f"other{i}"]) for i in range(6)]
+    rules = optimal_rules(ProblemFacts(tuple(a), tuple(b), ()), ("rule.lp", "category.lp"))
+    assert rules == {'concept(I) :- image(I), category(I,_,"open_s3").',
+                     'concept(I) :- image(I), category(I,_,"open_line_s_new1").'}
 
 
 def test_category_candidates_come_from_set_a_only():
@@ -139,25 +148,25 @@ def test_count_candidates():
 
 
 def test_shortest_rule_wins_over_family_preference():
-    """Two categories separate A from B; one attribute is shorter and wins despite its family."""
-    a = [two_shapes(image(f"p{i}", ["x"]), image(f"q{i}", ["y"], {"convex": 1})) for i in range(6)]
-    b = [two_shapes(image(f"r{i}", ["x"]), image(f"s{i}", ["z"], {"convex": 0})) for i in range(3)]
-    b += [two_shapes(image(f"t{i}", ["w"]), image(f"u{i}", ["y"], {"convex": 0})) for i in range(3)]
+    """Two rare counts together separate A from B; one common attribute is shorter and wins."""
+    a = [image(f"a{i}", attributes={"convex": 1}, counts={"arcs": 1, "straight_lines": 2}) for i in range(6)]
+    b = [image(f"b{i}", attributes={"convex": 0}, counts={"arcs": 1, "straight_lines": 3}) for i in range(3)]
+    b += [image(f"c{i}", attributes={"convex": 0}, counts={"arcs": 2, "straight_lines": 2}) for i in range(3)]
     facts = ProblemFacts(tuple(a), tuple(b), ())
     assert optimal_rules(facts, ENCODINGS) == {"concept(I) :- image(I), attr(I,convex,1)."}
-    assert optimal_rules(facts, ("rule.lp", "category.lp")) == {
-        'concept(I) :- image(I), category(I,"x"), category(I,"y").',
+    assert optimal_rules(facts, ("rule.lp", "count.lp", "prior.lp")) == {
+        "concept(I) :- image(I), count(I,arcs,1), count(I,straight_lines,2).",
     }
 
 
 def test_equally_short_rules_prefer_the_more_specific_family():
-    """Category or stroke sequence (tied) before attribute before count."""
+    """A category and a stroke sequence name one shape: they tie, and beat attributes and counts."""
     a = [image("p", ["square"], {"convex": 1}, {"straight_lines": 4}) for _ in range(6)]
     b = [image(f"n{i}", [f"other{i}"], {"convex": 0}, {"straight_lines": 3}) for i in range(6)]
     facts = ProblemFacts(tuple(a), tuple(b), ())
     induction = induce(facts)
     assert [r.rule.asp for r in induction.rules] == [
-        'concept(I) :- image(I), category(I,"square").',
+        'concept(I) :- image(I), category(I,_,"square").',
         'concept(I) :- image(I), seq(I,"p").',
     ]
 
@@ -183,7 +192,7 @@ def test_a_literal_holds_when_one_of_two_shapes_has_it():
     b = [two_shapes(x, image(f"r{i}", [f"r{i}"], counts={"acute_angles": 5})) for i in range(3)]
     b += [two_shapes(image(f"s{i}", [f"s{i}"], counts={"acute_angles": 6}), y) for i in range(3)]
     rules = optimal_rules(ProblemFacts(tuple(a), tuple(b), ()), ("rule.lp", "category.lp", "count.lp", "prior.lp"))
-    assert rules == {'concept(I) :- image(I), category(I,"x"), category(I,"y").'}
+    assert rules == {'concept(I) :- image(I), category(I,S1,"x"), category(I,S2,"y"), S1 != S2.'}
 
 
 def test_queries_are_covered_but_do_not_count():

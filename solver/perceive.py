@@ -1,0 +1,140 @@
+"""From pixels to programs: the decoder proposes, the enumerator refines.
+
+`PixelPerception` is the perception `solve_problem` takes: it decodes all images of a problem in one
+batch (`perception.decode`), then refines every image's proposals by render-and-compare
+(`search.refine`), in parallel across processes when `workers` > 1. A failure on one image is recorded
+on that image (and the best program found so far is used) — it never stops the problem.
+
+Modes (for the ablations): `refine=False` keeps the decoder's top proposal ("decoder without search");
+`use_decoder=False` starts the enumerator from generic seed programs instead of the decoder's proposals
+("search without the decoder": library shapes and grid values only).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from dsl.library import load_library
+from dsl.types import Action, ImageProgram, Pose, Shape
+from search.refine import Proposal, refine_image
+
+TOP_K = 10
+REFINE_BUDGET_MS = 80.0
+SEED_LIBRARY_SHAPES = ("equilateral_traingle", "square", "closed_circle", "regular_hexagon", "closed_semi_circle")
+
+
+@dataclass(frozen=True, slots=True)
+class Perceived:
+    """What perception made of one image."""
+
+    program: ImageProgram | None
+    poses: tuple[Pose, ...] | None = None
+    score: float | None = None
+    proposals: tuple = ()
+    error: str | None = None
+
+
+def seed_proposals() -> list[Proposal]:
+    """Generic starting points for the enumerator when no decoder is used."""
+    library = load_library()
+    seeds = [Shape((Action.line(1.0),)), Shape((Action.arc(0.5, 90.0),))]
+    seeds += [library[name].shape for name in SEED_LIBRARY_SHAPES if name in library]
+    singles = [Proposal(ImageProgram((s,)), 0.0) for s in seeds]
+    pairs = [Proposal(ImageProgram((seeds[0], s)), 0.0) for s in seeds[:4]]
+    return singles + pairs
+
+
+def _refine_one(job: tuple[np.ndarray, tuple, float]) -> Perceived:
+    image, proposals, budget_ms = job
+    try:
+        result = refine_image(image, list(proposals), budget_ms=budget_ms)
+    except Exception as error:  # one image's failure is recorded, the problem goes on
+        fallback = proposals[0].program if proposals else None
+        return Perceived(fallback, proposals=proposals, error=f"refinement failed: {error!r}")
+    return Perceived(result.program, result.poses, result.score, proposals)
+
+
+class PixelPerception:
+    """Callable images -> programs for `solve_problem`; `perceive` keeps poses, scores and errors."""
+
+    def __init__(
+        self,
+        checkpoint: Path | str | None = None,
+        top_k: int = TOP_K,
+        budget_ms: float = REFINE_BUDGET_MS,
+        workers: int = 1,
+        refine: bool = True,
+        use_decoder: bool = True,
+    ) -> None:
+        self.checkpoint = checkpoint
+        self.top_k = top_k
+        self.budget_ms = budget_ms
+        self.workers = max(1, int(workers))
+        self.refine = refine
+        self.use_decoder = use_decoder
+        self._model = None
+        self._pool = None
+        self.last: list[Perceived] = []
+
+    def _decoder(self):
+        if self._model is None:
+            from perception.decode import load_decoder
+
+            self._model = load_decoder(self.checkpoint)
+        return self._model
+
+    def proposals(self, images: list[np.ndarray]) -> list[tuple]:
+        if not self.use_decoder:
+            return [tuple(seed_proposals())] * len(images)
+        from perception.decode import decode_images
+
+        decoded = decode_images(self._decoder(), images, top_k=self.top_k)
+        return [tuple(Proposal(p.program, p.logp) for p in props) for props in decoded]
+
+    def _map(self, jobs: list) -> list[Perceived]:
+        if self.workers == 1 or len(jobs) == 1:
+            return [_refine_one(job) for job in jobs]
+        if self._pool is None:
+            self._pool = multiprocessing.get_context("fork").Pool(self.workers)
+        return self._pool.map(_refine_one, jobs)
+
+    def perceive(self, images: list[np.ndarray]) -> list[Perceived]:
+        images = [np.asarray(image) for image in images]
+        if not self.workers == 1 and self._pool is None:
+            self._pool = multiprocessing.get_context("fork").Pool(self.workers)  # before torch starts threads
+        try:
+            proposals = self.proposals(images)
+        except Exception as error:
+            self.last = [Perceived(None, error=f"decoding failed: {error!r}") for _ in images]
+            return self.last
+        if not self.refine:
+            self.last = [
+                Perceived(p[0].program if p else None, proposals=p, error=None if p else "no proposal decoded")
+                for p in proposals
+            ]
+            return self.last
+        jobs = [(image, props, self.budget_ms) for image, props in zip(images, proposals)]
+        self.last = self._map(jobs)
+        return self.last
+
+    def __call__(self, images: list[np.ndarray]) -> list[ImageProgram]:
+        results = self.perceive(images)
+        failed = [i for i, r in enumerate(results) if r.program is None]
+        if failed:
+            raise RuntimeError(f"perception found no program for images {failed}: {results[failed[0]].error}")
+        return [r.program for r in results]
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.terminate()
+            self._pool = None
+
+    def __enter__(self) -> "PixelPerception":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,165 @@
+"""The end-to-end product: a problem folder in, a solved problem and its explanation report out.
+
+`solve_folder` runs perception (unless oracle), induction and classification on one problem folder and
+returns everything a report needs; `bongard-solver explain` and `bongard-solver demo` are built on it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from dsl.dataset import DatasetError, Problem, load_problem, read_programs
+from solver.api import ProblemInput, solve_problem
+from solver.perceive import PixelPerception
+from solver.report import ReportImage, write_report
+
+DEMO_SEED = 2026
+
+
+@dataclass(slots=True)
+class SolvedProblem:
+    name: str
+    solution: object  # solver.api.Solution
+    images: list[ReportImage]  # 6 of A, 6 of B, 2 queries
+    truth: tuple[bool, ...]  # positive query in A, negative query not
+    seconds: float
+    errors: list[str]
+
+    @property
+    def correct(self) -> int:
+        return sum(p == t for p, t in zip(self.solution.labels, self.truth))
+
+
+def _ordered(problem: Problem) -> list:
+    return list(problem.context_a) + list(problem.context_b) + list(problem.queries)
+
+
+def _load(folder: Path, oracle: bool) -> Problem:
+    if not oracle:
+        return load_problem(folder)
+    return load_problem(folder, read_programs(folder.parent.parent))
+
+
+def _oracle_poses(pixels, program):
+    from search.refine import Proposal, refine_image
+
+    try:
+        fitted = refine_image(pixels, [Proposal(program, 0.0)], budget_ms=None, max_candidates=1, structures=1)
+    except Exception:
+        return program, None
+    return fitted.program, fitted.poses
+
+
+def solve_folder(folder: Path | str, perception: PixelPerception | None, oracle: bool = False) -> SolvedProblem:
+    """Solve one problem folder from pixels (or from its programs with `oracle`); report-ready."""
+    started = time.perf_counter()
+    folder = Path(folder)
+    problem = _load(folder, oracle)
+    images = _ordered(problem)
+    pixels = [image.load() for image in images]
+    errors: list[str] = []
+    if oracle:
+        fitted = [_oracle_poses(p, image.program) for p, image in zip(pixels, images)]
+        shown = [ReportImage(p, prog, poses) for p, (prog, poses) in zip(pixels, fitted)]
+        programs = [image.program for image in images]
+    else:
+        perceived = perception.perceive(pixels)
+        errors = [f"{image.path}: {r.error}" for image, r in zip(images, perceived) if r.error]
+        if any(r.program is None for r in perceived):
+            raise RuntimeError("; ".join(errors) or "perception failed")
+        shown = [ReportImage(p, r.program, r.poses) for p, r in zip(pixels, perceived)]
+        programs = [r.program for r in perceived]
+    given = ProblemInput(programs[:6], programs[6:12], programs[12:])
+    solution = solve_problem(given, oracle=True, decoded=not oracle)
+    return SolvedProblem(problem.name, solution, shown, (True, False), time.perf_counter() - started, errors)
+
+
+def write_index(out: Path, solved: list[SolvedProblem]) -> Path:
+    rows = "".join(
+        f'<tr><td><a href="{html.escape(s.name)}.html">{html.escape(s.name)}</a></td>'
+        f"<td>{html.escape(s.solution.explanation.english)}</td><td>{s.correct}/2</td><td>{s.seconds:.1f}s</td></tr>"
+        for s in solved
+    )
+    page = (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>bongard-solver demo</title>'
+        "<style>body{font-family:system-ui,sans-serif;margin:1.5em}td,th{border:1px solid #ccc;padding:.3em .6em}"
+        "table{border-collapse:collapse}</style></head><body><h1>bongard-solver demo</h1>"
+        "<table><tr><th>problem</th><th>rule</th><th>queries right</th><th>time</th></tr>"
+        f"{rows}</table></body></html>"
+    )
+    path = out / "index.html"
+    path.write_text(page, encoding="utf-8")
+    return path
+
+
+def run_explain(args: argparse.Namespace) -> int:
+    perception = None if args.oracle else PixelPerception(args.checkpoint, workers=args.workers)
+    try:
+        solved = solve_folder(args.problem, perception, oracle=args.oracle)
+    except (DatasetError, RuntimeError, ValueError) as error:
+        print(f"bongard-solver explain: {error}", file=sys.stderr)
+        return 1
+    finally:
+        if perception is not None:
+            perception.close()
+    page = write_report(args.out, solved.name, solved.images, solved.solution.to_dict())
+    print(solved.solution.explanation.to_text())
+    print(f"report: {page} (and {page.with_suffix('.json').name})")
+    return 0
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    from dsl.commands import write_dataset
+    from dsl.dataset import list_problems, problem_folder
+    from dsl.generate import ProblemKind
+
+    out = Path(args.out)
+    data = out / "data"
+    counts = {ProblemKind.FREE_FORM: args.n, ProblemKind.BASIC: args.n, ProblemKind.ABSTRACT: args.n}
+    print(f"generating {3 * args.n} problems (seed {args.seed}) into {data}")
+    write_dataset(data, counts, seed=args.seed, workers=args.workers)
+    perception = None if args.oracle else PixelPerception(args.checkpoint, workers=args.workers)
+    solved = []
+    try:
+        for name in list_problems(data):
+            try:
+                result = solve_folder(problem_folder(data, name), perception, oracle=args.oracle)
+            except (DatasetError, RuntimeError, ValueError) as error:
+                print(f"{name}: FAILED: {error}")
+                continue
+            solved.append(result)
+            write_report(out / "reports", name, result.images, result.solution.to_dict())
+            print(f"{name}: {result.solution.explanation.english}")
+            print(f"    queries {result.correct}/2 right  ({result.seconds:.1f} s)")
+    finally:
+        if perception is not None:
+            perception.close()
+    right = sum(s.correct for s in solved)
+    index = write_index(out / "reports", solved)
+    source = "ground-truth programs" if args.oracle else "pixels"
+    print(f"\n{right}/{2 * len(solved)} queries right from {source}; reports: {index}")
+    return 0
+
+
+def register(subcommands: argparse._SubParsersAction) -> None:
+    explain = subcommands.add_parser("explain", help="solve one problem folder and write an HTML + JSON report")
+    explain.add_argument("problem", type=Path, help="problem folder (<root>/<type>/images/<problem>)")
+    explain.add_argument("--out", type=Path, required=True, help="folder for <problem>.html and <problem>.json")
+    explain.add_argument("--oracle", action="store_true", help="use the dataset's programs instead of perception")
+    explain.add_argument("--checkpoint", type=Path, default=None, help="decoder checkpoint (default: shipped)")
+    explain.add_argument("--workers", type=int, default=2, help="processes for refinement")
+    explain.set_defaults(func=run_explain)
+
+    demo = subcommands.add_parser("demo", help="generate a few problems of each type, solve them, write reports")
+    demo.add_argument("--out", type=Path, default=Path("bongard-demo"), help="output folder (default ./bongard-demo)")
+    demo.add_argument("--n", type=int, default=2, help="problems of each type (default 2)")
+    demo.add_argument("--seed", type=int, default=DEMO_SEED, help="generator seed")
+    demo.add_argument("--oracle", action="store_true", help="solve from the generated programs, not from pixels")
+    demo.add_argument("--checkpoint", type=Path, default=None, help="decoder checkpoint (default: shipped)")
+    demo.add_argument("--workers", type=int, default=2, help="processes for generation and refinement")
+    demo.set_defaults(func=run_demo)
