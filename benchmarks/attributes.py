@@ -30,8 +30,11 @@ def attribute_agreement() -> dict:
     hits = {a: 0 for a in ATTRIBUTES}
     totals = {a: 0 for a in ATTRIBUTES}
     disagreements = []
+    started = time.perf_counter()
+    computed_all = {name: image_features(ImageProgram((e.shape,))).attributes for name, e in library.items()}
+    milliseconds = 1000 * (time.perf_counter() - started) / len(library)
     for name, entry in library.items():
-        computed = image_features(ImageProgram((entry.shape,))).attributes
+        computed = computed_all[name]
         for attribute in ATTRIBUTES:
             table = entry.attributes[attribute]
             if table not in (0, 1):
@@ -50,6 +53,7 @@ def attribute_agreement() -> dict:
         "agreement_per_attribute": per_attribute,
         "labelled_pairs": sum(totals.values()),
         "labelled_per_attribute": totals,
+        "features_ms_per_image": milliseconds,
         "disagreements": disagreements,
     }
 
@@ -68,15 +72,21 @@ def category_accuracy(seed: int = 0) -> dict:
 
     library = load_library()
     rng = random.Random(seed)
-    correct, misses = 0, []
+    correct, misses, seconds = 0, [], 0.0
     for name, entry in tqdm(library.items(), desc="matching library shapes", unit="shape"):
         drawn = random_drawing(entry.shape, rng)
+        started = time.perf_counter()
         matches = match_shape(drawn, top=3)
+        seconds += time.perf_counter() - started
         if matches and name in matches[0].names:
             correct += 1
         else:
             misses.append({"shape": name, "top": [list(m.names) + [round(m.score, 4)] for m in matches]})
-    return {"category_top1": correct / len(library), "category_misses": misses}
+    return {
+        "category_top1": correct / len(library),
+        "category_misses": misses,
+        "match_ms_per_shape": 1000 * seconds / len(library),
+    }
 
 
 def print_table(result: dict) -> None:
@@ -84,8 +94,9 @@ def print_table(result: dict) -> None:
     for attribute, share in result["agreement_per_attribute"].items():
         print(f"{attribute:28s} {100 * share:8.1f}% {result['labelled_per_attribute'][attribute]:8d}")
     print(f"{'overall':28s} {100 * result['agreement_overall']:8.1f}% {result['labelled_pairs']:8d}")
+    print(f"features: {result['features_ms_per_image']:.1f} ms per image")
     if "category_top1" in result:
-        print(f"category top-1: {100 * result['category_top1']:.1f}%")
+        print(f"category top-1: {100 * result['category_top1']:.1f}% ({result['match_ms_per_shape']:.0f} ms per match)")
 
 
 def main(argv: list[str] | None = None) -> int:

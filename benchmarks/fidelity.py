@@ -118,7 +118,8 @@ def ink_groups(mask: np.ndarray, n_groups: int) -> list[np.ndarray]:
         return _two_means(ink_points(mask))
     while len(parts) > n_groups:
         trees = [cKDTree(p) for p in parts]
-        _, a, b = min((trees[i].query(parts[j])[0].min(), i, j) for i in range(len(parts)) for j in range(i + 1, len(parts)))
+        pairs = [(i, j) for i in range(len(parts)) for j in range(i + 1, len(parts))]
+        _, a, b = min((trees[i].query(parts[j])[0].min(), i, j) for i, j in pairs)
         parts[a] = np.vstack([parts[a], parts[b]])
         del parts[b]
     return parts
@@ -358,6 +359,28 @@ def picture_rows(fits: list[Fit], per_kind: int = 2) -> list[Fit]:
 # ------------------------------------------------------------------------------------------------ main
 
 
+def radial_start_check(fits: list[Fit], min_radius: float = 60.0) -> dict[str, object]:
+    """The official painter starts the first shape at the polar angle of its start point (spec §2.6).
+    Over fitted first poses at least `min_radius` units out: the RMS deviation of heading from polar angle,
+    and the shift of official_view's origin (px at 512; x right, y down) that best explains the deviations
+    (about 0 when the origin is right)."""
+    starts = np.array([[f.poses[0].x, f.poses[0].y, f.poses[0].heading] for f in fits])
+    starts = starts[np.hypot(starts[:, 0], starts[:, 1]) >= min_radius]
+    if len(starts) < 3:
+        return {"radial_heading_rms_deg": None, "origin_shift_px": None}
+
+    def deviation(origin: np.ndarray) -> np.ndarray:
+        polar = np.degrees(np.arctan2(starts[:, 1] - origin[1], starts[:, 0] - origin[0]))
+        return (starts[:, 2] - polar + 180.0) % 360.0 - 180.0
+
+    shift = optimize.least_squares(deviation, np.zeros(2)).x * VIEW.pixels_per_unit
+    return {
+        "radial_heading_rms_deg": float(np.sqrt(np.mean(deviation(np.zeros(2)) ** 2))),
+        "origin_shift_px": [float(shift[0]), float(-shift[1])],
+        "radial_starts": int(len(starts)),
+    }
+
+
 def summarise(fits: list[Fit]) -> dict[str, object]:
     by_kind = {k: [f.iou for f in fits if f.sample.kind == k] for k in KINDS}
     return {
@@ -365,6 +388,7 @@ def summarise(fits: list[Fit]) -> dict[str, object]:
         "mean_iou": float(np.mean([f.iou for f in fits])),
         "min_iou": float(np.min([f.iou for f in fits])),
         "mean_iou_by_type": {k: float(np.mean(v)) for k, v in by_kind.items() if v},
+        **radial_start_check(fits),
         "images": [
             {
                 "path": str(f.sample.path),
@@ -394,6 +418,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"mean IoU {results['mean_iou']:.4f} (min {results['min_iou']:.4f}) over {len(fits)} images")
     for kind, value in results["mean_iou_by_type"].items():
         print(f"  {kind}: {value:.4f}")
+    print(f"first-shape heading vs polar angle of its start: RMS {results['radial_heading_rms_deg']} deg, "
+          f"implied origin shift {results['origin_shift_px']} px")
     if args.picture:
         write_picture(picture_rows(fits), args.picture)
         results["picture"] = str(args.picture)

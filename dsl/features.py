@@ -1,18 +1,37 @@
 """Concept features of an image program, computed from its executed geometry (never from shape names).
 
-`image_features(program)` returns the 26 attributes of the shape table (`dsl.library.ATTRIBUTES`; None
-where the attribute does not apply) and numeric counts. Each shape is executed from a fixed pose with
-normal strokes (`dsl.geometry.shape_pieces`); every definition below is invariant to position, heading,
-scale, start point and tracing direction. Definitions (thresholds in `dsl.geometry` and here):
+`image_features(program)` returns the 26 attributes of the shape table (`dsl.library.ATTRIBUTES`: 1, 0,
+or None where the attribute does not apply) and numeric counts (`COUNT_NAMES`). Each shape is executed
+once from a fixed pose with normal strokes (`dsl.geometry.shape_pieces`) and turned into a planar stroke
+graph (`dsl.stroke_graph`); every definition is invariant to position, heading, scale, start point,
+tracing direction and stroke type. Distances are relative to the drawing's diameter (about a pen width,
+RELATIVE_TOLERANCE). The definitions, read off the shapes the table labels 1 and 0:
 
-* straight lines: line pieces merged when collinear and touching or overlapping (so a side drawn as two
-  actions, or retraced, is one line); arcs likewise merged when on the same circle and touching;
-* corners: junctions of consecutive actions (and the closing junction of a closed stroke) where the
-  direction of travel jumps by at least CORNER_DEGREES; the corner angle is 180 minus the jump, acute
-  below 90 - RIGHT_ANGLE_DEGREES, obtuse above 90 + RIGHT_ANGLE_DEGREES, right in between;
-* crossings: points where two strokes pass through each other transversally; parts: connected pieces of
-  the stroke graph; closed loops: bounded faces of the (planar) stroke graph;
-* attributes: see the functions below, one definition each.
+counts
+  straight_lines     line actions, merged when collinear and touching (a side drawn as two actions, or
+                     retraced, is one line); straight_segments: straight edges between meeting points
+                     (a line cut by a crossing or a touching stroke counts as two)
+  arcs               arc actions merged when on the same circle and touching
+  corners            junctions of consecutive actions where the direction of travel jumps
+  acute/right/obtuse_angles  the angle between every two strokes that leave a node and do not go
+                     straight on (corners, crossings, touching figures); right within RIGHT_ANGLE_DEGREES
+  crossings          nodes where strokes meet and one of them goes on through the point (X or T);
+                     junctions: nodes where three or more stroke ends meet; proper_crossings: X only
+  parts              perceived parts: every enclosed region, and every connected group of strokes that
+                     encloses nothing; components: connected pieces; closed_loops: enclosed regions
+  free_ends, shapes, actions
+
+attributes
+  has_N_straight_lines   straight_lines <= N <= straight_segments (the table counts a cut line either way)
+  closed_shape       encloses a region and has no loose end; convex (one region only): fills its hull
+  thin_shape         narrow hull, or the enclosed regions form a thin band
+  symmetric          a mirror line maps the drawing onto itself; self_transposed: a half turn does
+  has_acute/obtuse_angle, has_angle   from the angles above; has_line_crossing: crossings > 0
+  has_two_parts      exactly two enclosed regions; balanced/unbalanced_two by their area ratio
+  necked             an enclosed region narrows to a waist overhung on both ends by both halves
+  exist_triangle/quadrangle   a region bounded by 3 / 4 straight sides; exist_regular: a region that
+                     is a regular polygon or a circle; exist_sector: a region bounded by one arc and
+                     two radii (or a diameter)
 """
 
 from __future__ import annotations
@@ -24,12 +43,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dsl.geometry import (
+    CORNER_DEGREES,
     RELATIVE_TOLERANCE,
     RIGHT_ANGLE_DEGREES,
     SYMMETRY_TOLERANCE,
     Piece,
-    collinear_touching,
-    count_groups,
     hull_points,
     is_mirror_symmetric,
     is_point_symmetric,
@@ -38,7 +56,6 @@ from dsl.geometry import (
     polygon_area,
     polygon_perimeter,
     segment_distance,
-    same_circle_touching,
     shape_pieces,
     tolerance,
     width_and_length,
@@ -49,8 +66,8 @@ from dsl.types import ImageProgram, Shape
 
 COUNT_NAMES = (
     "straight_lines", "straight_segments", "arcs", "corners", "acute_angles", "right_angles",
-    "obtuse_angles", "parts", "crossings", "junctions", "proper_crossings", "free_ends", "closed_loops", "shapes",
-    "actions",
+    "obtuse_angles", "parts", "components", "crossings", "junctions", "proper_crossings", "free_ends",
+    "closed_loops", "shapes", "actions",
 )  # fmt: skip
 
 
@@ -75,11 +92,49 @@ class ImageFeatures:
     counts: dict[str, int] = field(default_factory=dict)
 
 
+def collinear_touching(a: Piece, b: Piece, tol: float) -> bool:
+    da, db = a.end - a.start, b.end - b.start
+    la, lb = np.linalg.norm(da), np.linalg.norm(db)
+    if abs(da[0] * db[1] - da[1] * db[0]) > math.sin(math.radians(CORNER_DEGREES)) * la * lb:
+        return False
+    u = da / la
+    normal = np.array([-u[1], u[0]])
+    if max(abs(np.dot(b.start - a.start, normal)), abs(np.dot(b.end - a.start, normal))) > tol:
+        return False
+    lo, hi = sorted((np.dot(b.start - a.start, u), np.dot(b.end - a.start, u)))
+    return lo <= la + tol and hi >= -tol
+
+
+def same_circle_touching(a: Piece, b: Piece, tol: float) -> bool:
+    if np.linalg.norm(a.centre - b.centre) > tol or abs(a.radius - b.radius) > tol:
+        return False
+    ends_a, ends_b = (a.start, a.end), (b.start, b.end)
+    return any(np.linalg.norm(p - q) <= tol for p in ends_a for q in ends_b)
+
+
+def count_groups(pieces: list[Piece], joined) -> int:
+    """Number of classes of the transitive closure of `joined` over `pieces`."""
+    parent = list(range(len(pieces)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i in range(len(pieces)):
+        for j in range(i + 1, len(pieces)):
+            if find(i) != find(j) and joined(pieces[i], pieces[j]):
+                parent[find(i)] = find(j)
+    return len({find(i) for i in range(len(pieces))})
+
+
 @functools.lru_cache(maxsize=4096)
-def shape_facts(shape: Shape) -> ShapeGeometryFacts:
+def shape_facts(shape: Shape) -> ShapeGeometryFacts | None:
+    """The geometry facts of one shape; None if it draws nothing (every action of zero length or sweep)."""
     pieces = shape_pieces(shape)
     if not pieces:
-        raise ValueError("the shape draws nothing (every action has zero length or sweep)")
+        return None
     tol = tolerance(np.concatenate([p.sample() for p in pieces]))
     graph = StrokeGraph(pieces, tol)
     closed = bool(np.linalg.norm(pieces[-1].end - pieces[0].start) <= tol)
@@ -109,7 +164,8 @@ def shape_counts(facts: ShapeGeometryFacts, shape: Shape) -> dict[str, int]:
         "acute_angles": sum(a < 90.0 - RIGHT_ANGLE_DEGREES for a in angles),
         "right_angles": sum(abs(a - 90.0) <= RIGHT_ANGLE_DEGREES for a in angles),
         "obtuse_angles": sum(a > 90.0 + RIGHT_ANGLE_DEGREES for a in angles),
-        "parts": facts.graph.components(),
+        "parts": facts.graph.parts(),
+        "components": facts.graph.components(),
         "crossings": len(facts.graph.through_junctions()),
         "junctions": len(facts.graph.junctions()),
         "proper_crossings": len(facts.graph.crossings),
@@ -120,13 +176,24 @@ def shape_counts(facts: ShapeGeometryFacts, shape: Shape) -> dict[str, int]:
     }
 
 
-@functools.lru_cache(maxsize=4096)
 def image_features(program: ImageProgram) -> ImageFeatures:
-    """Attributes (keyed by `dsl.library.ATTRIBUTES`, None = not applicable) and counts of an image."""
+    """Attributes (keyed by `dsl.library.ATTRIBUTES`, None = not applicable) and counts of an image.
+    Memoised per program; the caller gets its own dictionaries."""
+    cached = _image_features(program)
+    return ImageFeatures(dict(cached.attributes), dict(cached.counts))
+
+
+@functools.lru_cache(maxsize=4096)
+def _image_features(program: ImageProgram) -> ImageFeatures:
     per_shape = []
     counts = {name: 0 for name in COUNT_NAMES}
     for shape in program.shapes:
         facts = shape_facts(shape)
+        if facts is None:  # draws nothing: no attribute applies
+            per_shape.append({name: None for name in ATTRIBUTES})
+            counts["shapes"] += 1
+            counts["actions"] += len(shape)
+            continue
         shape_count = shape_counts(facts, shape)
         per_shape.append(shape_attributes(facts, shape_count))
         for name, value in shape_count.items():
@@ -192,7 +259,7 @@ def shape_attributes(facts: ShapeGeometryFacts, counts: dict[str, int]) -> dict[
         "has_curve": int(counts["arcs"] > 0),
         "has_straight_line": int(lines > 0),
         "closed_shape": int(len(faces) > 0 and counts["free_ends"] == 0),
-        "has_angle": int(len(angles) > 0 or counts["acute_angles"] + counts["right_angles"] + counts["obtuse_angles"] > 0),
+        "has_angle": int(len(angles) + counts["acute_angles"] + counts["right_angles"] + counts["obtuse_angles"] > 0),
         "has_acute_angle": int(counts["acute_angles"] > 0),
         "has_obtuse_angle": int(counts["obtuse_angles"] > 0),
         "has_line_crossing": int(counts["crossings"] > 0),
@@ -252,11 +319,12 @@ def is_necked(facts: ShapeGeometryFacts) -> bool:
 
 
 def two_part_attributes(facts: ShapeGeometryFacts) -> dict[str, int | None]:
-    """Two parts: the strokes enclose exactly two regions (joined at a point, a crossing or a side);
-    balanced / unbalanced by the area ratio of the smaller to the larger region."""
+    """Two parts: the shape reads as two parts (`StrokeGraph.parts`), i.e. it encloses exactly two
+    regions, joined at a point, a crossing or a side; balanced / unbalanced by the area ratio of the
+    smaller region to the larger (None in the band between the two thresholds, as the table has it)."""
     faces = facts.graph.faces
     necked = int(is_necked(facts))
-    if len(faces) != 2:
+    if facts.graph.parts() != 2 or len(faces) != 2:
         return {"has_two_parts": 0, "balanced_two": 0, "unbalanced_two": 0, "necked": necked}
     small, large = sorted(f.area for f in faces)
     balanced: int | None = 1 if small >= BALANCED_RATIO * large else 0 if small <= UNBALANCED_RATIO * large else None

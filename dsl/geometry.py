@@ -54,6 +54,16 @@ class Piece:
             return self.start + t * (self.end - self.start)
         return rotate(self.start - self.centre, self.sweep * t) + self.centre
 
+    def points(self, ts: np.ndarray) -> np.ndarray:
+        """`point` for an array of parameters: (N, 2)."""
+        ts = np.asarray(ts, dtype=float)[:, None]
+        if self.is_line:
+            return self.start + ts * (self.end - self.start)
+        angles = self.sweep * ts[:, 0]
+        rel = self.start - self.centre
+        c, s = np.cos(angles), np.sin(angles)
+        return self.centre + np.stack([c * rel[0] - s * rel[1], s * rel[0] + c * rel[1]], axis=1)
+
     def direction(self, t: float) -> float:
         """Direction of travel (radians) at parameter t in [0, 1]."""
         if self.is_line:
@@ -67,7 +77,7 @@ class Piece:
         if self.is_line:
             return np.array([self.point(t0), self.point(t1)])
         n = max(2, int(math.ceil(abs(self.sweep * (t1 - t0)) / ARC_STEP)) + 1)
-        return np.array([self.point(t) for t in np.linspace(t0, t1, n)])
+        return self.points(np.linspace(t0, t1, n))
 
     def parameter(self, p: np.ndarray) -> float:
         """The parameter of the point of the piece's line or circle nearest to p (may leave [0, 1])."""
@@ -127,8 +137,8 @@ def resample_uniform(pieces: list[Piece], count: int = 240) -> np.ndarray:
     points = []
     for p in pieces:
         n = max(2, int(round(count * p.length / total)) + 1)
-        points.extend(p.point(t) for t in np.linspace(0.0, 1.0, n))
-    return np.array(points)
+        points.append(p.points(np.linspace(0.0, 1.0, n)))
+    return np.concatenate(points)
 
 
 def diameter(points: np.ndarray) -> float:
@@ -305,43 +315,6 @@ def meeting_points(a: Piece, b: Piece, tol: float) -> list[tuple[float, float, n
         if d <= tol:
             found.append((ta, on_b, a.point(ta) if 0.0 < ta < 1.0 else p))
     return found
-
-
-def collinear_touching(a: Piece, b: Piece, tol: float) -> bool:
-    da, db = a.end - a.start, b.end - b.start
-    la, lb = np.linalg.norm(da), np.linalg.norm(db)
-    if abs(da[0] * db[1] - da[1] * db[0]) > math.sin(math.radians(CORNER_DEGREES)) * la * lb:
-        return False
-    u = da / la
-    normal = np.array([-u[1], u[0]])
-    if max(abs(np.dot(b.start - a.start, normal)), abs(np.dot(b.end - a.start, normal))) > tol:
-        return False
-    lo, hi = sorted((np.dot(b.start - a.start, u), np.dot(b.end - a.start, u)))
-    return lo <= la + tol and hi >= -tol
-
-
-def same_circle_touching(a: Piece, b: Piece, tol: float) -> bool:
-    if np.linalg.norm(a.centre - b.centre) > tol or abs(a.radius - b.radius) > tol:
-        return False
-    ends_a, ends_b = (a.start, a.end), (b.start, b.end)
-    return any(np.linalg.norm(p - q) <= tol for p in ends_a for q in ends_b)
-
-
-def count_groups(pieces: list[Piece], joined) -> int:
-    """Number of classes of the transitive closure of `joined` over `pieces`."""
-    parent = list(range(len(pieces)))
-
-    def find(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    for i in range(len(pieces)):
-        for j in range(i + 1, len(pieces)):
-            if find(i) != find(j) and joined(pieces[i], pieces[j]):
-                parent[find(i)] = find(j)
-    return len({find(i) for i in range(len(pieces))})
 
 
 def junction_corners(pieces: list[Piece], closed: bool) -> tuple[list[float], list[np.ndarray]]:

@@ -106,7 +106,7 @@ class StrokeGraph:
                 candidates.append(Edge(u, v, i, t0, t1))
         # Of edges that coincide (same ends, midpoints within 2 tol), keep one, the same whatever the
         # drawing order: straight before curved, then the shorter.
-        candidates.sort(key=lambda e: (not self.pieces[e.piece].is_line, round((e.t1 - e.t0) * self.pieces[e.piece].length / self.tol, 3)))
+        candidates.sort(key=self._edge_preference)
         edges: list[Edge] = []
         seen: dict[tuple[int, int], list[np.ndarray]] = {}
         for e in candidates:
@@ -116,6 +116,10 @@ class StrokeGraph:
                 twins.append(mid)
                 edges.append(e)
         return edges
+
+    def _edge_preference(self, e: Edge) -> tuple[bool, float]:
+        piece = self.pieces[e.piece]
+        return (not piece.is_line, round((e.t1 - e.t0) * piece.length / self.tol, 3))
 
     def _without_spurs(self, edges: list[Edge]) -> list[Edge]:
         """Drop loose ends shorter than twice the tolerance that stick out of a junction: a stroke that
@@ -235,7 +239,9 @@ class StrokeGraph:
             _, end_dir = self._half_edge_dirs(cycle[idx - 1])
             start_dir, _ = self._half_edge_dirs(h)
             turns.append(wrap_degrees(math.degrees(start_dir - end_dir)))
-        corner_at = [abs(t) >= CORNER_DEGREES or not self._same_carrier(cycle[i - 1], cycle[i]) for i, t in enumerate(turns)]
+        corner_at = [
+            abs(t) >= CORNER_DEGREES or not self._same_carrier(cycle[i - 1], cycle[i]) for i, t in enumerate(turns)
+        ]
         if not any(corner_at):
             return [self._side_of(cycle)], []
         first = corner_at.index(True)
@@ -272,6 +278,15 @@ class StrokeGraph:
     def components(self) -> int:
         return nx.number_connected_components(self.graph)
 
+    def parts(self) -> int:
+        """Perceived parts: each enclosed region is a part, and so is each connected group of strokes
+        that encloses nothing (an open curve)."""
+        component_of = {v: k for k, nodes in enumerate(nx.connected_components(self.graph)) for v in nodes}
+        regions = [0] * (max(component_of.values(), default=-1) + 1)
+        for face in self.faces:
+            regions[component_of[self.edges[face.half_edges[0][0]].u]] += 1
+        return sum(max(1, r) for r in regions)
+
     def sample_uniform(self, count: int = 240) -> np.ndarray:
         """About `count` points spread evenly by length over the edges (each drawn place counted once,
         however often the turtle went over it)."""
@@ -280,9 +295,8 @@ class StrokeGraph:
         points = []
         for e, length in zip(self.edges, lengths):
             n = max(2, int(round(count * length / total)) + 1)
-            piece = self.pieces[e.piece]
-            points.extend(piece.point(t) for t in np.linspace(e.t0, e.t1, n))
-        return np.array(points)
+            points.append(self.pieces[e.piece].points(np.linspace(e.t0, e.t1, n)))
+        return np.concatenate(points)
 
     def degree(self, node: int) -> int:
         return int(self.graph.degree(node))

@@ -41,7 +41,7 @@ from PIL import Image
 from dsl.canonical import canonical_image, from_travel_form, to_travel_form, travel_variants, Segment
 from dsl.generate import ProblemKind, perturb_shape, sample_free_form_shape, sample_pose
 from dsl.library import load_library
-from dsl.raster import render_program
+from dsl.raster import official_view, render_drawing, render_program
 from dsl.turtle import execute_image
 from dsl.types import DATASET_STROKE_TYPES, ActionKind, ImageProgram, Pose, Shape, StrokeType
 
@@ -49,6 +49,7 @@ INK_THRESHOLD = 48  # ink level (0-255) that counts as drawn when finding the cr
 CROP_MARGIN = 0.06  # margin around the ink, a fraction of the ink's larger side, plus 3 px
 MIN_CROP = 48  # smallest crop side in pixels (at 512)
 N_VALUES = 4  # length, radius, curvature / 360, turn / 180
+N_CELL_LABELS = 7  # 5 stroke types, line, arc
 STROKE_INDEX = {t: i for i, t in enumerate(DATASET_STROKE_TYPES)}
 
 
@@ -62,25 +63,56 @@ class StepKind(enum.IntEnum):
 # ------------------------------------------------------------------------------------------- images
 
 
-def prepare_image(image: np.ndarray, size: int) -> tuple[np.ndarray, float]:
-    """A uint8 greyscale (H, W) image (white background) -> (ink crop float32 (size, size) in [0, 1],
-    crop side as a fraction of 512 px). The crop is a square around the ink, centred, with a margin."""
-    if image.ndim == 3:
-        image = image[..., 0]
-    if image.shape != (512, 512):
-        image = np.asarray(Image.fromarray(image).resize((512, 512), Image.BICUBIC))
-    ink = 255 - image.astype(np.uint8)
+def ink_box(image: np.ndarray) -> tuple[int, int, int] | None:
+    """(left, top, side) of the square crop around the ink of a 512 px image, with a margin; None if blank."""
+    ink = 255 - image
     rows, cols = np.nonzero(ink > INK_THRESHOLD)
     if rows.size == 0:
-        return np.zeros((size, size), np.float32), 1.0
+        return None
     top, bottom, left, right = rows.min(), rows.max() + 1, cols.min(), cols.max() + 1
     side = max(bottom - top, right - left)
     side = max(int(math.ceil(side * (1 + 2 * CROP_MARGIN) + 6)), MIN_CROP)
     cy, cx = (top + bottom) / 2.0, (left + right) / 2.0
-    box = (int(round(cx - side / 2)), int(round(cy - side / 2)))
-    crop = Image.fromarray(ink).crop((box[0], box[1], box[0] + side, box[1] + side))  # zero (no ink) outside
+    return int(round(cx - side / 2)), int(round(cy - side / 2)), side
+
+
+def _as_official(image: np.ndarray) -> np.ndarray:
+    if image.ndim == 3:
+        image = image[..., 0]
+    if image.shape != (512, 512):
+        image = np.asarray(Image.fromarray(image).resize((512, 512), Image.BICUBIC))
+    return image.astype(np.uint8)
+
+
+def prepare_image(image: np.ndarray, size: int) -> tuple[np.ndarray, float]:
+    """A uint8 greyscale (H, W) image (white background) -> (ink crop float32 (size, size) in [0, 1],
+    crop side as a fraction of 512 px). The crop is a square around the ink, centred, with a margin."""
+    image = _as_official(image)
+    box = ink_box(image)
+    if box is None:
+        return np.zeros((size, size), np.float32), 1.0
+    left, top, side = box
+    crop = Image.fromarray(255 - image).crop((left, top, left + side, top + side))  # zero (no ink) outside
     crop = crop.resize((size, size), Image.BILINEAR)
     return np.asarray(crop, dtype=np.float32) / 255.0, side / 512.0
+
+
+def cell_labels(drawing, box: tuple[int, int, int], program: ImageProgram, grid: int) -> np.ndarray:
+    """Dense auxiliary targets (7, grid, grid) uint8 over the crop: which stroke types (channels 0-4) and
+    which kinds (5 line, 6 arc) pass through each cell, from the actions' centrelines."""
+    labels = np.zeros((N_CELL_LABELS, grid, grid), np.uint8)
+    left, top, side = box
+    view = official_view(512)
+    for geometry, shape in zip(drawing.shapes, program.shapes):
+        for path, action in zip(geometry.action_paths, shape.actions):
+            pts = view.to_pixels(path)
+            steps = np.maximum(2, (np.hypot(*np.diff(pts, axis=0).T) / (side / grid) * 3).astype(int) + 1)
+            dense = np.concatenate([np.linspace(a, b, n) for a, b, n in zip(pts[:-1], pts[1:], steps)]) if len(pts) > 1 else pts
+            cells = np.floor((dense - (left, top)) / side * grid).astype(int)
+            cells = cells[(cells >= 0).all(1) & (cells < grid).all(1)]
+            labels[STROKE_INDEX.get(action.stroke, 0), cells[:, 1], cells[:, 0]] = 1
+            labels[5 if action.kind is ActionKind.LINE else 6, cells[:, 1], cells[:, 0]] = 1
+    return labels
 
 
 # ----------------------------------------------------------------------------------------- programs
@@ -184,14 +216,16 @@ def variant_targets(program: ImageProgram, rng: np.random.Generator, max_variant
 # -------------------------------------------------------------------------------------------- batches
 
 
-def make_example(rng: np.random.Generator, image_size: int, max_variants: int, max_steps: int) -> dict:
-    """One rendered training image with its target variants."""
+def make_example(rng: np.random.Generator, image_size: int, max_variants: int, max_steps: int, grid: int = 24) -> dict:
+    """One rendered training image with its target variants and dense cell labels (grid x grid)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         program, poses = sample_training_program(rng)
-    crop, side = prepare_image(render_program(program, poses), image_size)
+    drawing = execute_image(program, poses)
+    image = render_drawing(drawing)
+    crop, side = prepare_image(image, image_size)
     return {"image": crop, "side": side, "variants": variant_targets(program, rng, max_variants, max_steps),
-            "program": program}
+            "program": program, "cells": cell_labels(drawing, ink_box(image), program, grid)}
 
 
 def collate(examples: list[dict]) -> dict[str, torch.Tensor]:
@@ -203,6 +237,8 @@ def collate(examples: list[dict]) -> dict[str, torch.Tensor]:
         "side": torch.tensor([e["side"] for e in examples], dtype=torch.float32),  # (B,)
         "owner": torch.tensor([i for i, e in enumerate(examples) for _ in e["variants"]]),  # (N,)
     }
+    if all("cells" in e for e in examples):
+        batch["cells"] = torch.from_numpy(np.stack([e["cells"] for e in examples]))  # (B, 7, G, G)
     for key in ("kind", "stroke", "values", "has_turn"):
         batch[key] = torch.from_numpy(np.stack([v[key] for v in variants]))  # (N, T[, 4])
     return batch
@@ -211,14 +247,14 @@ def collate(examples: list[dict]) -> dict[str, torch.Tensor]:
 class TrainingStream(torch.utils.data.IterableDataset):
     """An endless stream of batches, seeded per worker (`seed`, worker id)."""
 
-    def __init__(self, seed: int, batch_size: int, image_size: int, max_variants: int, max_steps: int):
+    def __init__(self, seed: int, batch_size: int, image_size: int, max_variants: int, max_steps: int, grid: int):
         super().__init__()
-        self.seed, self.batch_size, self.image_size = seed, batch_size, image_size
+        self.seed, self.batch_size, self.image_size, self.grid = seed, batch_size, image_size, grid
         self.max_variants, self.max_steps = max_variants, max_steps
 
     def __iter__(self):
         info = torch.utils.data.get_worker_info()
         rng = np.random.default_rng([self.seed, 0 if info is None else info.id])
         while True:
-            yield collate([make_example(rng, self.image_size, self.max_variants, self.max_steps)
+            yield collate([make_example(rng, self.image_size, self.max_variants, self.max_steps, self.grid)
                            for _ in range(self.batch_size)])

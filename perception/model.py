@@ -25,6 +25,7 @@ from torch.distributions import Categorical, MixtureSameFamily, Normal
 N_KINDS = 4  # StepKind
 N_STROKES = 5  # DATASET_STROKE_TYPES
 N_VALUES = 4  # length, radius, curvature / 360, turn / 180
+N_CELL_LABELS = 7  # auxiliary per-cell targets: 5 stroke types, line, arc
 LENGTH, RADIUS, CURVE, TURN = range(N_VALUES)
 LINE, ARC, NEXT, STOP = range(N_KINDS)
 
@@ -43,6 +44,8 @@ class DecoderConfig:
     max_steps: int = 26  # tokens per image including NEXT and STOP (2 shapes x 12 actions + 2)
     max_shape_actions: int = 12  # actions per shape allowed when decoding
     dropout: float = 0.1
+    aux_stage: int = 2  # CNN stage with the dense auxiliary head (stroke types / kinds per cell; 24 x 24)
+    aux_weight: float = 1.0  # weight of the auxiliary per-cell loss (training only)
 
 
 def _conv(c_in: int, c_out: int, stride: int) -> nn.Sequential:
@@ -60,19 +63,23 @@ class Encoder(nn.Module):
         self.stem = nn.Sequential(nn.Conv2d(1, ch[0], k, k, bias=False), nn.BatchNorm2d(ch[0]), nn.ReLU(inplace=True))
         self.down = nn.ModuleList(_conv(ch[i - 1], ch[i], 2) for i in range(1, len(ch)))
         self.body = nn.ModuleList(_conv(ch[i], ch[i], 1) for i in range(1, len(ch)))
-        self.grid_stage = config.grid_stage
+        self.grid_stage, self.aux_stage = config.grid_stage, config.aux_stage
+        self.aux = nn.Conv2d(ch[config.aux_stage], N_CELL_LABELS, 1)
         grid = config.image_size // config.stem_stride >> config.grid_stage
         self.position = nn.Parameter(torch.zeros(1, ch[config.grid_stage], grid, grid))
 
-    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """-> attention memory (B, G, Cg), pooled feature (B, Clast), auxiliary cell logits (B, 7, A, A)."""
         x = self.stem(x)  # (B, C0, S / k, S / k)
-        grid = None
+        grid = aux = None
         for i, (down, body) in enumerate(zip(self.down, self.body), start=1):
             x = down(x)
             x = x + body(x)  # (B, Ci, S / k / 2^i, S / k / 2^i)
             if i == self.grid_stage:
                 grid = x + self.position
-        return grid.flatten(2).transpose(1, 2), x.mean((2, 3))  # (B, G, Cg), (B, Clast)
+            if i == self.aux_stage:
+                aux = self.aux(x)
+        return grid.flatten(2).transpose(1, 2), x.mean((2, 3)), aux
 
 
 class MixtureHead(nn.Module):
@@ -114,9 +121,13 @@ class Decoder(nn.Module):
 
     def encode(self, image: torch.Tensor, side: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """(B, 1, S, S), (B,) -> memory (B, G, H), image feature (B, H)."""
-        grid, pooled = self.encoder(image)
+        memory, feature, _ = self.encode_all(image, side)
+        return memory, feature
+
+    def encode_all(self, image, side):
+        grid, pooled, aux = self.encoder(image)
         feature = torch.tanh(self.image(torch.cat([pooled, side[:, None].log()], -1)))
-        return self.memory(grid), feature
+        return self.memory(grid), feature, aux
 
     def embed_tokens(self, kind: torch.Tensor, stroke: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
         """Previous-step tokens (..., ) -> embeddings (..., E); kind -1 is the start token."""
@@ -188,8 +199,9 @@ class Decoder(nn.Module):
         """x: image (B, 1, S, S), side (B,). targets: kind, stroke (N, T), values (N, T, 4), has_turn (N, T),
         owner (N,) image of each target variant. Returns (outputs, loss): outputs holds the per-variant
         log-likelihoods and the per-step head distributions; loss = -mean over images of the logsumexp
-        of its variants' log-likelihoods, divided by the mean number of steps."""
-        memory, feature = self.encode(x["image"], x["side"])
+        of its variants' log-likelihoods, divided by the mean number of steps, plus (if targets has `cells`,
+        (B, 7, A, A)) the auxiliary per-cell binary cross-entropy, which gives the CNN dense supervision."""
+        memory, feature, aux = self.encode_all(x["image"], x["side"])
         if targets is None:
             return {"memory": memory, "feature": feature}, None
         owner, kind, stroke, values = targets["owner"], targets["kind"], targets["stroke"], targets["values"]
@@ -202,6 +214,8 @@ class Decoder(nn.Module):
         n_images = feature.shape[0]
         per_image = torch.full((n_images, owner.shape[0]), -math.inf).index_put((owner, torch.arange(owner.shape[0])), sequence)
         loss = -per_image.logsumexp(1).mean() / valid.sum(1).float().mean()
+        if "cells" in targets and self.config.aux_weight:
+            loss = loss + self.config.aux_weight * F.binary_cross_entropy_with_logits(aux, targets["cells"].float())
         return {"sequence_logp": sequence, "step_logp": logp, "memory": memory, "feature": feature}, loss
 
     def teacher_forced(self, memory, feature, kind, stroke, values) -> torch.Tensor:

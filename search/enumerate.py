@@ -41,7 +41,7 @@ class Scored(Generic[Program, Info]):
 
 
 def best_first(
-    starts: Iterable[tuple[Program, object]],
+    starts: Iterable[tuple],
     score: Callable[[Program, object], tuple[float, Info]],
     expand: Callable[[Scored], Iterable[tuple[Program, object, float]]],
     key: Callable[[Program], Hashable],
@@ -49,7 +49,8 @@ def best_first(
 ) -> Iterator[Scored]:
     """Yield scored candidates best first.
 
-    starts   (program, context) pairs, scored at once; `context` is passed to `score`;
+    starts   (program, context) pairs, scored at once, or (program, context, estimate) triples, queued
+             under the estimate; `context` is passed to `score`;
     score    (program, context) -> (score, info); lower is better;
     expand   scored candidate -> its neighbours as (program, context, estimate): a neighbour waits in the
              queue under its estimate and is scored only when it reaches the front (lazy evaluation), so
@@ -77,8 +78,13 @@ def best_first(
         counter += 1
 
     queued: set = set()
-    for program, context in starts:
-        evaluate(program, context, 0)
+    for start in starts:
+        if len(start) == 3:  # (program, context, estimate): waits in the queue like a neighbour
+            queued.add(start[0])
+            heapq.heappush(queue, Scored(start[2], counter, start[0], start[1], 0, evaluated=False))
+            counter += 1
+        else:
+            evaluate(start[0], start[1], 0)
     while queue:
         best = heapq.heappop(queue)
         if not best.evaluated:

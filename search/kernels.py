@@ -11,13 +11,13 @@ Kernels
   `sparse_score`  the symmetric, truncated chamfer distance (pixels) of posed centreline samples against
                   the image: forward = mean distance transform of the image ink at the posed points
                   (bilinear, truncated at `cap`); reverse = mean over sampled ink pixels of the distance to
-                  the posed centreline polyline (truncated at `reach`), which centres the centreline in
-                  the stroke. Used for pose
+                  the nearest posed point minus the pen half-width (truncated at `reach`). Used for pose
                   fitting and for ranking structures (which are stroke-agnostic: the distance transform is
                   taken on the ink with small gaps closed).
   `window_l1`     sum of |rendered - image| over a rendered window placed in the image: the pixel score
                   that decides stroke types and polishes poses; `window_l1_shifted` the least such sum
                   over shifts of the window by up to a few pixels (tolerates residual misalignment).
+  `pattern_search` pose refinement on the `sparse_score` (the search's inner loop, compiled whole).
 The twins (`*_reference`) use Python loops and the `math` module only; the tests compare them.
 """
 
@@ -60,8 +60,8 @@ def sparse_score(
     reach: float,
 ) -> tuple[float, float]:
     """(forward mean, reverse mean) of templates (point k belongs to shape owner[k], posed by row owner[k]
-    of `poses`; consecutive points of a shape are joined into a polyline) against sampled ink pixel centres
-    (`samples` rows: column, row). The reverse term is the distance to the polyline minus `radii[0]`."""
+    of `poses`) against sampled ink pixel centres
+    (`samples` rows: column, row). The reverse term: distance to the nearest posed point minus its radius."""
     m = points.shape[0]
     cols = np.empty(m)
     rows = np.empty(m)
@@ -75,27 +75,101 @@ def sparse_score(
     reverse = 0.0
     for q in range(samples.shape[0]):
         qx, qy = samples[q, 0], samples[q, 1]
-        best2 = reach * reach
+        best = reach
         for k in range(m):
-            # the segment from point k to point k + 1 of the same shape (a point alone if k ends a shape)
-            dx, dy = qx - cols[k], qy - rows[k]
-            if k + 1 < m and owner[k + 1] == owner[k]:
-                ex, ey = cols[k + 1] - cols[k], rows[k + 1] - rows[k]
-                length2 = ex * ex + ey * ey
-                if length2 > 0.0:
-                    t = (dx * ex + dy * ey) / length2
-                    if t > 1.0:
-                        t = 1.0
-                    elif t < 0.0:
-                        t = 0.0
-                    dx -= t * ex
-                    dy -= t * ey
+            dx, dy = cols[k] - qx, rows[k] - qy
+            limit = best + radii[k]
             d2 = dx * dx + dy * dy
-            if d2 < best2:
-                best2 = d2
-        d = math.sqrt(best2) - radii[0] if m > 0 else reach
-        reverse += d if d > 0.0 else 0.0
+            if d2 < limit * limit:
+                d = math.sqrt(d2) - radii[k]
+                if d <= 0.0:
+                    best = 0.0
+                    break
+                best = d
+        reverse += best
     return forward / max(m, 1), reverse / max(samples.shape[0], 1)
+
+
+@njit(cache=True)
+def sparse_scores(
+    points: np.ndarray,
+    radii: np.ndarray,
+    owner: np.ndarray,
+    pose_sets: np.ndarray,
+    dt: np.ndarray,
+    samples: np.ndarray,
+    cap: float,
+    reach: float,
+) -> np.ndarray:
+    """`sparse_score` totals for each pose set (P, S, 4) (the heading scan of the initial guesses)."""
+    out = np.empty(pose_sets.shape[0])
+    for p in range(pose_sets.shape[0]):
+        f, r = sparse_score(points, radii, owner, pose_sets[p], dt, samples, cap, reach)
+        out[p] = f + r
+    return out
+
+
+@njit(cache=True)
+def _poses_from_params(params: np.ndarray) -> np.ndarray:
+    poses = np.empty((params.shape[0], 4))
+    for k in range(params.shape[0]):
+        h = math.radians(params[k, 2])
+        poses[k, 0], poses[k, 1] = params[k, 0], params[k, 1]
+        poses[k, 2], poses[k, 3] = params[k, 3] * math.cos(h), params[k, 3] * math.sin(h)
+    return poses
+
+
+@njit(cache=True)
+def _moved(params: np.ndarray, shape: int, param: int, delta: float) -> np.ndarray:
+    trial = params.copy()
+    if param == 3:
+        trial[shape, 3] *= math.exp(delta)
+    else:
+        trial[shape, param] += delta
+    return trial
+
+
+@njit(cache=True)
+def pattern_search(
+    points: np.ndarray,
+    radii: np.ndarray,
+    owner: np.ndarray,
+    params: np.ndarray,
+    movable: np.ndarray,
+    dt: np.ndarray,
+    samples: np.ndarray,
+    cap: float,
+    reach: float,
+    steps: np.ndarray,
+    max_evals: int,
+    min_step_fraction: float,
+) -> tuple[np.ndarray, float]:
+    """Pose refinement: pattern search on the `sparse_score` total over the rows of `params` (cx, cy,
+    theta degrees, s) whose `movable` flag is set: try +/- step on each parameter in turn, keep the first
+    improvement; halve the steps after a round without one; stop below `min_step_fraction` of the first
+    step or after `max_evals` scores. Returns (params, score)."""
+    f, r = sparse_score(points, radii, owner, _poses_from_params(params), dt, samples, cap, reach)
+    best = f + r
+    evals = 1
+    step = steps.copy()
+    while evals < max_evals:
+        improved = False
+        for shape in range(params.shape[0]):
+            if not movable[shape]:
+                continue
+            for param in range(4):
+                for sign in (1.0, -1.0):
+                    trial = _moved(params, shape, param, sign * step[param])
+                    f, r = sparse_score(points, radii, owner, _poses_from_params(trial), dt, samples, cap, reach)
+                    evals += 1
+                    if f + r < best - 1e-12:
+                        params, best, improved = trial, f + r, True
+                        break
+        if not improved:
+            if step[0] < steps[0] * min_step_fraction:
+                break
+            step = step / 2.0
+    return params, best
 
 
 @njit(cache=True)
@@ -146,28 +220,53 @@ def _bilinear_reference(dt, col: float, row: float, cap: float) -> float:
     return min(value, cap)
 
 
-def _segment_distance_reference(q, a, b) -> float:
-    ex, ey = b[0] - a[0], b[1] - a[1]
-    length2 = ex * ex + ey * ey
-    t = 0.0 if length2 == 0.0 else min(max(((q[0] - a[0]) * ex + (q[1] - a[1]) * ey) / length2, 0.0), 1.0)
-    return math.hypot(q[0] - a[0] - t * ex, q[1] - a[1] - t * ey)
-
-
 def sparse_score_reference(points, radii, owner, poses, dt, samples, cap, reach) -> tuple[float, float]:
     posed = []
     for (x, y), o in zip(points, owner):
         cx, cy, a, b = poses[o]
         posed.append((cx + a * x - b * y, cy - (b * x + a * y)))
     forward = sum(_bilinear_reference(dt, col, row, cap) for col, row in posed)
-    pieces = [
-        (posed[k], posed[k + 1] if k + 1 < len(posed) and owner[k + 1] == owner[k] else posed[k])
-        for k in range(len(posed))
-    ]
     reverse = 0.0
-    for q in samples:
-        nearest = min([reach] + [_segment_distance_reference(q, a, b) for a, b in pieces])
-        reverse += max(nearest - (radii[0] if len(radii) else 0.0), 0.0)
+    for qx, qy in samples:
+        distances = [max(math.hypot(col - qx, row - qy) - r, 0.0) for (col, row), r in zip(posed, radii)]
+        reverse += min([reach] + distances)
     return forward / max(len(points), 1), reverse / max(len(samples), 1)
+
+
+def sparse_scores_reference(points, radii, owner, pose_sets, dt, samples, cap, reach) -> list[float]:
+    return [sum(sparse_score_reference(points, radii, owner, poses, dt, samples, cap, reach)) for poses in pose_sets]
+
+
+def pattern_search_reference(points, radii, owner, params, movable, dt, samples, cap, reach, steps, max_evals,
+                             min_step_fraction):
+    def score(p):
+        poses = []
+        for cx, cy, theta, scale in p:
+            poses.append((cx, cy, scale * math.cos(math.radians(theta)), scale * math.sin(math.radians(theta))))
+        return sum(sparse_score_reference(points, radii, owner, poses, dt, samples, cap, reach))
+
+    params = [list(row) for row in params]
+    best, evals, step = score(params), 1, list(steps)
+    while evals < max_evals:
+        improved = False
+        for shape in (k for k in range(len(params)) if movable[k]):
+            for param in range(4):
+                for sign in (1.0, -1.0):
+                    trial = [list(row) for row in params]
+                    if param == 3:
+                        trial[shape][3] *= math.exp(sign * step[3])
+                    else:
+                        trial[shape][param] += sign * step[param]
+                    value = score(trial)
+                    evals += 1
+                    if value < best - 1e-12:
+                        params, best, improved = trial, value, True
+                        break
+        if not improved:
+            if step[0] < steps[0] * min_step_fraction:
+                break
+            step = [v / 2.0 for v in step]
+    return params, best
 
 
 def window_l1_shifted_reference(rendered, image, r0: int, c0: int, shift: int) -> float:

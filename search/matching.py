@@ -5,7 +5,7 @@ is centred on its centroid and scaled to unit RMS radius), start point and traci
 is compared as a point set sampled evenly by arc length, so neither the order of actions nor where the
 stroke starts matters), and heading (the best rotation is searched). Mirror images are different shapes.
 
-Descriptor per shape: 256 points spread evenly along the centreline (normalised as above) and a polar
+Descriptor per shape: POINTS points spread evenly along the centreline (normalised as above) and a polar
 histogram (radius x angle). Matching: a rotation-invariant pre-filter (radial and distance histograms)
 keeps the closest library shapes; for each, the best rotations come from circular cross-correlation of the
 polar histograms (FFT over the angle axis) and are refined by the symmetric mean nearest-point distance
@@ -26,10 +26,10 @@ from dsl.geometry import resample_uniform, shape_pieces
 from dsl.library import load_library
 from dsl.types import ImageProgram, Shape
 
-POINTS = 256
+POINTS = 160
 RADIUS_BINS = 8
 ANGLE_BINS = 72
-PREFILTER = 24  # library shapes kept by the rotation-invariant pre-filter
+PREFILTER = 16  # library shapes kept by the rotation-invariant pre-filter
 ROTATION_PEAKS = 4  # correlation peaks refined per candidate
 TIE_DISTANCE = 0.01  # chamfer distance (unit RMS radius) below which two drawings are the same shape
 SCORE_SCALE = 0.5
@@ -50,7 +50,10 @@ class Descriptor:
 
 
 def _normalised_points(shape: Shape) -> np.ndarray:
-    points = resample_uniform(shape_pieces(shape), POINTS)
+    pieces = shape_pieces(shape)
+    if not pieces:
+        raise ValueError("the shape draws nothing (every action has zero length or sweep)")
+    points = resample_uniform(pieces, POINTS)
     points = points - points.mean(axis=0)
     rms = math.sqrt(float((points**2).sum(axis=1).mean())) or 1.0
     return points / rms
@@ -155,8 +158,16 @@ def library_index() -> LibraryIndex:
 
 
 def match_shape(shape: Shape, top: int = 5) -> list[ShapeMatch]:
-    """The `top` library groups nearest to `shape`, best first."""
+    """The `top` library groups nearest to `shape`, best first (memoised per shape); none if the shape
+    draws nothing."""
+    return list(_match_shape(shape, top))
+
+
+@functools.lru_cache(maxsize=4096)
+def _match_shape(shape: Shape, top: int) -> tuple[ShapeMatch, ...]:
     index = library_index()
+    if not shape_pieces(shape):
+        return ()  # draws nothing: no category
     query = describe(shape)
     gaps = np.abs(index.invariants - query.invariant).sum(axis=1)
     candidates = np.argsort(gaps)[: max(PREFILTER, top)]
@@ -166,7 +177,7 @@ def match_shape(shape: Shape, top: int = 5) -> list[ShapeMatch]:
         d = distance(query, index.descriptors[i])
         best_per_group[group] = min(best_per_group.get(group, math.inf), d)
     ranked = sorted(best_per_group.items(), key=lambda item: item[1])[:top]
-    return [ShapeMatch(index.groups[g], max(0.0, 1.0 - d / SCORE_SCALE)) for g, d in ranked]
+    return tuple(ShapeMatch(index.groups[g], max(0.0, 1.0 - d / SCORE_SCALE)) for g, d in ranked)
 
 
 def image_categories(program: ImageProgram, top: int = 5) -> list[list[ShapeMatch]]:

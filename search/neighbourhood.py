@@ -38,8 +38,8 @@ EDIT_COST = {
     "delete": 0.15,
     "insert": 0.15,
     "library": 0.05,
-    "split": 0.2,
-    "merge": 0.2,
+    "split": 0.6,
+    "merge": 0.6,
 }
 
 
@@ -173,14 +173,43 @@ def _library_table() -> dict[int, tuple[list[str], np.ndarray]]:
     return {k: (names, np.array(forms)) for k, (names, forms) in groups.items()}
 
 
-def library_matches(shape: Shape, top: int) -> list[tuple[float, str]]:
-    """The library shapes with the same number of actions nearest to `shape` in travel form (any start
-    point and direction): kind mismatches count 1, lengths and radii in shape units, angles / 90 degrees."""
-    table = _library_table().get(len(shape))
-    if table is None:
-        return []
-    names, forms = table
+@functools.cache
+def _library_table_missing_one() -> dict[int, tuple[list[str], np.ndarray]]:
+    """Library shapes with one action left out (as a decoder that misses an action would read them), by
+    action count: names and canonical travel forms."""
+    groups: dict[int, tuple[list[str], list[np.ndarray]]] = {}
+    for name, entry in load_library().items():
+        actions = entry.shape.actions
+        for i in range(len(actions) if len(actions) > 1 else 0):
+            rest = actions[:i] + actions[i + 1:]
+            rest = (rest[0].with_turn(0.0),) + rest[1:]
+            rows = _travel_rows(to_travel_form(canonical_shape(Shape(rest), ignore_strokes=True)))
+            names, forms = groups.setdefault(len(rows), ([], []))
+            names.append(name)
+            forms.append(rows)
+    return {k: (names, np.array(forms)) for k, (names, forms) in groups.items()}
+
+
+MISSING_ACTION_COST = 0.5  # added to a library match that needs an action the shape lacks
+
+
+def library_matches(shape: Shape, top: int, missing: bool = True) -> list[tuple[float, str]]:
+    """The library shapes nearest to `shape` in travel form (any start point and direction): kind
+    mismatches count 1, lengths and radii in shape units, angles / 90 degrees; shapes with the same number
+    of actions, and (`missing`) shapes with one action more, one of them left out (cost + 0.5)."""
     variants = np.array([_travel_rows(v) for v in travel_variants(shape)])  # (V, k, 5)
+    found: dict[str, float] = {}
+    tables = [(_library_table(), 0.0)] + ([(_library_table_missing_one(), MISSING_ACTION_COST)] if missing else [])
+    for table, extra in tables:
+        if len(shape) not in table:
+            continue
+        names, forms = table[len(shape)]
+        for cost, name in _nearest(variants, names, forms, top * 3):
+            found[name] = min(found.get(name, np.inf), cost + extra)
+    return sorted(((c, n) for n, c in found.items()), key=lambda x: (x[0], x[1]))[:top]
+
+
+def _nearest(variants: np.ndarray, names: list[str], forms: np.ndarray, top: int) -> list[tuple[float, str]]:
     diff = np.abs(variants[:, None] - forms[None])  # (V, n, k, 5)
     diff[..., 4] = np.abs((diff[..., 4] + 180.0) % 360.0 - 180.0)
     cost = (diff[..., 0] + diff[..., 1] + diff[..., 2] + (diff[..., 3] + diff[..., 4]) / 90.0).sum(-1).min(0)
@@ -188,11 +217,11 @@ def library_matches(shape: Shape, top: int) -> list[tuple[float, str]]:
     return [(float(cost[k]), names[k]) for k in order]
 
 
-def _library_edits(shape: Shape, top: int) -> Iterator[tuple[Edit, Shape]]:
+def library_edits(shape: Shape, top: int) -> Iterator[tuple[Edit, Shape]]:
     library = load_library()
     for _, name in library_matches(shape, top):
         candidate = canonical_shape(library[name].shape)
-        strokes = [a.stroke for a in shape.actions]
+        strokes = [a.stroke for a in shape.actions] + [StrokeType.NORMAL] * len(candidate)
         yield Edit("library"), Shape(tuple(a.with_stroke(t) for a, t in zip(candidate.actions, strokes)))
 
 
@@ -205,7 +234,7 @@ def structural_neighbours(
             if snapped != shape:
                 yield Edit("snap", (s,)), _replace(program, s, snapped)
         if library_top:
-            for edit, candidate in _library_edits(shape, library_top):
+            for edit, candidate in library_edits(shape, library_top):
                 yield Edit(edit.kind, (s,)), _replace(program, s, candidate)
         for edit, candidate in _shape_edits(shape):
             yield Edit(edit.kind, (s,) + edit.where), _replace(program, s, candidate)

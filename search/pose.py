@@ -28,7 +28,7 @@ from search.template import PEN_RADIUS_PX, STAMP_RADIUS_PX, Target, Template, af
 CAP = 8.0  # px: truncation of the forward term
 REACH = 10.0  # px: truncation of the reverse term
 HEADINGS = np.arange(0.0, 360.0, 10.0)
-NEAR_HEADINGS = np.arange(-40.0, 41.0, 10.0)
+NEAR_HEADINGS = np.arange(-30.0, 31.0, 15.0)
 STEPS = (1.5, 1.5, 4.0, 0.04)  # cx, cy (px), theta (degrees), log s
 POLISH_STEPS = (0.5, 0.5, 1.0, 0.01)
 MIN_STEP_FRACTION = 1.0 / 8.0
@@ -133,15 +133,17 @@ def guesses(
     centre = ink.mean(axis=0)
     rms_ink = float(np.sqrt(((ink - centre) ** 2).sum(axis=1).mean()))
     s = max(rms_ink / tpl.rms, 1e-3)
-    problem = SparseProblem([tpl], target)
     gx, gy = tpl.centroid
-    scored = []
-    for theta in headings:
-        a, b = s * math.cos(math.radians(theta)), s * math.sin(math.radians(theta))
-        place = Placement(centre[0] - (a * gx - b * gy), centre[1] + (b * gx + a * gy), float(theta), s)
-        scored.append((problem.cost([place]), len(scored), place))
-    scored.sort()
-    return [place for _, _, place in scored[:keep]]
+    h = np.radians(headings)
+    a, b = s * np.cos(h), s * np.sin(h)
+    cx, cy = centre[0] - (a * gx - b * gy), centre[1] + (b * gx + a * gy)
+    pose_sets = np.ascontiguousarray(np.stack([cx, cy, a, b], axis=1)[:, None, :])
+    costs = kernels.sparse_scores(
+        tpl.coarse, tpl.coarse_radii, np.zeros(len(tpl.coarse), dtype=np.int64), pose_sets, target.dt,
+        target.samples, CAP, REACH,
+    )
+    best = np.argsort(costs, kind="stable")[:keep]
+    return [Placement(float(cx[k]), float(cy[k]), float(headings[k]), s) for k in best]
 
 
 def anchored(parent: Template, place: Placement, child: Template, parent_joint: int, child_joint: int) -> Placement:
@@ -210,27 +212,46 @@ def refine(
     templates: list[Template], placements: list[Placement], target: Target, max_evals: int = 60,
     movable: tuple[int, ...] | None = None,
 ):
-    """Pattern search with the sparse chamfer score (moving the shapes `movable`, default all)
-    -> (placements, score)."""
-    return _pattern_search(SparseProblem(templates, target).cost, placements, STEPS, max_evals, movable)
+    """Pattern search with the sparse chamfer score (moving the shapes `movable`, default all), compiled
+    as one kernel (`kernels.pattern_search`) -> (placements, score)."""
+    problem = SparseProblem(templates, target)
+    params = np.array([[p.cx, p.cy, p.theta, p.s] for p in placements], dtype=np.float64)
+    flags = np.zeros(len(placements), dtype=np.bool_)
+    flags[list(range(len(placements)) if movable is None else movable)] = True
+    params, value = kernels.pattern_search(
+        problem.points, problem.radii, problem.owner, params, flags, target.dt, target.samples, CAP, REACH,
+        np.array(STEPS), max_evals, MIN_STEP_FRACTION,
+    )
+    return [Placement(*map(float, row)) for row in params], float(value)
+
+
+def fit_one(tpl: Template, ink: np.ndarray, target: Target, max_evals: int = 60) -> tuple[Placement, float]:
+    """One shape fitted from scratch to one ink group: the best two heading guesses refined."""
+    placements, cost = min((refine([tpl], [start], target, max_evals) for start in guesses(tpl, ink, target)),
+                           key=lambda r: r[1])
+    return placements[0], cost
+
+
+def _fit_one_memo(tpl: Template, group: int, n_groups: int, target: Target, max_evals: int) -> Placement:
+    key = ("fit", id(tpl), group, n_groups)
+    if key not in target.memo:  # the template is stored with the result, so its id is not reused
+        ink = ink_groups(target, n_groups)[group]
+        target.memo[key] = (tpl, fit_one(tpl, ink, target, max_evals)[0] if len(ink) else Placement(0, 0, 0, 1))
+    return target.memo[key][1]
 
 
 def fit(templates: list[Template], target: Target, max_evals: int = 60) -> tuple[list[Placement], float]:
-    """Fit every shape's pose from scratch (initial guesses, then refinement of the best two)."""
-    groups = ink_groups(target, len(templates))
-    orders = [(0,)] if len(templates) == 1 else [(0, 1), (1, 0)]
-    starts: list[list[Placement]] = []
-    for order in orders:
-        per_shape = [guesses(tpl, groups[g], target) for tpl, g in zip(templates, order)]
-        starts += [list(combo) for combo in itertools.product(*per_shape)]
+    """Fit every shape's pose from scratch: each shape to each ink group on its own (memoised per image,
+    so shapes shared by many candidates are fitted once), the best assignment refined jointly."""
+    n = len(templates)
+    if n == 1:
+        place = _fit_one_memo(templates[0], 0, 1, target, max_evals)
+        return [place], SparseProblem(templates, target).cost([place])
     problem = SparseProblem(templates, target)
-    ranked = sorted((problem.cost(s), i) for i, s in enumerate(starts))
-    best: tuple[list[Placement], float] = ([], math.inf)
-    for _, i in ranked[:2]:
-        result = refine(templates, starts[i], target, max_evals)
-        if result[1] < best[1]:
-            best = result
-    return best
+    starts = [[_fit_one_memo(tpl, g, n, target, max_evals) for tpl, g in zip(templates, order)]
+              for order in itertools.permutations(range(n))]
+    start = min(starts, key=problem.cost)
+    return refine(templates, start, target, max_evals // 2)
 
 
 # ----------------------------------------------------------------------------------------- pixel score

@@ -10,7 +10,8 @@
 2. Strokes. For the best few structures: the poses are polished on the pixel score of the rendered
    candidate, then each action's stroke type is chosen by the pixel score in a window around that action
    (two passes), with a small preference for the decoder's stroke.
-3. The best program by the final pixel score (plus prior), its poses, and the runners-up.
+3. The best program (with `structures` > 1: by pixel score plus structure score), its poses, and the
+   runners-up: the next best distinct structures, their poses fitted from scratch.
 """
 
 from __future__ import annotations
@@ -25,21 +26,28 @@ from dsl.canonical import image_key, same_shape
 from dsl.types import ImageProgram, Pose, Shape, StrokeType
 from search import enumerate as enumeration
 from search import kernels, pose
-from search.neighbourhood import Edit, off_grid_count, snap_free_form, stroke_variants, structural_neighbours
+from search.neighbourhood import (
+    Edit, library_edits, off_grid_count, snap_free_form, snap_library, stroke_variants, structural_neighbours,
+)
 from search.template import Target, make_target, template
 
+PROJECTIONS = 2  # library shapes tried in place of each non-free-form shape of the best structure
+RESCORE = 3  # best distinct structures fitted again from scratch before the stroke stage
 LOGP_WEIGHT = 0.02  # chamfer pixels per nat of decoder log-probability below the best proposal
 OFF_GRID_COST = 0.15  # per action whose values are neither free-form nor library values
-QUICK_EVALS = 20  # sparse-score evaluations refining a neighbour's pose from its parent's
+QUICK_EVALS = 16  # sparse-score evaluations refining a neighbour's pose from its parent's
 NEW_POSE_EDITS = ("split", "merge", "library")  # edits after which poses are fitted from scratch
-STRUCTURES = 2  # structures whose strokes are assigned and whose pixel score decides
+STRUCTURES = 1  # structures whose strokes are assigned and whose pixel score decides
 STRUCTURE_MARGIN = 0.3  # ... if their structure score is within this of the best
 STROKE_PRIOR = 4.0  # window pixel-score units (ink pixels) for leaving the decoder's stroke
 STROKE_PASSES = 2
 PIXEL_WEIGHT = 100.0  # final score = PIXEL_WEIGHT * mean |grey difference| (0-1) + prior
 LIBRARY_TOP = 3  # library shapes proposed per shape of a starting proposal
 WINDOW_MARGIN = 6
-POLISH_EVALS = 16
+POLISH_EVALS = 60  # pixel-score evaluations polishing each shape's pose
+MIN_POLISH_EVALS = 12
+POLISH_MS = 50.0  # time the stroke stage takes with POLISH_EVALS (fewer evaluations when less is left)
+STROKE_RESERVE_MS = 75.0  # time kept for rescoring and the stroke stage
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,12 +69,13 @@ class Alternative:
 @dataclass(frozen=True, slots=True)
 class Refinement:
     program: ImageProgram  # best program (shapes in the order the poses follow)
-    score: float  # final score (lower is better)
+    score: float  # its score: sparse chamfer (px) of its centreline + prior costs; lower is better
     poses: tuple[Pose, ...]  # fitted pose of every shape (turtle units, official view)
-    alternatives: tuple[Alternative, ...]  # runners-up, best first
+    alternatives: tuple[Alternative, ...]  # the next best distinct structures (same score), best first
     candidates: int = 0  # structural candidates scored
     milliseconds: float = 0.0
-    structure_scores: tuple[float, ...] = field(default=())  # sparse scores of the refined structures
+    pixel_score: float = 0.0  # PIXEL_WEIGHT x mean |grey difference| of its render, strokes and poses polished
+    timings: dict = field(default_factory=dict)  # milliseconds per stage: search, rescore, strokes
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +107,8 @@ class _StructureSearch:
         self.target = target
 
     def score(self, program: ImageProgram, context: _Context) -> tuple[float, tuple]:
-        templates = [template(s) for s in program.shapes]
+        # the sparse score sees only centrelines: fit the stroke-free shapes (more memo hits)
+        templates = [template(s.with_strokes(StrokeType.NORMAL)) for s in program.shapes]
         if context.parent is None or context.edit.kind in NEW_POSE_EDITS:
             placements, value = pose.fit(templates, self.target)
         else:
@@ -106,15 +116,14 @@ class _StructureSearch:
             extra = []
             joints = _anchor_joints(context.edit)
             if joints is not None:
-                extra.append(pose.anchored(
-                    template(context.parent.shapes[s]), context.placements[s], templates[s], *joints
-                ))
+                parent = template(context.parent.shapes[s].with_strokes(StrokeType.NORMAL))
+                extra.append(pose.anchored(parent, context.placements[s], templates[s], *joints))
             placements, value = pose.refit_near(templates, list(context.placements), self.target, s, extra, QUICK_EVALS)
         return value + context.prior + OFF_GRID_COST * off_grid_count(program), (tuple(placements), context)
 
     def expand(self, scored: enumeration.Scored):
         placements, context = scored.info
-        templates = [template(s) for s in scored.program.shapes]
+        templates = [template(s.with_strokes(StrokeType.NORMAL)) for s in scored.program.shapes]
         residuals = pose.action_residuals(templates, list(placements), self.target)
         reverse = pose.SparseProblem(templates, self.target).terms(list(placements))[1]
         library_top = LIBRARY_TOP if scored.depth == 0 and not _free_form_like(scored.program) else 0
@@ -130,11 +139,19 @@ def _expected_gain(edit: Edit, residuals: list[np.ndarray], reverse: float) -> f
         return float(residuals[edit.where[0]][edit.where[1]:].mean())
     if edit.kind == "delete":
         return float(residuals[edit.where[0]][edit.where[1]])
-    if edit.kind == "insert":
+    if edit.kind in ("insert", "library"):
         return reverse
     if edit.kind == "snap":
         return 0.1
     return 0.0
+
+
+def snapped(program: ImageProgram) -> ImageProgram:
+    """Every shape's values snapped to the free-form grid if they are near it, else to library values."""
+    return ImageProgram(tuple(
+        snap_free_form(shape) if _free_form_like(ImageProgram((shape,))) else snap_library(shape)
+        for shape in program.shapes
+    ))
 
 
 def _free_form_like(program: ImageProgram) -> bool:
@@ -182,9 +199,11 @@ def _decoder_strokes(program: ImageProgram, source: ImageProgram) -> list[list[S
     return out
 
 
-def assign_strokes(program: ImageProgram, placements: list, target: Target, source: ImageProgram):
+def assign_strokes(
+    program: ImageProgram, placements: list, target: Target, source: ImageProgram, polish_evals: int = POLISH_EVALS
+):
     """Polish the poses on the pixel score, then choose each action's stroke -> (program, placements)."""
-    placements = pose.polish([template(x) for x in program.shapes], placements, target, POLISH_EVALS)
+    placements = pose.polish([template(x) for x in program.shapes], list(placements), target, polish_evals)
     decoder = _decoder_strokes(program, source)
     for _ in range(STROKE_PASSES):
         changed = False
@@ -207,18 +226,96 @@ def assign_strokes(program: ImageProgram, placements: list, target: Target, sour
     return program, placements
 
 
+def _action_vote_key(action) -> tuple:
+    return (action.kind, action.stroke, round(action.turn / 5.0), round(action.length, 1), round(action.radius, 1),
+            round(action.angle / 5.0))
+
+
+def consensus(proposals) -> ImageProgram | None:
+    """The proposals' majority program: the commonest shape count, per shape the commonest action count,
+    per action the commonest action among the proposals that agree on those counts (weights exp(logp))."""
+    weights = {id(p): math.exp(p.logp) for p in proposals}
+    counts: dict[int, float] = {}
+    for p in proposals:
+        counts[len(p.program.shapes)] = counts.get(len(p.program.shapes), 0.0) + weights[id(p)]
+    n = max(sorted(counts), key=counts.get)
+    voters = [p for p in proposals if len(p.program.shapes) == n]
+    shapes = []
+    for s in range(n):
+        lengths: dict[int, float] = {}
+        for p in voters:
+            lengths[len(p.program.shapes[s])] = lengths.get(len(p.program.shapes[s]), 0.0) + weights[id(p)]
+        k = max(sorted(lengths), key=lengths.get)
+        agreeing = [p for p in voters if len(p.program.shapes[s]) == k]
+        actions = []
+        for i in range(k):
+            groups: dict[tuple, dict] = {}
+            for p in agreeing:
+                action = p.program.shapes[s].actions[i]
+                group = groups.setdefault(_action_vote_key(action), {})
+                group[action] = group.get(action, 0.0) + weights[id(p)]
+            group = max(groups.values(), key=lambda g: sum(g.values()))
+            actions.append(max(group, key=group.get))  # the commonest exact action of the winning group
+        shapes.append(Shape(tuple(actions)))
+    return ImageProgram(tuple(shapes))
+
+
+def _library_projections(search: _StructureSearch, best: enumeration.Scored) -> list:
+    """The best structure with each of its non-free-form shapes replaced by its nearest library shapes
+    (basic-shape images draw library shapes), scored with poses fitted from scratch."""
+    out = []
+    placements, context = best.info
+    for s, shape in enumerate(best.program.shapes):
+        if _free_form_like(ImageProgram((shape,))):
+            continue
+        for edit, candidate in library_edits(shape, PROJECTIONS):
+            shapes = list(best.program.shapes)
+            shapes[s] = candidate
+            program = ImageProgram(tuple(shapes))
+            child = _Context(context.prior + edit.cost, context.strokes_from)
+            value, info = search.score(program, child)
+            out.append(enumeration.Scored(value, -1 - len(out), program, info, best.depth + 1))
+    return out
+
+
+def _rescored(search: _StructureSearch, ranked: list, count: int) -> list:
+    """The best `count` distinct structures scored again with poses fitted from scratch (a candidate's
+    score depends on the path that reached it: its pose was refitted from its parent's), best first."""
+    distinct, keys = [], set()
+    for scored in sorted(ranked):
+        key = _structure_key(scored.program)
+        if key not in keys:
+            keys.add(key)
+            distinct.append(scored)
+        if len(distinct) == count:
+            break
+    out = []
+    for scored in distinct:
+        placements, context = scored.info
+        fresh = search.score(scored.program, _Context(context.prior, context.strokes_from))
+        best = min((scored.score, placements), (fresh[0], fresh[1][0]), key=lambda f: f[0])
+        out.append(enumeration.Scored(best[0], scored.order, scored.program, (best[1], context), scored.depth))
+    return sorted(out)
+
+
+def _elapsed(started: float) -> float:
+    return (time.perf_counter() - started) * 1000.0
+
+
 def refine_image(
     image: np.ndarray,
     proposals,
-    budget_ms: float | None = 80.0,
+    budget_ms: float | None = 130.0,
     max_candidates: int = 150,
     structures: int = STRUCTURES,
 ) -> Refinement:
     """The program that draws `image`, searched near `proposals` (objects with `program` and `logp`).
 
-    `budget_ms` and `max_candidates` bound the structure search (candidates scored); with
-    `budget_ms=None` the run is deterministic. The stroke stage after it takes about 20-40 ms more.
-    `structures`: at most this many structures, within STRUCTURE_MARGIN of the best, get strokes."""
+    `budget_ms` is the time for the whole refinement: the structure search stops STROKE_RESERVE_MS before
+    it, and the pose polishing of the stroke stage gets fewer evaluations when time is short (the stroke
+    choice itself always runs). `max_candidates` bounds the structures scored. With `budget_ms=None` the
+    run is deterministic. `structures`: at most this many structures, within STRUCTURE_MARGIN of the
+    best, get strokes."""
     started = time.perf_counter()
     proposals = list(proposals)
     if not proposals:
@@ -226,41 +323,48 @@ def refine_image(
     target = make_target(image)
     search = _StructureSearch(target)
     best_logp = max(p.logp for p in proposals)
-    starts = [(p.program, _Context(LOGP_WEIGHT * (best_logp - p.logp), p.program)) for p in proposals]
+    starts = [(snapped(p.program), _Context(LOGP_WEIGHT * (best_logp - p.logp), p.program)) for p in proposals]
+    if len(proposals) > 2:
+        majority = snapped(consensus(proposals))
+        starts.insert(0, (majority, _Context(0.0, majority)))
     generator = enumeration.best_first(
         starts, search.score, search.expand, _structure_key,
-        enumeration.Budget(candidates=max_candidates, milliseconds=budget_ms),
+        enumeration.Budget(
+            candidates=max_candidates,
+            milliseconds=None if budget_ms is None else max(budget_ms - STROKE_RESERVE_MS - _elapsed(started), 1.0),
+        ),
     )
     ranked = list(generator)
-    chosen, keys = [], set()
-    for scored in sorted(ranked):
-        key = _structure_key(scored.program)
-        if chosen and scored.score > chosen[0].score + STRUCTURE_MARGIN:
-            break
-        if key not in keys:
-            keys.add(key)
-            chosen.append(scored)
-        if len(chosen) == structures:
-            break
+    timings = {"search": _elapsed(started)}
+    ranked += _library_projections(search, min(ranked))
+    rescored = _rescored(search, ranked, RESCORE)
+    timings["rescore"] = _elapsed(started) - timings["search"]
+    chosen = [c for c in rescored[:structures] if c.score <= rescored[0].score + STRUCTURE_MARGIN]
     finals = []
     for scored in chosen:
         placements, context = scored.info
-        program, placements = assign_strokes(scored.program, list(placements), target, context.strokes_from)
+        evals = POLISH_EVALS
+        if budget_ms is not None:
+            left = budget_ms - _elapsed(started)
+            evals = int(min(max(POLISH_EVALS * left / POLISH_MS, MIN_POLISH_EVALS), POLISH_EVALS))
+        program, placements = assign_strokes(scored.program, list(placements), target, context.strokes_from, evals)
         templates = [template(s) for s in program.shapes]
-        value = (
-            PIXEL_WEIGHT * pose.pixel_cost(templates, placements, target)
-            + context.prior
-            + OFF_GRID_COST * off_grid_count(program)
-        )
-        finals.append((value, len(finals), program, tuple(p.pose(target) for p in placements), scored.score))
+        pixel = PIXEL_WEIGHT * pose.pixel_cost(templates, placements, target)
+        finals.append((pixel + scored.score, len(finals), program, tuple(p.pose(target) for p in placements), scored))
     finals.sort(key=lambda f: (f[0], f[1]))
+    timings["strokes"] = _elapsed(started) - timings["search"] - timings["rescore"]
     best = finals[0]
+    others = [Alternative(f[2], f[4].score, f[3]) for f in finals[1:]]
+    others += [
+        Alternative(c.program, c.score, tuple(p.pose(target) for p in c.info[0])) for c in rescored[len(chosen):]
+    ]
     return Refinement(
         program=best[2],
-        score=best[0],
+        score=best[4].score,
         poses=best[3],
-        alternatives=tuple(Alternative(f[2], f[0], f[3]) for f in finals[1:]),
+        alternatives=tuple(sorted(others, key=lambda a: a.score)),
         candidates=len(ranked),
-        milliseconds=(time.perf_counter() - started) * 1000.0,
-        structure_scores=tuple(f[4] for f in finals),
+        milliseconds=_elapsed(started),
+        pixel_score=best[0] - best[4].score,
+        timings=timings,
     )

@@ -96,7 +96,7 @@ class Template:
     centroid: np.ndarray  # (2,) of the centreline
     rms: float  # root-mean-square distance of the centreline from its centroid
     coarse: np.ndarray  # (<= COARSE_POINTS, 2) centreline points, for pose search
-    coarse_radii: np.ndarray  # (same,) 0: the reverse term measures to the centreline itself
+    coarse_radii: np.ndarray  # (same,) ink half-width in pixels (pen)
     coarse_action: np.ndarray  # (same,) index of the action each coarse point lies on
     mark_points: np.ndarray  # (P, 2) every mark's points in drawing order (for rendering)
     mark_offsets: np.ndarray  # (K + 1,) mark k = mark_points[offsets[k]:offsets[k+1]]
@@ -138,7 +138,7 @@ def template(shape: Shape) -> Template:
         centroid,
         max(rms, 1e-6),
         coarse,
-        np.zeros(len(coarse)),
+        np.full(len(coarse), PEN_RADIUS_PX),
         np.concatenate(line_owners)[::stride],
         np.ascontiguousarray(np.concatenate(points)),
         offsets,

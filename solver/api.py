@@ -142,11 +142,15 @@ def solve_problem(
     perception: Perception | None = None,
     time_limit: float = DEFAULT_TIME_LIMIT,
     max_rules: int = DEFAULT_MAX_RULES,
+    decoded: bool = False,
 ) -> Solution:
-    """Induce the rule separating A from B, label the queries by the optimal rules, explain."""
+    """Induce the rule separating A from B, label the queries by the optimal rules, explain.
+
+    `decoded=True` says that programs given directly were decoded from pixels (not ground truth), so
+    categories are matched with tolerance (`solver.categories`); pixels decoded here imply it."""
     given = as_input(problem, oracle)
-    decoded = any(isinstance(item, np.ndarray) for side in (given.context_a, given.context_b, given.queries)
-                  for item in side)
+    decoded = decoded or any(isinstance(item, np.ndarray)
+                             for side in (given.context_a, given.context_b, given.queries) for item in side)
     context_a = _programs(given.context_a, "set A", oracle, perception)
     context_b = _programs(given.context_b, "set B", oracle, perception)
     queries = _programs(given.queries, "queries", oracle, perception)

@@ -6,8 +6,8 @@ The solver never reads problem names; evaluation does, here, to report the rule-
                              the same geometry, which no image can tell apart)
   hd_<a1>[-<a2>]_<id>        every attribute of the name is expressed by the rule: the attribute itself, or
                              its numeric form (has_eight_straight_lines = count(straight_lines, eq, 8),
-                             has_curve = arcs >= 1, ...); symmetric_transposed = symmetric and
-                             self_transposed
+                             has_two_parts = count(parts, eq, 2), has_curve = arcs >= 1, ...);
+                             symmetric_transposed = symmetric and self_transposed
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ AT_LEAST_ONE = {  # attribute -> the count that is >= 1 exactly when the attribu
     "has_obtuse_angle": "obtuse_angles",
     "has_line_crossing": "crossings",
 }
+EXACT_COUNTS = {"has_two_parts": ("parts", 2)}  # attribute -> the count equality it states
 PARTS = {"symmetric_transposed": ("symmetric", "self_transposed")}
 
 
@@ -63,6 +64,10 @@ def _expresses(attribute: str, literal: Literal) -> bool:
     if len(words) == 4 and words[0] == "has" and words[2:] == ["straight", "lines"] and words[1] in NUMBER_NAMES:
         return (literal.name == "straight_lines" and not literal.negated
                 and literal.comparison is Comparison.EQ and literal.value == NUMBER_NAMES[words[1]])
+    if attribute in EXACT_COUNTS:
+        name, value = EXACT_COUNTS[attribute]
+        return (literal.name == name and literal.value == value and not literal.negated
+                and literal.comparison is Comparison.EQ)
     count = AT_LEAST_ONE.get(attribute)
     if count is None or literal.name != count:
         return False

@@ -54,11 +54,14 @@ def test_arc_pieces_follow_the_turtle():
     assert math.degrees(backwards.direction(0.0)) % 360 == pytest.approx(180.0)
 
 
+def dense(poly: np.ndarray, per_side: int = 40) -> np.ndarray:
+    return np.concatenate([np.linspace(p, q, per_side, endpoint=False) for p, q in zip(poly, np.roll(poly, -1, 0))])
+
+
 def test_symmetries():
     isosceles = np.array([[0.0, 0.0], [2.0, 0.0], [1.0, 3.0]])
     scalene = np.array([[0.0, 0.0], [2.0, 0.0], [0.4, 3.0]])
     parallelogram = np.array([[0.0, 0.0], [2.0, 0.0], [2.6, 1.0], [0.6, 1.0]])
-    dense = lambda poly: np.concatenate([np.linspace(p, q, 40, endpoint=False) for p, q in zip(poly, np.roll(poly, -1, 0))])
     assert is_mirror_symmetric(dense(isosceles), isosceles, 0.02)
     assert not is_mirror_symmetric(dense(scalene), scalene, 0.02)
     assert not is_mirror_symmetric(dense(parallelogram), parallelogram, 0.02)
@@ -106,6 +109,6 @@ def test_principal_axis_turns_with_the_polygon(angle, stretch):
 def test_regular_polygons_are_symmetric_both_ways_when_even(sides, angle, dx):
     corners = np.array([[math.cos(2 * math.pi * k / sides), math.sin(2 * math.pi * k / sides)] for k in range(sides)])
     corners = rigid(corners, angle, (dx, 0.0))
-    dense = np.concatenate([np.linspace(p, q, 30, endpoint=False) for p, q in zip(corners, np.roll(corners, -1, 0))])
-    assert is_mirror_symmetric(dense, corners, 0.02)
-    assert is_point_symmetric(dense, 0.02) == (sides % 2 == 0)
+    outline = dense(corners, 30)
+    assert is_mirror_symmetric(outline, corners, 0.02)
+    assert is_point_symmetric(outline, 0.02) == (sides % 2 == 0)

@@ -51,3 +51,30 @@ def test_sparse_score_is_zero_for_points_on_ink():
         points, np.array([2.0]), np.zeros(1, dtype=np.int64), np.array([[10.5, 10.5, 1.0, 0.0]]), dt, samples, 8.0, 10.0
     )
     assert forward == 0.0 and reverse == 0.0
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), shapes=st.integers(1, 2))
+def test_pattern_search_matches_reference(seed, shapes):
+    rng = np.random.default_rng(seed)
+    points, radii, owner, _, dt, samples = _random_case(rng, shapes)
+    h, w = dt.shape
+    params = np.column_stack([rng.uniform(0, w, shapes), rng.uniform(0, h, shapes), rng.uniform(0, 360, shapes),
+                              rng.uniform(5, 30, shapes)])
+    movable = np.ones(shapes, dtype=np.bool_)
+    steps = np.array([1.5, 1.5, 4.0, 0.04])
+    fast = kernels.pattern_search(points, radii, owner, params, movable, dt, samples, 8.0, 10.0, steps, 30, 0.125)
+    slow = kernels.pattern_search_reference(points, radii, owner, params, movable, dt, samples, 8.0, 10.0, steps, 30,
+                                            0.125)
+    np.testing.assert_allclose(fast[0], np.array(slow[0]), rtol=1e-9, atol=1e-9)
+    assert fast[1] == pytest.approx(slow[1], rel=1e-9, abs=1e-12)
+
+
+def test_sparse_scores_matches_reference():
+    rng = np.random.default_rng(7)
+    points, radii, owner, poses, dt, samples = _random_case(rng, 2)
+    pose_sets = np.stack([poses, poses + 1.0, poses * 0.9])
+    np.testing.assert_allclose(
+        kernels.sparse_scores(points, radii, owner, pose_sets, dt, samples, 8.0, 10.0),
+        kernels.sparse_scores_reference(points, radii, owner, pose_sets, dt, samples, 8.0, 10.0),
+    )

@@ -53,3 +53,7 @@ def test_image_categories_per_shape():
     first, second = image_categories(program, top=2)
     assert "equilateral_traingle" in first[0].names and "closed_circle" in second[0].names
     assert len(first) == 2
+
+
+def test_a_shape_that_draws_nothing_matches_nothing():
+    assert match_shape(Shape((Action.line(0.0),))) == []

@@ -109,3 +109,5 @@ def test_rule_match_of_equivalent_forms():
     pair = Rule((Literal(Family.CATEGORIES, "circle", other="square"),))
     assert rule_matches("bd_square-circle_0000", pair)
     assert rule_matches("ff_nact3_3_0000", Rule((Literal(Family.IMAGE_SEQUENCE, "a | b"),)))
+    two_parts = Rule((Literal(Family.COUNT, "parts", comparison=Comparison.EQ, value=2),))
+    assert rule_matches("hd_has_two_parts_0000", two_parts)

@@ -171,13 +171,14 @@ def test_equally_short_rules_prefer_the_more_specific_family():
     ]
 
 def test_equally_short_rules_prefer_the_rarest_literal():
-    """prior.lp: convex holds of far fewer library shapes than has_straight_line."""
-    a = [image(f"a{i}", attributes={"convex": 1, "has_straight_line": 1}) for i in range(6)]
-    b = [image(f"b{i}", attributes={"convex": 0, "has_straight_line": 0}) for i in range(6)]
+    """prior.lp: convex splits the library 75 / 552, has_curve 347 / 280; six convex images in A and
+    six non-convex ones in B are the smaller coincidence under "convex"."""
+    a = [image(f"a{i}", attributes={"convex": 1, "has_curve": 1}) for i in range(6)]
+    b = [image(f"b{i}", attributes={"convex": 0, "has_curve": 0}) for i in range(6)]
     facts = ProblemFacts(tuple(a), tuple(b), ())
     assert optimal_rules(facts, ("rule.lp", "attribute.lp")) == {
         "concept(I) :- image(I), attr(I,convex,1).",
-        "concept(I) :- image(I), attr(I,has_straight_line,1).",
+        "concept(I) :- image(I), attr(I,has_curve,1).",
     }
     assert optimal_rules(facts, ("rule.lp", "attribute.lp", "prior.lp")) == {
         "concept(I) :- image(I), attr(I,convex,1)."
@@ -224,3 +225,18 @@ def test_a_count_with_several_readings_matches_each():
     b = [image(f"b{i}", counts={"straight_lines": (6, 7) if i < 3 else (9,)}) for i in range(6)]
     rules = optimal_rules(ProblemFacts(tuple(a), tuple(b), ()), ("rule.lp", "count.lp"))
     assert rules == {"concept(I) :- image(I), count(I,straight_lines,8)."}
+
+
+def test_prior_covers_the_facts_the_solver_writes():
+    """prior.lp is generated from the features (python -m solver.prior): its names must be current."""
+    import re
+    from importlib import resources
+
+    from dsl.library import ATTRIBUTES
+    from solver.facts import COUNTED_ATTRIBUTES, COUNTS
+
+    text = resources.files("solver").joinpath("encodings", "prior.lp").read_text()
+    attributes = set(re.findall(r"^info\(attr\((\w+)\)", text, re.M))
+    counts = set(re.findall(r"^info\(count\((\w+),", text, re.M))
+    assert attributes == set(ATTRIBUTES) - COUNTED_ATTRIBUTES
+    assert counts == set(COUNTS)
