@@ -57,8 +57,8 @@ def main(argv: list[str] | None = None) -> int:
     figures = {"split": args.split, "problems": len(problems), "oracle": args.oracle, **passes[0],
                "passes": passes}
     for p in passes:
-        print(f"{args.split} pass {p['pass']}: median {p['median_seconds']:.3f} s, mean {p['mean_seconds']:.3f} s, "
-              f"max {p['max_seconds']:.3f} s, clingo median {p['median_clingo_seconds']:.3f} s, "
+        print(f"{args.split} pass {p['pass']}: median {p['median_seconds']:.3f} s, "
+              f"mean {p['mean_seconds']:.3f} s, max {p['max_seconds']:.3f} s, clingo median {p['median_clingo_seconds']:.3f} s, "
               f"accuracy {p['accuracy']:.4f} ({len(problems)} problems)")
     if args.json:
         atomic_write_text(Path(args.json), json.dumps(figures, indent=1))

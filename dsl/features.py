@@ -55,7 +55,7 @@ from dsl.geometry import (
     neck_pinch,
     polygon_area,
     polygon_perimeter,
-    segment_distance,
+    line_distance,
     shape_pieces,
     tolerance,
     width_and_length,
@@ -232,23 +232,14 @@ def is_regular(face: Face) -> bool:
 
 
 def is_sector(face: Face, tol: float) -> bool:
-    """A circular sector: one arc closed by two radii meeting at its centre, or by one diameter (half
-    disc); radii within 5 % of the arc's radius."""
+    """A circular sector: a region bounded by one arc and straight sides that lie on lines through the
+    arc's centre (two radii, or one diameter for a half disc)."""
     lines = [s for s in face.sides if s.is_line]
     arcs = [s for s in face.sides if not s.is_line]
-    if len(arcs) != 1 or len(face.sides) != len(lines) + 1:
+    if len(arcs) != 1 or not 1 <= len(lines) <= 2 or len(face.sides) != len(lines) + 1:
         return False
-    centre, radius = arcs[0].centre, arcs[0].radius
-    if len(lines) == 1:
-        diameter = lines[0]
-        return segment_distance(centre, diameter.start, diameter.end) <= 2 * tol and (
-            abs(diameter.length - 2 * radius) <= 0.05 * 2 * radius
-        )
-    if len(lines) != 2:
-        return False
-    ends = [lines[0].start, lines[0].end, lines[1].start, lines[1].end]
-    at_centre = min(np.linalg.norm(p - centre) for p in ends) <= 2 * tol
-    return at_centre and all(abs(s.length - radius) <= 0.05 * radius for s in lines)
+    centre = arcs[0].centre
+    return all(line_distance(centre, s.start, s.end) <= 2 * tol for s in lines)
 
 
 def shape_attributes(facts: ShapeGeometryFacts, counts: dict[str, int]) -> dict[str, int | None]:

@@ -168,11 +168,10 @@ def polygon_area(points: np.ndarray) -> float:
     return 0.5 * float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1)))
 
 
-def segment_distance(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
-    """Distance from point p to the segment ab."""
+def line_distance(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
+    """Distance from point p to the (infinite) line through a and b."""
     d = b - a
-    t = min(max(float(np.dot(p - a, d) / max(np.dot(d, d), 1e-18)), 0.0), 1.0)
-    return float(np.linalg.norm(a + t * d - p))
+    return abs(float(d[0] * (p - a)[1] - d[1] * (p - a)[0])) / max(float(np.linalg.norm(d)), 1e-18)
 
 
 def polygon_perimeter(points: np.ndarray) -> float:

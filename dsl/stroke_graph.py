@@ -20,14 +20,16 @@ from scipy.spatial import cKDTree
 
 from dsl.geometry import CORNER_DEGREES, Piece, meeting_points, polygon_area, wrap_degrees
 
+
 @dataclass(frozen=True, slots=True)
 class Edge:
+    """The stretch of piece `piece` between parameters t0 < t1, from node u to node v."""
+
     u: int
     v: int
     piece: int
     t0: float
     t1: float
-
 
 
 @dataclass(slots=True)

@@ -28,6 +28,7 @@ from search.template import PEN_RADIUS_PX, STAMP_RADIUS_PX, Target, Template, af
 CAP = 8.0  # px: truncation of the forward term
 REACH = 10.0  # px: truncation of the reverse term
 HEADINGS = np.arange(0.0, 360.0, 10.0)
+FIT_EVALS = 40  # sparse-score evaluations refining each of the two best heading guesses
 NEAR_HEADINGS = np.arange(-30.0, 31.0, 15.0)
 STEPS = (1.5, 1.5, 4.0, 0.04)  # cx, cy (px), theta (degrees), log s
 POLISH_STEPS = (0.5, 0.5, 1.0, 0.01)
@@ -240,7 +241,7 @@ def _fit_one_memo(tpl: Template, group: int, n_groups: int, target: Target, max_
     return target.memo[key][1]
 
 
-def fit(templates: list[Template], target: Target, max_evals: int = 60) -> tuple[list[Placement], float]:
+def fit(templates: list[Template], target: Target, max_evals: int = FIT_EVALS) -> tuple[list[Placement], float]:
     """Fit every shape's pose from scratch: each shape to each ink group on its own (memoised per image,
     so shapes shared by many candidates are fitted once), the best assignment refined jointly."""
     n = len(templates)

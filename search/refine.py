@@ -40,7 +40,7 @@ NEW_POSE_EDITS = ("split", "merge", "library")  # edits after which poses are fi
 STRUCTURES = 1  # structures whose strokes are assigned and whose pixel score decides
 STRUCTURE_MARGIN = 0.3  # ... if their structure score is within this of the best
 STROKE_PRIOR = 4.0  # window pixel-score units (ink pixels) for leaving the decoder's stroke
-STROKE_PASSES = 2
+STROKE_PASSES = 1
 PIXEL_WEIGHT = 100.0  # final score = PIXEL_WEIGHT * mean |grey difference| (0-1) + prior
 LIBRARY_TOP = 3  # library shapes proposed per shape of a starting proposal
 WINDOW_MARGIN = 6

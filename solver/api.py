@@ -71,7 +71,8 @@ def _as_program(item, where: str) -> ImageProgram | np.ndarray:
             return parse_image(item)
         except ValueError as error:
             raise SolverError(f"{where}: {error}") from None
-    raise SolverError(f"{where}: expected an ImageProgram, a JSON program or an image array, got {type(item).__name__}")
+    kind = type(item).__name__
+    raise SolverError(f"{where}: expected an ImageProgram, a JSON program or an image array, got {kind}")
 
 
 def _split_sides(positives: Sequence, negatives: Sequence) -> ProblemInput:
@@ -118,7 +119,9 @@ def as_input(problem, oracle: bool | None = None) -> ProblemInput:
     raise SolverError(f"cannot read a problem from {type(problem).__name__}")
 
 
-def _programs(images: Sequence, side: str, oracle: bool | None, perception: Perception | None) -> list[ImageProgram]:
+def _programs(
+    images: Sequence, side: str, oracle: bool | None, perception: Perception | None
+) -> list[ImageProgram]:
     items = [_as_program(item, f"{side} image {k}") for k, item in enumerate(images)]
     arrays = [k for k, item in enumerate(items) if isinstance(item, np.ndarray)]
     if not arrays:

@@ -104,7 +104,8 @@ def evaluate_problem(job: EvalJob) -> dict:
 def plan_jobs(root: str, split: str, limit: int | None, oracle: bool, time_limit: float) -> list[EvalJob]:
     splits = read_splits(root)
     if split not in splits:
-        raise DatasetError(f"{Path(root) / SPLIT_FILE}: no split {split!r} (available: {', '.join(sorted(splits))})")
+        available = ", ".join(sorted(splits))
+        raise DatasetError(f"{Path(root) / SPLIT_FILE}: no split {split!r} (available: {available})")
     names = splits[split][:limit]
     tables: dict[str, dict] = {}
     jobs = []

@@ -1,8 +1,9 @@
 """Rule induction: one clingo run per problem over the whole rule language.
 
-The encodings (package data) are the rule core `rule.lp` and one file per family of literals. Facts
-come from `solver.facts`. Clingo optimises (fewest misclassified context images, then the shortest
-rule) and, with opt-mode=optN, enumerates every optimal rule. A time limit stops the search; the outcome
+The encodings (package data) are the rule core `rule.lp`, one file per family of literals and the
+specificity prior `prior.lp`. Facts come from `solver.facts`. Clingo optimises (fewest misclassified
+context images, then the shortest rule, then the most specific one) and, with opt-mode=optN,
+enumerates every optimal rule. A time limit stops the search; the outcome
 says whether the rules returned are proven optimal.
 """
 
@@ -27,7 +28,7 @@ LOG = logging.getLogger(__name__)
 
 class Outcome(enum.Enum):
     OPTIMAL = "optimal"  # the rules are all optimal rules (or the first max_rules of them)
-    TIME_LIMIT = "time_limit"  # the limit was hit: the best rules found, optimality not proven
+    TIME_LIMIT = "time_limit"  # the limit was hit: the best rules found so far (maybe not optimal, or not all)
     NO_RULE = "no_rule"  # the limit was hit before any rule was found
 
 

@@ -64,11 +64,11 @@ def prior_facts(shapes: list[ShapeFacts]) -> list[str]:
     maximum = max((max(r) for s in shapes for r in s.counts.values()), default=0)
     for name in COUNTS:
         for n in range(0, maximum + 1):
-            eq = tallies["count_eq"][(name, n)] / total
+            eq, ge, le = (tallies[t][(name, n)] / total for t in ("count_eq", "count_ge", "count_le"))
             lines.append(f"info(count({name}, eq, {n}), {information(eq, total)}).")
             lines.append(f"info(neg(count({name}, eq, {n})), {information(1 - eq, total)}).")
-            lines.append(f"info(count({name}, ge, {n}), {information(tallies['count_ge'][(name, n)] / total, total)}).")
-            lines.append(f"info(count({name}, le, {n}), {information(tallies['count_le'][(name, n)] / total, total)}).")
+            lines.append(f"info(count({name}, ge, {n}), {information(ge, total)}).")
+            lines.append(f"info(count({name}, le, {n}), {information(le, total)}).")
     return lines
 
 
