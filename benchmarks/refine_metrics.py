@@ -8,8 +8,9 @@ true program an `ImageProgram`, proposals a list of objects with `program` and `
 images). Output dict:
   n                                    images measured
   exact_refined                        share of images whose refined program is the true one, by
-                                       `dsl.canonical.same_image` (stroke types included, lengths 0.02,
-                                       angles 2 degrees: the decoder benchmark's definition of exact)
+                                       `dsl.canonical.same_image` with stroke types (the decoder
+                                       benchmark's definition of exact: lengths 0.02 and angles 2 degrees,
+                                       or 0.05 and 5 degrees with basic=True)
   exact_structure                      the same with stroke types ignored
   refine_ms_median, refine_ms_p90      wall time of `refine_image` per image (one core)
   kernel_candidates_per_second_numba   candidates scored per second by `kernels.sparse_score` (the score
@@ -37,6 +38,9 @@ from search.refine import Proposal, refine_image
 from search.template import make_target, template
 
 CORRUPTIONS = ("stroke", "turn", "kind", "drop", "jitter")
+# the decoder benchmark's tolerances of "exact": snapped free-form programs / raw programs
+FREE_FORM_TOLERANCE = {"length_tol": 0.02, "angle_tol": 2.0}
+BASIC_TOLERANCE = {"length_tol": 0.05, "angle_tol": 5.0}
 
 
 def corrupt(program: ImageProgram, rng: np.random.Generator) -> ImageProgram:
@@ -156,8 +160,9 @@ def measure(
         started = time.perf_counter()
         refinement = refine_image(image, proposals, **options)
         times.append((time.perf_counter() - started) * 1000.0)
-        exact.append(same_image(refinement.program, truth))
-        structure.append(same_image(refinement.program, truth, ignore_strokes=True))
+        tolerance = BASIC_TOLERANCE if basic else FREE_FORM_TOLERANCE
+        exact.append(same_image(refinement.program, truth, **tolerance))
+        structure.append(same_image(refinement.program, truth, ignore_strokes=True, **tolerance))
         if basic:
             hits = category_hits(refinement.program, truth)
             shape_hits += hits

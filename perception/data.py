@@ -13,11 +13,17 @@ Programs (`sample_training_program`), official poses and scales (spec §2.6):
              scales 150-320 (one shape) or 150-260 (two).
 
 Targets. A picture does not show where a shape starts, which way it was traced, nor the shape order.
-Each image gets up to `max_variants` token sequences, all drawing the same picture: the canonical one
-(`dsl.canonical.canonical_image`) first, then random other start points / directions / shape orders from
-`dsl.canonical.travel_variants`. The loss is the log of the summed likelihood of these variants (the
-likelihood of the picture's equivalence class), so the decoder may learn whichever start is easiest to
-see; decoded programs are canonicalised before they are compared or merged.
+Each image gets up to `max_variants` token sequences, all drawing the same picture: random start points /
+directions / shape orders from `dsl.canonical.travel_variants` (the equivalence class that
+`dsl.canonical.canonical_image` picks one representative of). The loss is the log of the summed
+likelihood of these variants (the likelihood of the picture's equivalence class), so the decoder may
+learn whichever tracing is easiest to see; decoded programs are canonicalised (`canonical_image`) before
+they are compared or merged, so any tracing of the right picture counts.
+
+Dense supervision (training only), both rasterised from the actions' centrelines over the crop:
+  cells         (7, 24, 24) which stroke types / kinds pass through each cell of a CNN grid;
+  action_cells  (24, 12, 12) the cells of each action: the attention target of the step that emits it
+                (`action` (T,) per variant says which action each step draws).
 
 Tokens are in travel form (turn = change of travel direction at the junction, curvature = signed arc
 angle), one step per action, then NEXT between the two shapes and STOP at the end. Per step:
@@ -38,7 +44,7 @@ import numpy as np
 import torch
 from PIL import Image
 
-from dsl.canonical import canonical_image, from_travel_form, to_travel_form, travel_variants, Segment
+from dsl.canonical import Segment, from_travel_form, travel_variants
 from dsl.generate import ProblemKind, perturb_shape, sample_free_form_shape, sample_pose
 from dsl.library import load_library
 from dsl.raster import official_view, render_drawing, render_program
@@ -97,21 +103,36 @@ def prepare_image(image: np.ndarray, size: int) -> tuple[np.ndarray, float]:
     return np.asarray(crop, dtype=np.float32) / 255.0, side / 512.0
 
 
-def cell_labels(drawing, box: tuple[int, int, int], program: ImageProgram, grid: int) -> np.ndarray:
-    """Dense auxiliary targets (7, grid, grid) uint8 over the crop: which stroke types (channels 0-4) and
-    which kinds (5 line, 6 arc) pass through each cell, from the actions' centrelines."""
-    labels = np.zeros((N_CELL_LABELS, grid, grid), np.uint8)
+def _action_cells(drawing, box: tuple[int, int, int], grid: int):
+    """Per action of the image (program order), the (row, column) grid cells its centreline passes."""
     left, top, side = box
     view = official_view(512)
-    for geometry, shape in zip(drawing.shapes, program.shapes):
-        for path, action in zip(geometry.action_paths, shape.actions):
+    for geometry in drawing.shapes:
+        for path in geometry.action_paths:
             pts = view.to_pixels(path)
             steps = np.maximum(2, (np.hypot(*np.diff(pts, axis=0).T) / (side / grid) * 3).astype(int) + 1)
             dense = np.concatenate([np.linspace(a, b, n) for a, b, n in zip(pts[:-1], pts[1:], steps)]) if len(pts) > 1 else pts
             cells = np.floor((dense - (left, top)) / side * grid).astype(int)
             cells = cells[(cells >= 0).all(1) & (cells < grid).all(1)]
-            labels[STROKE_INDEX.get(action.stroke, 0), cells[:, 1], cells[:, 0]] = 1
-            labels[5 if action.kind is ActionKind.LINE else 6, cells[:, 1], cells[:, 0]] = 1
+            yield cells[:, 1], cells[:, 0]
+
+
+def action_masks(drawing, box: tuple[int, int, int], grid: int, max_actions: int) -> np.ndarray:
+    """(max_actions, grid, grid) uint8: the attention target of each action (its cells)."""
+    masks = np.zeros((max_actions, grid, grid), np.uint8)
+    for a, (rows, cols) in enumerate(_action_cells(drawing, box, grid)):
+        masks[a, rows, cols] = 1
+    return masks
+
+
+def cell_labels(drawing, box: tuple[int, int, int], program: ImageProgram, grid: int) -> np.ndarray:
+    """Dense auxiliary targets (7, grid, grid) uint8 over the crop: which stroke types (channels 0-4) and
+    which kinds (5 line, 6 arc) pass through each cell, from the actions' centrelines."""
+    labels = np.zeros((N_CELL_LABELS, grid, grid), np.uint8)
+    actions = [a for shape in program.shapes for a in shape.actions]
+    for action, (rows, cols) in zip(actions, _action_cells(drawing, box, grid)):
+        labels[STROKE_INDEX.get(action.stroke, 0), rows, cols] = 1
+        labels[5 if action.kind is ActionKind.LINE else 6, rows, cols] = 1
     return labels
 
 
@@ -202,22 +223,49 @@ def detokenize(kinds: list[int], strokes: list[int], values: list[tuple[float, .
     return ImageProgram(tuple(from_travel_form(segs) for segs in shapes if segs))
 
 
+def _variant_actions(n_actions: int, n_variants: int, v: int) -> list[int]:
+    """Which action of the shape each segment of `travel_variants(shape)[v]` traces: the variants are the
+    rotations of the cycle (closed shapes, one per start) or the shape itself, each forwards then backwards."""
+    rotation = v // 2 if n_variants == 2 * n_actions else 0
+    order = [(rotation + i) % n_actions for i in range(n_actions)]
+    return order[::-1] if v % 2 else order
+
+
 def variant_targets(program: ImageProgram, rng: np.random.Generator, max_variants: int, max_steps: int) -> list[dict]:
-    """Token arrays of up to `max_variants` equivalent programs, the canonical one first."""
-    canonical = [to_travel_form(s) for s in canonical_image(program).shapes]
+    """Token arrays of up to `max_variants` random equivalent programs (tracings and shape orders); each
+    also has `action` (T,): the index of the program's action drawn at that step (-1: NEXT / STOP)."""
     per_shape = [travel_variants(s) for s in program.shapes]
+    offsets = np.cumsum([0] + [len(s) for s in program.shapes])
     combos = [(order, choice) for order in itertools.permutations(range(len(per_shape)))
               for choice in itertools.product(*(range(len(per_shape[i])) for i in order))]
-    picks = rng.permutation(len(combos))[: max_variants - 1]
-    sequences = [canonical] + [[per_shape[i][c] for i, c in zip(*combos[p])] for p in picks]
-    return [tokenize(seq, max_steps) for seq in sequences]
+    out = []
+    for p in rng.permutation(len(combos))[:max_variants]:
+        order, choice = combos[p]
+        tokens = tokenize([per_shape[i][c] for i, c in zip(order, choice)], max_steps)
+        action = np.full(max_steps, -1, np.int64)
+        t = 0
+        for n, (i, c) in enumerate(zip(order, choice)):
+            t += n > 0
+            shape = program.shapes[i]
+            for j, a in enumerate(_variant_actions(len(shape), len(per_shape[i]), c)):
+                same = shape.actions[a].stroke is per_shape[i][c][j].stroke and shape.actions[a].kind is per_shape[i][c][j].kind
+                action[t] = offsets[i] + a if same else -1
+                t += 1
+        tokens["action"] = action
+        out.append(tokens)
+    return out
 
 
 # -------------------------------------------------------------------------------------------- batches
 
 
-def make_example(rng: np.random.Generator, image_size: int, max_variants: int, max_steps: int, grid: int = 24) -> dict:
-    """One rendered training image with its target variants and dense cell labels (grid x grid)."""
+MAX_ACTIONS = 24  # actions per image with an attention target
+
+
+def make_example(rng: np.random.Generator, image_size: int, max_variants: int, max_steps: int, grid: int = 24,
+                 attention_grid: int = 12) -> dict:
+    """One rendered training image with its target variants, dense cell labels (grid x grid) and the
+    attention target of every action (attention_grid x attention_grid)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         program, poses = sample_training_program(rng)
@@ -225,7 +273,8 @@ def make_example(rng: np.random.Generator, image_size: int, max_variants: int, m
     image = render_drawing(drawing)
     crop, side = prepare_image(image, image_size)
     return {"image": crop, "side": side, "variants": variant_targets(program, rng, max_variants, max_steps),
-            "program": program, "cells": cell_labels(drawing, ink_box(image), program, grid)}
+            "program": program, "cells": cell_labels(drawing, ink_box(image), program, grid),
+            "action_cells": action_masks(drawing, ink_box(image), attention_grid, MAX_ACTIONS)}
 
 
 def collate(examples: list[dict]) -> dict[str, torch.Tensor]:
@@ -239,7 +288,8 @@ def collate(examples: list[dict]) -> dict[str, torch.Tensor]:
     }
     if all("cells" in e for e in examples):
         batch["cells"] = torch.from_numpy(np.stack([e["cells"] for e in examples]))  # (B, 7, G, G)
-    for key in ("kind", "stroke", "values", "has_turn"):
+        batch["action_cells"] = torch.from_numpy(np.stack([e["action_cells"] for e in examples]))  # (B, A, g, g)
+    for key in ("kind", "stroke", "values", "has_turn", "action"):
         batch[key] = torch.from_numpy(np.stack([v[key] for v in variants]))  # (N, T[, 4])
     return batch
 
@@ -247,14 +297,16 @@ def collate(examples: list[dict]) -> dict[str, torch.Tensor]:
 class TrainingStream(torch.utils.data.IterableDataset):
     """An endless stream of batches, seeded per worker (`seed`, worker id)."""
 
-    def __init__(self, seed: int, batch_size: int, image_size: int, max_variants: int, max_steps: int, grid: int):
+    def __init__(self, seed: int, batch_size: int, image_size: int, max_variants: int, max_steps: int, grid: int,
+                 attention_grid: int):
         super().__init__()
-        self.seed, self.batch_size, self.image_size, self.grid = seed, batch_size, image_size, grid
+        self.seed, self.batch_size, self.image_size = seed, batch_size, image_size
+        self.grid, self.attention_grid = grid, attention_grid
         self.max_variants, self.max_steps = max_variants, max_steps
 
     def __iter__(self):
         info = torch.utils.data.get_worker_info()
         rng = np.random.default_rng([self.seed, 0 if info is None else info.id])
         while True:
-            yield collate([make_example(rng, self.image_size, self.max_variants, self.max_steps, self.grid)
+            yield collate([make_example(rng, self.image_size, self.max_variants, self.max_steps, self.grid, self.attention_grid)
                            for _ in range(self.batch_size)])

@@ -46,6 +46,7 @@ class DecoderConfig:
     dropout: float = 0.1
     aux_stage: int = 2  # CNN stage with the dense auxiliary head (stroke types / kinds per cell; 24 x 24)
     aux_weight: float = 1.0  # weight of the auxiliary per-cell loss (training only)
+    attention_weight: float = 0.5  # weight of the attention supervision: look at the action being emitted
 
 
 def _conv(c_in: int, c_out: int, stride: int) -> nn.Sequential:
@@ -137,10 +138,11 @@ class Decoder(nn.Module):
         x = torch.cat([kind_hot, stroke_hot, values, turn.cos()[..., None], turn.sin()[..., None]], -1)
         return self.token(x)
 
-    def attend(self, h: torch.Tensor, memory: torch.Tensor) -> torch.Tensor:
-        """(N, T, H) queries over (N, G, H) memory -> (N, T, 2H) [h, read-out]."""
-        scores = h @ memory.transpose(1, 2) / math.sqrt(h.shape[-1])  # (N, T, G)
-        return torch.cat([h, scores.softmax(-1) @ memory], -1)
+    def attend(self, h: torch.Tensor, memory: torch.Tensor, weights: bool = False):
+        """(N, T, H) queries over (N, G, H) memory -> (N, T, 2H) [h, read-out] (and the weights (N, T, G))."""
+        attention = (h @ memory.transpose(1, 2) / math.sqrt(h.shape[-1])).softmax(-1)  # (N, T, G)
+        ctx = torch.cat([h, attention @ memory], -1)
+        return (ctx, attention) if weights else ctx
 
     def start_state(self, feature: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         h0, c0 = torch.tanh(self.init_state(feature)).chunk(2, -1)
@@ -205,7 +207,7 @@ class Decoder(nn.Module):
         if targets is None:
             return {"memory": memory, "feature": feature}, None
         owner, kind, stroke, values = targets["owner"], targets["kind"], targets["stroke"], targets["values"]
-        ctx = self.teacher_forced(memory[owner], feature[owner], kind, stroke, values)  # (N, T, 2H)
+        ctx, attention = self.teacher_forced(memory[owner], feature[owner], kind, stroke, values, weights=True)  # (N, T, 2H)
         valid = kind >= 0  # (N, T)
         rows = valid.nonzero(as_tuple=True)
         logp = torch.zeros_like(valid, dtype=ctx.dtype).index_put(
@@ -216,14 +218,20 @@ class Decoder(nn.Module):
         loss = -per_image.logsumexp(1).mean() / valid.sum(1).float().mean()
         if "cells" in targets and self.config.aux_weight:
             loss = loss + self.config.aux_weight * F.binary_cross_entropy_with_logits(aux, targets["cells"].float())
+        if "action_cells" in targets and self.config.attention_weight:
+            n, t = (targets["action"] >= 0).nonzero(as_tuple=True)
+            mask = targets["action_cells"][owner[n], targets["action"][n, t]].flatten(1)  # (M, G)
+            mass = (attention[n, t] * mask).sum(-1)
+            loss = loss + self.config.attention_weight * -(mass + 1e-4).log().mean()
         return {"sequence_logp": sequence, "step_logp": logp, "memory": memory, "feature": feature}, loss
 
-    def teacher_forced(self, memory, feature, kind, stroke, values) -> torch.Tensor:
-        """Contexts (N, T, 2H) of every step when the previous steps are the targets."""
+    def teacher_forced(self, memory, feature, kind, stroke, values, weights: bool = False):
+        """Contexts (N, T, 2H) of every step when the previous steps are the targets (and attention weights)."""
         inputs = self.embed_tokens(*self.previous_tokens(kind, stroke, values))  # (N, T, E)
         steps = torch.cat([inputs, feature[:, None].expand(-1, inputs.shape[1], -1)], -1)
         h, _ = self.lstm(self.drop(steps), self.start_state(feature))  # (N, T, H)
-        return self.drop(self.attend(h, memory))
+        ctx, attention = self.attend(h, memory, weights=True)
+        return (self.drop(ctx), attention) if weights else self.drop(ctx)
 
     @torch.no_grad()
     def greedy_steps(self, memory, feature, kind, stroke, values) -> tuple[torch.Tensor, torch.Tensor]:

@@ -86,9 +86,14 @@ def aux_grid(config: DecoderConfig) -> int:
     return config.image_size // config.stem_stride >> config.aux_stage
 
 
+def attention_grid(config: DecoderConfig) -> int:
+    return config.image_size // config.stem_stride >> config.grid_stage
+
+
 def validation_batches(args: argparse.Namespace, config: DecoderConfig) -> list[dict]:
     rng = np.random.default_rng(args.seed + VALIDATION_SEED_OFFSET)
-    examples = [make_example(rng, config.image_size, args.max_variants, config.max_steps, aux_grid(config))
+    examples = [make_example(rng, config.image_size, args.max_variants, config.max_steps, aux_grid(config),
+                             attention_grid(config))
                 for _ in range(args.val_size)]
     return [collate(examples[i : i + 64]) for i in range(0, len(examples), 64)]
 
@@ -113,7 +118,8 @@ def train(args: argparse.Namespace) -> dict:
     print(f"decoder: {sum(p.numel() for p in model.parameters()) / 1e6:.2f} M parameters, config {dataclasses.asdict(config)}")
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
     val = validation_batches(args, config)
-    stream = TrainingStream(args.seed, args.batch_size, config.image_size, args.max_variants, config.max_steps, aux_grid(config))
+    stream = TrainingStream(args.seed, args.batch_size, config.image_size, args.max_variants, config.max_steps, aux_grid(config),
+                            attention_grid(config))
     loader = torch.utils.data.DataLoader(stream, batch_size=None, num_workers=args.workers,
                                          prefetch_factor=4 if args.workers else None, persistent_workers=args.workers > 0)
     log_path = args.out.with_suffix(".log.jsonl")

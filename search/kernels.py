@@ -17,6 +17,7 @@ Kernels
   `window_l1`     sum of |rendered - image| over a rendered window placed in the image: the pixel score
                   that decides stroke types and polishes poses; `window_l1_shifted` the least such sum
                   over shifts of the window by up to a few pixels (tolerates residual misalignment).
+  `sparse_scores` `sparse_score` of many pose sets (the heading scan of the initial guesses).
   `pattern_search` pose refinement on the `sparse_score` (the search's inner loop, compiled whole).
 The twins (`*_reference`) use Python loops and the `math` module only; the tests compare them.
 """

@@ -22,7 +22,7 @@ from typing import Iterator
 
 import numpy as np
 
-from dsl.canonical import canonical_shape, normalise_angle, to_travel_form, travel_variants
+from dsl.canonical import canonical_shape, normalise_angle, shape_key, to_travel_form, travel_variants
 from dsl.library import load_library
 from dsl.types import DATASET_STROKE_TYPES, Action, ActionKind, ImageProgram, Shape, StrokeType
 
@@ -158,7 +158,13 @@ def _shape_edits(shape: Shape) -> Iterator[tuple[Edit, Shape]]:
 
 
 def _travel_rows(segments) -> np.ndarray:
-    return np.array([[0.0 if g.kind is ActionKind.LINE else 1.0, g.length, g.radius, g.curvature, g.turn] for g in segments])
+    """(k, 5) kind, length, radius, curvature, turn; lengths and radii relative to the path length, so
+    that matching does not depend on the shape's scale."""
+    rows = np.array([[0.0 if g.kind is ActionKind.LINE else 1.0, g.length, g.radius, g.curvature, g.turn]
+                     for g in segments])
+    path = float(np.sum(np.where(rows[:, 0] == 0.0, rows[:, 1], rows[:, 2] * np.radians(np.abs(rows[:, 3])))))
+    rows[:, 1:3] /= max(path, 1e-9) / len(rows)
+    return rows
 
 
 @functools.cache
@@ -215,6 +221,17 @@ def _nearest(variants: np.ndarray, names: list[str], forms: np.ndarray, top: int
     cost = (diff[..., 0] + diff[..., 1] + diff[..., 2] + (diff[..., 3] + diff[..., 4]) / 90.0).sum(-1).min(0)
     order = np.argsort(cost, kind="stable")[:top]
     return [(float(cost[k]), names[k]) for k in order]
+
+
+@functools.cache
+def _stamp_free_library_keys() -> frozenset:
+    """Stroke-free keys of the library shapes whose table says `if stamp` = 0 (always drawn normal)."""
+    return frozenset(shape_key(e.shape, ignore_strokes=True) for e in load_library().values() if not e.if_stamp)
+
+
+def normal_strokes_only(shape: Shape) -> bool:
+    """True if `shape` is a library shape that the generators always draw with normal strokes."""
+    return shape_key(shape, ignore_strokes=True) in _stamp_free_library_keys()
 
 
 def library_edits(shape: Shape, top: int) -> Iterator[tuple[Edit, Shape]]:

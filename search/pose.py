@@ -28,7 +28,8 @@ from search.template import PEN_RADIUS_PX, STAMP_RADIUS_PX, Target, Template, af
 CAP = 8.0  # px: truncation of the forward term
 REACH = 10.0  # px: truncation of the reverse term
 HEADINGS = np.arange(0.0, 360.0, 10.0)
-FIT_EVALS = 40  # sparse-score evaluations refining each of the two best heading guesses
+ORDER_REUSE_TOLERANCE = 1.5  # reuse an earlier shape-to-ink assignment unless the score is this much worse
+FIT_EVALS = 60  # sparse-score evaluations refining each of the two best heading guesses
 NEAR_HEADINGS = np.arange(-30.0, 31.0, 15.0)
 STEPS = (1.5, 1.5, 4.0, 0.04)  # cx, cy (px), theta (degrees), log s
 POLISH_STEPS = (0.5, 0.5, 1.0, 0.01)
@@ -249,9 +250,17 @@ def fit(templates: list[Template], target: Target, max_evals: int = FIT_EVALS) -
         place = _fit_one_memo(templates[0], 0, 1, target, max_evals)
         return [place], SparseProblem(templates, target).cost([place])
     problem = SparseProblem(templates, target)
-    starts = [[_fit_one_memo(tpl, g, n, target, max_evals) for tpl, g in zip(templates, order)]
-              for order in itertools.permutations(range(n))]
-    start = min(starts, key=problem.cost)
+    orders = list(itertools.permutations(range(n)))
+    known = target.memo.get(("order", n))  # the assignment that won for an earlier candidate: tried first
+    if known is not None:
+        placements = [_fit_one_memo(tpl, g, n, target, max_evals) for tpl, g in zip(templates, known[0])]
+        if problem.cost(placements) <= known[1] * ORDER_REUSE_TOLERANCE:
+            return refine(templates, placements, target, max_evals // 2)
+    starts = [[_fit_one_memo(tpl, g, n, target, max_evals) for tpl, g in zip(templates, order)] for order in orders]
+    costs = [problem.cost(p) for p in starts]
+    best = int(np.argmin(costs))
+    target.memo[("order", n)] = (orders[best], costs[best])
+    start = starts[best]
     return refine(templates, start, target, max_evals // 2)
 
 

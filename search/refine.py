@@ -2,16 +2,22 @@
 
     refine_image(image, proposals, budget_ms=...) -> Refinement(program, score, poses, alternatives)
 
-1. Structure. Best-first search (`search.enumerate`) over the typed neighbourhoods of the proposals
-   (`search.neighbourhood`): each candidate's poses are fitted (`search.pose`: from the parent's poses when
-   the edit kept the shape count, from scratch otherwise) and scored by the sparse chamfer distance of its
-   centreline to the ink, plus the prior: the decoder's log-probability of the proposal it came from and
-   a cost per edit.
-2. Strokes. For the best few structures: the poses are polished on the pixel score of the rendered
-   candidate, then each action's stroke type is chosen by the pixel score in a window around that action
-   (two passes), with a small preference for the decoder's stroke.
-3. The best program (with `structures` > 1: by pixel score plus structure score), its poses, and the
-   runners-up: the next best distinct structures, their poses fitted from scratch.
+1. Starts. Every proposal with its values snapped to the free-form grid (or, when they are not near it, to
+   the library's values), and the proposals' majority program (`consensus`).
+2. Structure. Best-first search (`search.enumerate`) over the typed neighbourhoods of the starts
+   (`search.neighbourhood`): each candidate's poses are fitted (`search.pose`: near the parent's poses and
+   the pose that keeps the part after the edit in place, or from scratch after a split, merge or library
+   shape) and scored by the sparse chamfer distance of its centreline to the ink plus the prior: the
+   decoder's log-probability of the proposal it came from, a cost per edit and per off-grid action.
+   Neighbours wait in the queue under an estimate (parent score minus how badly the edited actions miss
+   the ink) and are scored when they reach its front.
+3. Rescoring. The best structure's non-free-form shapes are also replaced by their nearest library
+   shapes; the best few distinct structures are fitted again from scratch and ranked.
+4. Strokes. For the best structure: poses polished on the pixel score of the rendered candidate, then
+   each action's stroke type chosen by the pixel score in a window around it, with a small preference for
+   the decoder's stroke; repeated once if a stroke changed. Library shapes whose table entry says
+   `if stamp` = 0 are drawn with normal strokes only (spec §3.3).
+5. Output: the best program, its score, its poses, and the runners-up (next best distinct structures).
 """
 
 from __future__ import annotations
@@ -27,11 +33,12 @@ from dsl.types import ImageProgram, Pose, Shape, StrokeType
 from search import enumerate as enumeration
 from search import kernels, pose
 from search.neighbourhood import (
-    Edit, library_edits, off_grid_count, snap_free_form, snap_library, stroke_variants, structural_neighbours,
+    Edit, library_edits, normal_strokes_only, off_grid_count, snap_free_form, snap_library, stroke_variants, structural_neighbours,
 )
 from search.template import Target, make_target, template
 
-PROJECTIONS = 2  # library shapes tried in place of each non-free-form shape of the best structure
+PROJECTED_STRUCTURES = 2  # best distinct structures whose shapes are projected onto the library
+PROJECTIONS = 3  # library shapes tried in place of each non-free-form shape of the best structure
 RESCORE = 3  # best distinct structures fitted again from scratch before the stroke stage
 LOGP_WEIGHT = 0.02  # chamfer pixels per nat of decoder log-probability below the best proposal
 OFF_GRID_COST = 0.15  # per action whose values are neither free-form nor library values
@@ -40,8 +47,8 @@ NEW_POSE_EDITS = ("split", "merge", "library")  # edits after which poses are fi
 STRUCTURES = 1  # structures whose strokes are assigned and whose pixel score decides
 STRUCTURE_MARGIN = 0.3  # ... if their structure score is within this of the best
 STROKE_PRIOR = 4.0  # window pixel-score units (ink pixels) for leaving the decoder's stroke
-STROKE_PASSES = 1
-PIXEL_WEIGHT = 100.0  # final score = PIXEL_WEIGHT * mean |grey difference| (0-1) + prior
+STROKE_PASSES = 2  # rounds of (polish, choose strokes)
+PIXEL_WEIGHT = 100.0  # pixel score = PIXEL_WEIGHT * mean |grey difference| (0-1)
 LIBRARY_TOP = 3  # library shapes proposed per shape of a starting proposal
 WINDOW_MARGIN = 6
 POLISH_EVALS = 60  # pixel-score evaluations polishing each shape's pose
@@ -202,33 +209,51 @@ def _decoder_strokes(program: ImageProgram, source: ImageProgram) -> list[list[S
 def assign_strokes(
     program: ImageProgram, placements: list, target: Target, source: ImageProgram, polish_evals: int = POLISH_EVALS
 ):
-    """Polish the poses on the pixel score, then choose each action's stroke -> (program, placements)."""
-    placements = pose.polish([template(x) for x in program.shapes], list(placements), target, polish_evals)
+    """Polish the poses on the pixel score, then choose each action's stroke; if strokes changed, polish
+    again with them and choose once more (STROKE_PASSES rounds at most) -> (program, placements)."""
     decoder = _decoder_strokes(program, source)
+    fixed = [normal_strokes_only(shape) for shape in program.shapes]
+    program = ImageProgram(tuple(
+        shape.with_strokes(StrokeType.NORMAL) if normal else shape for shape, normal in zip(program.shapes, fixed)
+    ))
+    evals = polish_evals
     for _ in range(STROKE_PASSES):
-        changed = False
-        for s, shape in enumerate(program.shapes):
-            tpl = template(shape)
-            for i, action in enumerate(program.shapes[s].actions):
-                window = _action_window(tpl, placements[s], target, i)
-                current = program.shapes[s].actions[i]
-                options = [current] + list(stroke_variants(current))
-                costs = [
-                    _window_cost(_with_action(program, s, i, option), placements, target, window)
-                    + (STROKE_PRIOR if decoder[s][i] is not None and option.stroke is not decoder[s][i] else 0.0)
-                    for option in options
-                ]
-                choice = options[int(np.argmin(costs))]
-                if choice != current:
-                    program, changed = _with_action(program, s, i, choice), True
+        placements = pose.polish([template(x) for x in program.shapes], list(placements), target, evals)
+        program, changed = _choose_strokes(program, placements, target, decoder, fixed)
         if not changed:
             break
+        evals = max(polish_evals // 3, MIN_POLISH_EVALS)
     return program, placements
 
 
+def _choose_strokes(
+    program: ImageProgram, placements: list, target: Target, decoder, fixed: list[bool]
+) -> tuple[ImageProgram, bool]:
+    """Each action's stroke type by the pixel score in a window around it (plus the decoder prior), except
+    in the shapes whose strokes are `fixed`."""
+    changed = False
+    for s, shape in enumerate(program.shapes):
+        if fixed[s]:
+            continue
+        tpl = template(shape)
+        for i in range(len(shape)):
+            window = _action_window(tpl, placements[s], target, i)
+            current = program.shapes[s].actions[i]
+            options = [current] + list(stroke_variants(current))
+            costs = [
+                _window_cost(_with_action(program, s, i, option), placements, target, window)
+                + (STROKE_PRIOR if decoder[s][i] is not None and option.stroke is not decoder[s][i] else 0.0)
+                for option in options
+            ]
+            choice = options[int(np.argmin(costs))]
+            if choice != current:
+                program, changed = _with_action(program, s, i, choice), True
+    return program, changed
+
+
 def _action_vote_key(action) -> tuple:
-    return (action.kind, action.stroke, round(action.turn / 5.0), round(action.length, 1), round(action.radius, 1),
-            round(action.angle / 5.0))
+    return (action.kind, action.stroke, round(action.turn / 10.0), round(action.length * 5.0),
+            round(action.radius * 5.0), round(action.angle / 10.0))
 
 
 def consensus(proposals) -> ImageProgram | None:
@@ -260,6 +285,18 @@ def consensus(proposals) -> ImageProgram | None:
     return ImageProgram(tuple(shapes))
 
 
+def _distinct_best(ranked: list, count: int) -> list:
+    distinct, keys = [], set()
+    for scored in sorted(ranked):
+        key = _structure_key(scored.program)
+        if key not in keys:
+            keys.add(key)
+            distinct.append(scored)
+        if len(distinct) == count:
+            break
+    return distinct
+
+
 def _library_projections(search: _StructureSearch, best: enumeration.Scored) -> list:
     """The best structure with each of its non-free-form shapes replaced by its nearest library shapes
     (basic-shape images draw library shapes), scored with poses fitted from scratch."""
@@ -281,16 +318,8 @@ def _library_projections(search: _StructureSearch, best: enumeration.Scored) -> 
 def _rescored(search: _StructureSearch, ranked: list, count: int) -> list:
     """The best `count` distinct structures scored again with poses fitted from scratch (a candidate's
     score depends on the path that reached it: its pose was refitted from its parent's), best first."""
-    distinct, keys = [], set()
-    for scored in sorted(ranked):
-        key = _structure_key(scored.program)
-        if key not in keys:
-            keys.add(key)
-            distinct.append(scored)
-        if len(distinct) == count:
-            break
     out = []
-    for scored in distinct:
+    for scored in _distinct_best(ranked, count):
         placements, context = scored.info
         fresh = search.score(scored.program, _Context(context.prior, context.strokes_from))
         best = min((scored.score, placements), (fresh[0], fresh[1][0]), key=lambda f: f[0])
@@ -305,7 +334,7 @@ def _elapsed(started: float) -> float:
 def refine_image(
     image: np.ndarray,
     proposals,
-    budget_ms: float | None = 130.0,
+    budget_ms: float | None = 140.0,
     max_candidates: int = 150,
     structures: int = STRUCTURES,
 ) -> Refinement:
@@ -336,7 +365,8 @@ def refine_image(
     )
     ranked = list(generator)
     timings = {"search": _elapsed(started)}
-    ranked += _library_projections(search, min(ranked))
+    for best in _distinct_best(ranked, PROJECTED_STRUCTURES):
+        ranked += _library_projections(search, best)
     rescored = _rescored(search, ranked, RESCORE)
     timings["rescore"] = _elapsed(started) - timings["search"]
     chosen = [c for c in rescored[:structures] if c.score <= rescored[0].score + STRUCTURE_MARGIN]

@@ -7,7 +7,7 @@ from dsl.raster import render_program
 from dsl.syntax import parse_image
 from dsl.types import Pose
 from search.enumerate import Budget, best_first
-from search.refine import Proposal, refine_image
+from search.refine import Proposal, consensus, refine_image
 
 TRUTH = parse_image([["line_normal_1.000-0.500", "arc_zigzag_0.500_0.625-0.750", "line_square_1.000-0.667",
                       "line_normal_1.000-0.833"]])
@@ -63,3 +63,9 @@ def test_best_first_yields_in_order_of_score_and_respects_the_budget():
     again = [s.program for s in best_first([(3, None), (30, None)], score, expand, key=lambda n: n,
                                            budget=Budget(candidates=40))]
     assert again == values
+
+
+def test_consensus_takes_the_majority_action_per_position():
+    proposals = [Proposal(p.program, 0.0) for p in corrupted()] + [Proposal(TRUTH, 0.0)]
+    majority = consensus(proposals)
+    assert same_image(majority, TRUTH, length_tol=0.06, angle_tol=5.0)
