@@ -36,7 +36,7 @@ EDIT_COST = {
     "kind": 0.08,
     "snap": 0.0,
     "delete": 0.15,
-    "insert": 0.15,
+    "insert": 0.3,
     "library": 0.05,
     "split": 0.6,
     "merge": 0.6,

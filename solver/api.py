@@ -119,23 +119,29 @@ def as_input(problem, oracle: bool | None = None) -> ProblemInput:
     raise SolverError(f"cannot read a problem from {type(problem).__name__}")
 
 
+def _default_perception() -> Perception:
+    from solver.perceive import PixelPerception
+
+    return PixelPerception()
+
+
 def _programs(
-    images: Sequence, side: str, oracle: bool | None, perception: Perception | None
-) -> list[ImageProgram]:
-    items = [_as_program(item, f"{side} image {k}") for k, item in enumerate(images)]
-    arrays = [k for k, item in enumerate(items) if isinstance(item, np.ndarray)]
+    sides: Sequence[tuple[str, Sequence]], oracle: bool | None, perception: Perception | None
+) -> list[list[ImageProgram]]:
+    """Every side's images as programs; pixel images of all sides go to perception in one batch."""
+    items = [[_as_program(item, f"{side} image {k}") for k, item in enumerate(images)] for side, images in sides]
+    arrays = [(s, k) for s, side in enumerate(items) for k, item in enumerate(side) if isinstance(item, np.ndarray)]
     if not arrays:
         return items
+    where = ", ".join(f"{sides[s][0]} image {k}" for s, k in arrays)
     if oracle:
-        raise SolverError(f"{side}: oracle perception asked for, but images {arrays} have no program")
-    if perception is None:
-        raise SolverError(f"{side}: images {arrays} are pixels only and no perception was given: "
-                          "pass perception=<images -> programs> or programs (oracle)")
-    decoded = perception([items[k] for k in arrays])
+        raise SolverError(f"oracle perception asked for, but these images have no program: {where}")
+    perception = perception or _default_perception()
+    decoded = perception([items[s][k] for s, k in arrays])
     if len(decoded) != len(arrays):
-        raise SolverError(f"{side}: perception returned {len(decoded)} programs for {len(arrays)} images")
-    for k, program in zip(arrays, decoded):
-        items[k] = program
+        raise SolverError(f"perception returned {len(decoded)} programs for {len(arrays)} images")
+    for (s, k), program in zip(arrays, decoded):
+        items[s][k] = program
     return items
 
 
@@ -154,9 +160,8 @@ def solve_problem(
     given = as_input(problem, oracle)
     decoded = decoded or any(isinstance(item, np.ndarray)
                              for side in (given.context_a, given.context_b, given.queries) for item in side)
-    context_a = _programs(given.context_a, "set A", oracle, perception)
-    context_b = _programs(given.context_b, "set B", oracle, perception)
-    queries = _programs(given.queries, "queries", oracle, perception)
+    sides = (("set A", given.context_a), ("set B", given.context_b), ("queries", given.queries))
+    context_a, context_b, queries = _programs(sides, oracle, perception)
     categories = CategorySource.MATCHED if decoded else CategorySource.EXACT
     facts = problem_facts(context_a, context_b, queries, categories)
     induction = induce(facts, time_limit=time_limit, max_rules=max_rules)

@@ -36,6 +36,9 @@ from dsl.dataset import (
     read_splits,
 )
 from solver.api import solve_problem
+from solver.perceive import PerceptionError, PixelPerception
+from solver.product import solve_folder
+from solver.report import write_report
 from solver.induce import DEFAULT_TIME_LIMIT
 from solver.scoring import rule_matches
 
@@ -43,7 +46,15 @@ TRUE_LABELS = [True, False]  # the positive query, then the negative query
 
 
 def solve_command(args: argparse.Namespace) -> int:
-    solution = solve_problem(args.problem, oracle=True if args.oracle else None, time_limit=args.time_limit)
+    try:
+        if args.oracle:
+            solution = solve_problem(args.problem, oracle=True, time_limit=args.time_limit)
+        else:
+            with PixelPerception(args.checkpoint, workers=args.workers) as perception:
+                solution = solve_folder(args.problem, perception, time_limit=args.time_limit).solution
+    except (DatasetError, PerceptionError, ValueError) as error:
+        print(f"bongard-solver solve: {error}", file=sys.stderr)
+        return 1
     if args.json:
         print(json.dumps(solution.to_dict(), indent=1))
         return 0
@@ -75,15 +86,28 @@ def _load(job: EvalJob) -> Problem:
     return load_problem(problem_folder(job.root, job.name), entry)
 
 
-def evaluate_problem(job: EvalJob) -> dict:
+def _solve(job: EvalJob, perception: PixelPerception | None, dump: Path | None):
+    """The solution of one problem, from its programs (oracle) or its pixels; writes its report if `dump`."""
+    if job.oracle and dump is None:
+        return solve_problem(_load(job), oracle=True, time_limit=job.time_limit), []
+    problem = _load(job)
+    solved = solve_folder(problem_folder(job.root, job.name), perception, oracle=job.oracle,
+                          time_limit=job.time_limit, problem=problem)
+    if dump is not None:
+        write_report(dump, job.name, solved.images, solved.solution.to_dict())
+    return solved.solution, solved.errors
+
+
+def evaluate_problem(job: EvalJob, perception: PixelPerception | None = None, dump: Path | None = None) -> dict:
     """Solve one problem and score it; any failure becomes an `error` entry of the record."""
     record = {"name": job.name, "kind": problem_kind(job.name), "true": TRUE_LABELS, "predicted": None,
               "correct": 0, "rule": None, "english": None, "outcome": None, "rule_match": False,
               "confidence": None, "alternatives": 0, "seconds": 0.0, "error": None}
     start = time.perf_counter()
     try:
-        solution = solve_problem(_load(job), oracle=True if job.oracle else None, time_limit=job.time_limit)
+        solution, image_errors = _solve(job, perception, dump)
         record.update(
+            image_errors=image_errors,
             predicted=list(solution.labels),
             correct=sum(p == t for p, t in zip(solution.labels, TRUE_LABELS)),
             rule=solution.rule.asp if solution.rule else None,
@@ -150,8 +174,23 @@ def summarise(records: list[dict], split: str, wall_seconds: float) -> dict:
     return summary
 
 
+def _results(jobs: list[EvalJob], oracle: bool, workers: int, dump: Path | None, checkpoint: Path | None):
+    """Records as problems finish. Oracle problems run in parallel across `workers` processes; from pixels
+    the problems run one after the other, each decoded in one batch and refined across `workers` processes."""
+    if not oracle:
+        with PixelPerception(checkpoint, workers=workers) as perception:
+            for job in jobs:
+                yield evaluate_problem(job, perception, dump)
+    elif workers > 1 and dump is None:
+        with Pool(workers) as pool:
+            yield from pool.imap_unordered(evaluate_problem, jobs)
+    else:
+        for job in jobs:
+            yield evaluate_problem(job, None, dump)
+
+
 def evaluate(root: str, split: str, out: Path, limit: int | None, oracle: bool, workers: int,
-             time_limit: float) -> dict:
+             time_limit: float, dump: Path | None = None, checkpoint: Path | None = None) -> dict:
     planned = plan_jobs(root, split, limit, oracle, time_limit)
     names = {job.name for job in planned}
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -170,13 +209,8 @@ def evaluate(root: str, split: str, out: Path, limit: int | None, oracle: bool, 
             sink.flush()
             bar.update(1)
 
-        if workers > 1:
-            with Pool(workers) as pool:
-                for result in pool.imap_unordered(evaluate_problem, jobs):
-                    record(result)
-        else:
-            for job in jobs:
-                record(evaluate_problem(job))
+        for result in _results(jobs, oracle, workers, dump, checkpoint):
+            record(result)
     summary = summarise(list(done.values()), split, time.perf_counter() - start)
     atomic_write_text(out, json.dumps(summary, indent=1))
     return summary
@@ -184,7 +218,7 @@ def evaluate(root: str, split: str, out: Path, limit: int | None, oracle: bool, 
 
 def eval_command(args: argparse.Namespace) -> int:
     summary = evaluate(args.data, args.split, Path(args.json), args.limit, args.oracle, args.workers,
-                       args.time_limit)
+                       args.time_limit, args.dump, args.checkpoint)
     print(f"{summary['split']}: accuracy {summary['accuracy']:.4f} on {summary['n_queries']} queries, "
           f"rule_match {summary['rule_match']:.4f}, errors {summary['errors']}, {summary['seconds']} s")
     for kind, figures in summary["by_kind"].items():
@@ -200,6 +234,8 @@ def register(subcommands: argparse._SubParsersAction) -> None:
     solve.add_argument("--oracle", action="store_true", help="use the ground-truth action programs")
     solve.add_argument("--json", action="store_true", help="print the solution as JSON")
     solve.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT, help="seconds per problem")
+    solve.add_argument("--workers", type=int, default=2, help="processes refining the decoded programs")
+    solve.add_argument("--checkpoint", type=Path, default=None, help="decoder checkpoint (default: shipped)")
     solve.set_defaults(func=solve_command)
 
     evaluation = subcommands.add_parser("eval", help="evaluate the solver on a dataset split")
@@ -207,7 +243,10 @@ def register(subcommands: argparse._SubParsersAction) -> None:
     evaluation.add_argument("--split", required=True, help="split name in the split JSON")
     evaluation.add_argument("--limit", type=int, default=None, help="first N problems of the split")
     evaluation.add_argument("--oracle", action="store_true", help="use the ground-truth action programs")
-    evaluation.add_argument("--workers", type=int, default=1, help="worker processes")
+    evaluation.add_argument("--workers", type=int, default=2,
+                            help="processes: problems in parallel with --oracle, else refinement in parallel")
     evaluation.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT, help="seconds per problem")
     evaluation.add_argument("--json", required=True, help="summary JSON (per-problem lines go to OUT.jsonl)")
+    evaluation.add_argument("--dump", type=Path, default=None, help="write an explanation report per problem here")
+    evaluation.add_argument("--checkpoint", type=Path, default=None, help="decoder checkpoint (default: shipped)")
     evaluation.set_defaults(func=eval_command)

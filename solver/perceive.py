@@ -27,6 +27,10 @@ REFINE_BUDGET_MS = 80.0
 SEED_LIBRARY_SHAPES = ("equilateral_traingle", "square", "closed_circle", "regular_hexagon", "closed_semi_circle")
 
 
+class PerceptionError(RuntimeError):
+    """The images of a problem could not be perceived at all (e.g. no decoder checkpoint)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Perceived:
     """What perception made of one image."""
@@ -109,8 +113,7 @@ class PixelPerception:
         try:
             proposals = self.proposals(images)
         except Exception as error:
-            self.last = [Perceived(None, error=f"decoding failed: {error!r}") for _ in images]
-            return self.last
+            raise PerceptionError(f"decoding failed: {error}") from error
         if not self.refine:
             self.last = [
                 Perceived(p[0].program if p else None, proposals=p, error=None if p else "no proposal decoded")
@@ -125,7 +128,7 @@ class PixelPerception:
         results = self.perceive(images)
         failed = [i for i, r in enumerate(results) if r.program is None]
         if failed:
-            raise RuntimeError(f"perception found no program for images {failed}: {results[failed[0]].error}")
+            raise PerceptionError(f"no program for images {failed}: {results[failed[0]].error}")
         return [r.program for r in results]
 
     def close(self) -> None:

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from dsl.dataset import DatasetError, Problem, load_problem, read_programs
 from solver.api import ProblemInput, solve_problem
-from solver.perceive import PixelPerception
+from solver.induce import DEFAULT_TIME_LIMIT
+from solver.perceive import PerceptionError, PixelPerception
 from solver.report import ReportImage, write_report
 
 DEMO_SEED = 2026
@@ -55,11 +56,17 @@ def _oracle_poses(pixels, program):
     return fitted.program, fitted.poses
 
 
-def solve_folder(folder: Path | str, perception: PixelPerception | None, oracle: bool = False) -> SolvedProblem:
+def solve_folder(
+    folder: Path | str,
+    perception: PixelPerception | None,
+    oracle: bool = False,
+    time_limit: float = DEFAULT_TIME_LIMIT,
+    problem: Problem | None = None,
+) -> SolvedProblem:
     """Solve one problem folder from pixels (or from its programs with `oracle`); report-ready."""
     started = time.perf_counter()
     folder = Path(folder)
-    problem = _load(folder, oracle)
+    problem = problem or _load(folder, oracle)
     images = _ordered(problem)
     pixels = [image.load() for image in images]
     errors: list[str] = []
@@ -70,12 +77,13 @@ def solve_folder(folder: Path | str, perception: PixelPerception | None, oracle:
     else:
         perceived = perception.perceive(pixels)
         errors = [f"{image.path}: {r.error}" for image, r in zip(images, perceived) if r.error]
-        if any(r.program is None for r in perceived):
-            raise RuntimeError("; ".join(errors) or "perception failed")
+        missing = [str(image.path) for image, r in zip(images, perceived) if r.program is None]
+        if missing:
+            raise PerceptionError(f"no program for {len(missing)} images, first {missing[0]}: {errors[0]}")
         shown = [ReportImage(p, r.program, r.poses) for p, r in zip(pixels, perceived)]
         programs = [r.program for r in perceived]
     given = ProblemInput(programs[:6], programs[6:12], programs[12:])
-    solution = solve_problem(given, oracle=True, decoded=not oracle)
+    solution = solve_problem(given, oracle=True, decoded=not oracle, time_limit=time_limit)
     return SolvedProblem(problem.name, solution, shown, (True, False), time.perf_counter() - started, errors)
 
 
@@ -101,7 +109,7 @@ def run_explain(args: argparse.Namespace) -> int:
     perception = None if args.oracle else PixelPerception(args.checkpoint, workers=args.workers)
     try:
         solved = solve_folder(args.problem, perception, oracle=args.oracle)
-    except (DatasetError, RuntimeError, ValueError) as error:
+    except (DatasetError, PerceptionError, ValueError) as error:
         print(f"bongard-solver explain: {error}", file=sys.stderr)
         return 1
     finally:
@@ -129,7 +137,7 @@ def run_demo(args: argparse.Namespace) -> int:
         for name in list_problems(data):
             try:
                 result = solve_folder(problem_folder(data, name), perception, oracle=args.oracle)
-            except (DatasetError, RuntimeError, ValueError) as error:
+            except (DatasetError, PerceptionError, ValueError) as error:
                 print(f"{name}: FAILED: {error}")
                 continue
             solved.append(result)

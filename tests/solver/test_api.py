@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from dsl.dataset import load_problem, read_programs
-from solver import ProblemInput, SolverError, solve_problem
+from solver import ProblemInput, SolverError, api, solve_problem
 from solver.rules import Family
 
 OFFICIAL_DEV = Path(__file__).resolve().parents[3] / "shared" / "data" / "official_dev"
@@ -78,25 +78,37 @@ def test_perception_callable_supplies_programs():
         return [entry.positives[0]] * len(images)
 
     solution = solve_problem(given, perception=perception)
-    assert calls == [6, 1]
+    assert calls == [7]  # every pixel image of the problem in one batch
     assert solution.labels == (True, False)
 
 
-def test_pixels_without_perception_fail_clearly():
+def test_pixels_without_perception_use_the_default_pipeline(monkeypatch):
+    entry = read_programs(OFFICIAL_DEV / "ff")[FREE_FORM]
     blank = np.full((8, 8), 255, dtype=np.uint8)
-    with pytest.raises(SolverError, match="no perception"):
-        solve_problem(ProblemInput([blank] * 6, [blank] * 6, [blank, blank]))
+    calls = []
+
+    def perception(images):
+        calls.append(len(images))
+        return [entry.positives[0]] * len(images)
+
+    monkeypatch.setattr(api, "_default_perception", lambda: perception)
+    solve_problem(ProblemInput([blank] * 6, list(entry.negatives[:6]), [blank, entry.negatives[6]]))
+    assert calls == [7]
 
 
-def test_folder_without_programs_and_no_perception_fails_clearly(tmp_path):
+def test_pixels_with_oracle_fail_clearly():
+    blank = np.full((8, 8), 255, dtype=np.uint8)
+    with pytest.raises(SolverError, match="oracle perception asked for"):
+        solve_problem(ProblemInput([blank] * 6, [blank] * 6, [blank, blank]), oracle=True)
+
+
+def test_folder_without_programs_fails_clearly_under_oracle(tmp_path):
     problem = folder(FREE_FORM)
     copy = tmp_path / "ff" / "images" / FREE_FORM
     for label in ("0", "1"):
         (copy / label).mkdir(parents=True)
         for k in range(7):
             (copy / label / f"{k}.png").write_bytes((problem / label / f"{k}.png").read_bytes())
-    with pytest.raises(SolverError, match="no perception"):
-        solve_problem(copy)
     with pytest.raises(Exception, match="action_programs.json"):
         solve_problem(copy, oracle=True)
 
