@@ -5,7 +5,7 @@ Structural edits (they move the centreline, so the pose is refitted):
   kind        a line replaced by an arc or back, with the free-form values (length 1 / radius 0.5, 90 deg);
   snap        every value of a shape snapped to the free-form grid or to the library's values;
   delete      action i removed (its turn kept by the next action, or dropped);
-  insert      a free-form line or arc inserted at position i with a turn from the grid;
+  insert      a free-form line or arc inserted at position i with any free-form turn;
   library     a whole library shape the shape resembles (`search.matching.match_shape`);
   split/merge one shape cut in two at an action, or two shapes joined into one.
 Stroke edits (the centreline stays): action i drawn with another stroke type (`stroke_variants`).
@@ -29,7 +29,6 @@ from dsl.types import DATASET_STROKE_TYPES, Action, ActionKind, ImageProgram, Sh
 FREE_FORM_TURNS = tuple(float(t) for t in range(-150, 181, 30))
 FREE_FORM_LINE = 1.0
 FREE_FORM_RADIUS, FREE_FORM_ANGLE = 0.5, 90.0
-INSERT_TURNS = (0.0, 90.0, -90.0, 120.0, -120.0)
 
 EDIT_COST = {
     "turn": 0.05,
@@ -152,7 +151,7 @@ def _shape_edits(shape: Shape) -> Iterator[tuple[Edit, Shape]]:
         yield Edit("delete", (i, 1)), Shape(tuple(rest))
     for i in range(n + 1):
         for kind in (ActionKind.LINE, ActionKind.ARC):
-            for turn in INSERT_TURNS if i > 0 else (0.0,):
+            for turn in FREE_FORM_TURNS if i > 0 else (0.0,):
                 new = free_form_action(kind, turn, StrokeType.NORMAL)
                 yield Edit("insert", (i,)), Shape(tuple(actions[:i] + [new] + actions[i:]))
 

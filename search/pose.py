@@ -83,6 +83,34 @@ class SparseProblem:
         return f + r
 
 
+def unexplained_near_joints(
+    templates: list[Template], placements: list[Placement], target: Target, far: float = 4.0
+) -> list[np.ndarray]:
+    """Per shape, per joint: the share of the sampled ink that lies farther than `far` px from every
+    posed centreline and nearer to that joint than one unit of the shape's length (where an action is
+    missing)."""
+    posed = []
+    for tpl, place in zip(templates, placements):
+        cx, cy, a, b = place.affine()
+        posed.append((tpl, place, cx, cy, a, b))
+    pts = np.concatenate([np.column_stack([cx + a * t.coarse[:, 0] - b * t.coarse[:, 1],
+                                           cy - (b * t.coarse[:, 0] + a * t.coarse[:, 1])])
+                          for t, _, cx, cy, a, b in posed])
+    samples = target.samples
+    nearest = np.sqrt(((samples[:, None, :] - pts[None]) ** 2).sum(-1)).min(axis=1)
+    lost = samples[nearest > PEN_RADIUS_PX + far]
+    out = []
+    for tpl, place, cx, cy, a, b in posed:
+        joints = np.column_stack([cx + a * tpl.joints[:, 0] - b * tpl.joints[:, 1],
+                                  cy - (b * tpl.joints[:, 0] + a * tpl.joints[:, 1])])
+        if len(lost) == 0:
+            out.append(np.zeros(len(joints)))
+            continue
+        near = np.sqrt(((lost[:, None, :] - joints[None]) ** 2).sum(-1)) < place.s
+        out.append(near.sum(axis=0) / max(len(samples), 1))
+    return out
+
+
 def action_residuals(templates: list[Template], placements: list[Placement], target: Target) -> list[np.ndarray]:
     """Per shape, per action: mean distance (px, truncated) from the posed centreline to the ink."""
     out = []

@@ -42,6 +42,7 @@ PROJECTIONS = 3  # library shapes tried in place of each non-free-form shape of 
 RESCORE = 3  # best distinct structures fitted again from scratch before the stroke stage
 LOGP_WEIGHT = 0.02  # chamfer pixels per nat of decoder log-probability below the best proposal
 OFF_GRID_COST = 0.15  # per action whose values are neither free-form nor library values
+INSERT_GAIN = 4.0  # weight of the unexplained ink near a joint in the estimate of an insertion
 QUICK_EVALS = 16  # sparse-score evaluations refining a neighbour's pose from its parent's
 NEW_POSE_EDITS = ("split", "merge", "library")  # edits after which poses are fitted from scratch
 STRUCTURES = 1  # structures whose strokes are assigned and whose pixel score decides
@@ -133,20 +134,24 @@ class _StructureSearch:
         templates = [template(s.with_strokes(StrokeType.NORMAL)) for s in scored.program.shapes]
         residuals = pose.action_residuals(templates, list(placements), self.target)
         reverse = pose.SparseProblem(templates, self.target).terms(list(placements))[1]
+        lost = pose.unexplained_near_joints(templates, list(placements), self.target)
         library_top = LIBRARY_TOP if scored.depth == 0 and not _free_form_like(scored.program) else 0
         for edit, program in structural_neighbours(scored.program, None, library_top):
-            gain = _expected_gain(edit, residuals, reverse)
+            gain = _expected_gain(edit, residuals, reverse, lost)
             child = _Context(context.prior + edit.cost, context.strokes_from, scored.program, placements, edit)
             yield program, child, scored.score + edit.cost - gain
 
 
-def _expected_gain(edit: Edit, residuals: list[np.ndarray], reverse: float) -> float:
-    """How much an edit may lower the score, from where the parent's centreline misses the ink."""
+def _expected_gain(edit: Edit, residuals: list[np.ndarray], reverse: float, lost: list[np.ndarray]) -> float:
+    """How much an edit may lower the score, from where the parent's centreline misses the ink (and, for
+    an insertion, how much unexplained ink lies near the joint where it goes)."""
     if edit.kind in ("turn", "kind"):
         return float(residuals[edit.where[0]][edit.where[1]:].mean())
     if edit.kind == "delete":
         return float(residuals[edit.where[0]][edit.where[1]])
-    if edit.kind in ("insert", "library"):
+    if edit.kind == "insert":
+        return reverse * float(lost[edit.where[0]][edit.where[1]]) * INSERT_GAIN
+    if edit.kind == "library":
         return reverse
     if edit.kind == "snap":
         return 0.1

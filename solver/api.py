@@ -16,7 +16,7 @@ the problem has them, else perception.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +27,10 @@ from dsl.types import ImageProgram
 from solver.classify import classify
 from solver.explain import Explanation, explain
 from solver.facts import CategorySource, problem_facts
-from solver.induce import DEFAULT_MAX_RULES, DEFAULT_TIME_LIMIT, Induction, induce, query_images
+from solver.induce import (ABSTRACT_ENCODINGS, DEFAULT_MAX_RULES, DEFAULT_TIME_LIMIT, Induction, induce,
+                            query_images)
+from solver.posterior import rank
+from solver.rules import Family
 from solver.rules import Rule
 
 Perception = Callable[[list[np.ndarray]], list[ImageProgram]]
@@ -145,6 +148,22 @@ def _programs(
     return items
 
 
+ABSTRACT_FAMILIES = {Family.ATTRIBUTE, Family.COUNT}
+ALL_FITTING_RULES = 4096  # best-fitting attribute and count rules enumerated at most
+
+
+def size_principle(induction: Induction, facts, time_limit: float) -> Induction:
+    """An abstract rule won: weigh every best-fitting attribute and count rule by its posterior under
+    the generator (`solver.posterior`); the first rule is then the most probable one."""
+    remaining = max(0.5, time_limit - induction.seconds)
+    fitting = induce(facts, time_limit=remaining, max_rules=ALL_FITTING_RULES, encodings=ABSTRACT_ENCODINGS,
+                     all_fitting=True)
+    ranked = rank(fitting, facts) if fitting.rules and fitting.cost[:1] == induction.cost[:1] else None
+    if ranked is None:
+        return induction
+    return replace(ranked, seconds=induction.seconds + fitting.seconds)
+
+
 def solve_problem(
     problem,
     oracle: bool | None = None,
@@ -165,6 +184,8 @@ def solve_problem(
     categories = CategorySource.MATCHED if decoded else CategorySource.EXACT
     facts = problem_facts(context_a, context_b, queries, categories)
     induction = induce(facts, time_limit=time_limit, max_rules=max_rules)
+    if induction.rules and induction.rules[0].rule.families() <= ABSTRACT_FAMILIES:
+        induction = size_principle(induction, facts, time_limit)
     votes = classify(induction, query_images(facts))
     return Solution(
         rule=induction.rules[0].rule if induction.rules else None,

@@ -1,6 +1,7 @@
 """Classification of the queries by the optimal rules: each rule votes, the majority labels the query.
 
-Confidence is the share of optimal rules that agree with the label. When the rules split evenly, the
+Confidence is the share of optimal rules that agree with the label, each rule weighted by its posterior
+when the induction has weights (`solver.posterior`), equally otherwise. When the rules split evenly, the
 most specific rule decides (the one with the most stroke-sequence literals: a shape's exact program,
 strokes included, describes less than its category does), and the confidence is 0.5.
 """
@@ -32,12 +33,13 @@ def classify(induction: Induction, images: list[tuple[str, int]]) -> list[Vote]:
         if not rules:
             votes.append(Vote(False, 0.0, 0, 0))
             continue
-        for_a = sum(image in induced.covered for induced in rules)
-        against = len(rules) - for_a
-        if for_a != against:
+        weights = induction.weights or (1.0,) * len(rules)
+        for_a = sum(w for w, induced in zip(weights, rules) if image in induced.covered)
+        against = sum(weights) - for_a
+        if abs(for_a - against) > 1e-9 * sum(weights):
             in_a = for_a > against
         else:
             in_a = image in most_specific(rules).covered
-        confidence = max(for_a, against) / len(rules)
-        votes.append(Vote(in_a, confidence, for_a, len(rules)))
+        confidence = max(for_a, against) / sum(weights)
+        votes.append(Vote(in_a, confidence, sum(image in induced.covered for induced in rules), len(rules)))
     return votes

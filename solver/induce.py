@@ -21,6 +21,7 @@ from solver.facts import ProblemFacts, Role, write_facts
 from solver.rules import Literal, Rule
 
 ENCODINGS: tuple[str, ...] = ("rule.lp", "sequence.lp", "category.lp", "attribute.lp", "count.lp", "prior.lp")
+ABSTRACT_ENCODINGS: tuple[str, ...] = ("rule.lp", "attribute.lp", "count.lp", "prior.lp")
 DEFAULT_TIME_LIMIT = 10.0  # seconds per problem
 DEFAULT_MAX_RULES = 64  # optimal rules enumerated at most
 LOG = logging.getLogger(__name__)
@@ -48,6 +49,7 @@ class Induction:
     rules: tuple[InducedRule, ...]  # best first (see Rule.sort_key)
     cost: tuple[int, ...]  # (misclassified context images, rule length, family rank)
     seconds: float
+    weights: tuple[float, ...] | None = None  # posterior of each rule (solver.posterior); None = equal votes
 
 
 def python_value(symbol: clingo.Symbol):
@@ -72,7 +74,7 @@ def load_encodings(control: clingo.Control, names: tuple[str, ...] = ENCODINGS) 
 
 
 def _read_model(model: clingo.Model) -> tuple[tuple[int, ...], InducedRule]:
-    used, covered, evidence = [], set(), {}
+    used, covered, evidence, lengths = [], set(), {}, 0
     for atom in model.symbols(shown=True):
         value = python_value(atom)
         if value[0] == "use":
@@ -81,8 +83,10 @@ def _read_model(model: clingo.Model) -> tuple[tuple[int, ...], InducedRule]:
             covered.add(value[1])
         elif value[0] == "evidence":
             evidence.setdefault(value[2], set()).add(Literal.from_term(value[1]))
+        elif value[0] == "length":
+            lengths += value[2]
     cost = tuple(model.cost)
-    errors, length = (cost + (0, 0, 0))[:2]
+    errors, length = cost[0] if cost else 0, lengths
     rule = Rule(tuple(sorted(used, key=lambda lit: lit.sort_key)), errors=errors, length=length)
     frozen_evidence = {image: frozenset(lits) for image, lits in evidence.items()}
     return cost, InducedRule(rule, cost, frozenset(covered), frozen_evidence)
@@ -94,10 +98,13 @@ def induce(
     max_rules: int = DEFAULT_MAX_RULES,
     max_literals: int = 2,
     encodings: tuple[str, ...] = ENCODINGS,
+    all_fitting: bool = False,
 ) -> Induction:
-    """Find every optimal rule separating the context images of A from those of B."""
+    """Find every optimal rule separating the context images of A from those of B (with `all_fitting`,
+    every rule with the fewest misclassified context images, whatever its length)."""
     start = time.perf_counter()
-    arguments = ["--opt-mode=optN", f"--models={max_rules}", f"--const=max_literals={max_literals}"]
+    arguments = ["--opt-mode=optN", f"--models={max_rules}", f"--const=max_literals={max_literals}",
+                 f"--const=all_fitting={int(all_fitting)}"]
     control = clingo.Control(arguments, logger=lambda code, message: LOG.debug("clingo %s: %s", code, message))
     load_encodings(control, encodings)
     write_facts(control, facts)

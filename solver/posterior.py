@@ -1,0 +1,86 @@
+"""Bayesian rule selection with the size principle, for rules on attributes and counts.
+
+Under the abstract generator (spec §3.4) the images of A are drawn uniformly from the library shapes
+that satisfy the concept; those of B from the shapes that violate it, and for a two-attribute concept
+half of B from the shapes with only the first attribute, half from those with only the second. So
+for a rule R with pools P(R) (`solver.pools`), the likelihood of the context is
+
+    A image:  1 / |P(L1 and L2)|
+    B image:  1 / |P(not L)|                                   (one literal)
+              1 / (2 |P(L1 and not L2)|)  or  1 / (2 |P(not L1 and L2)|)   (two literals)
+
+and an image outside every pool the rule allows (a misclassified one, or for a pair a B image that
+violates both literals) has the small probability NOISE / |library| of a misperceived or mislabelled
+image. The prior prefers short rules: log P(R) = -LENGTH_PENALTY * length (literal costs of the
+encodings). Among the rules that fit the context best (the objective's first priority, found by
+clingo with all_fitting=1), the posterior ranks the rules and weighs their votes on the queries.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from solver.facts import ProblemFacts, Role
+from solver.induce import Induction, InducedRule
+from solver.pools import library_size, literal_pool
+
+LENGTH_PENALTY = 2.0  # nats per unit of rule length
+NOISE = 0.02  # chance that a context image lies outside the pools of the concept
+KEEP = 1e-4  # rules whose posterior is below KEEP times the best are dropped
+
+
+def _log_size(mask: int) -> float:
+    return math.log(max(mask.bit_count(), 1))
+
+
+def log_likelihood(induced: InducedRule, facts: ProblemFacts) -> float | None:
+    """log P(context | rule) under the generator; None when a literal has no library pool."""
+    literals = induced.rule.literals
+    pools = [literal_pool(lit) for lit in literals]
+    if any(p is None for p in pools) or len(literals) > 2:
+        return None
+    everything = (1 << library_size()) - 1
+    noise = math.log(NOISE / library_size())
+    positive = everything
+    for pool in pools:
+        positive &= pool
+    total = 0.0
+    for index in range(len(facts.context_a)):
+        covered = (Role.A.value, index) in induced.covered
+        total += -_log_size(positive) if covered else noise
+    for index in range(len(facts.context_b)):
+        image = (Role.B.value, index)
+        true = induced.evidence.get(image, frozenset())
+        if image in induced.covered:
+            total += noise
+        elif len(literals) == 1:
+            total += -_log_size(everything & ~pools[0])
+        else:
+            first, second = (lit in true for lit in literals)
+            if first:
+                total += -math.log(2) - _log_size(pools[0] & ~pools[1])
+            elif second:
+                total += -math.log(2) - _log_size(~pools[0] & pools[1])
+            else:
+                total += noise
+    return total
+
+
+def rank(induction: Induction, facts: ProblemFacts, length_penalty: float = LENGTH_PENALTY) -> Induction | None:
+    """The induction's rules ordered by posterior, with normalised posterior weights (None if some rule
+    is outside the attribute and count families)."""
+    scored = []
+    for induced in induction.rules:
+        likelihood = log_likelihood(induced, facts)
+        if likelihood is None:
+            return None
+        scored.append((likelihood - length_penalty * induced.rule.length, induced))
+    if not scored:
+        return None
+    best = max(score for score, _ in scored)
+    kept = sorted(((math.exp(score - best), induced) for score, induced in scored if score - best >= math.log(KEEP)),
+                  key=lambda item: (-item[0], item[1].rule.sort_key))
+    total = sum(weight for weight, _ in kept)
+    return replace(induction, rules=tuple(induced for _, induced in kept),
+                   cost=kept[0][1].cost, weights=tuple(weight / total for weight, _ in kept))

@@ -1,0 +1,62 @@
+import numpy as np
+import pytest
+
+from dsl.raster import render_program
+from dsl.syntax import parse_image
+from dsl.types import Pose
+from search.refine import Proposal
+from solver.perceive import PerceptionError, PixelPerception, seed_proposals
+
+SQUARE = parse_image([["line_normal_1.000-0.500", "line_normal_1.000-0.750", "line_normal_1.000-0.750",
+                       "line_normal_1.000-0.750"]])
+
+
+class FakeDecoderPerception(PixelPerception):
+    """The decoder replaced by fixed proposals, to test the stage around it."""
+
+    def __init__(self, proposals, **kwargs):
+        super().__init__(**kwargs)
+        self.fixed = proposals
+        self.calls = []
+
+    def proposals(self, images):
+        self.calls.append(len(images))
+        return [tuple(self.fixed)] * len(images)
+
+
+def test_refinement_turns_proposals_into_programs_with_poses():
+    image = render_program(SQUARE, [Pose(-40, 20, 15, 180)])
+    perception = FakeDecoderPerception([Proposal(SQUARE, 0.0)])
+    [result] = perception.perceive([image])
+    assert perception.calls == [1]
+    assert result.error is None and result.poses is not None
+    assert len(result.program.shapes) == 1 and len(result.program.shapes[0]) == 4
+
+
+def test_without_refinement_the_top_proposal_is_kept():
+    image = np.full((512, 512), 255, np.uint8)
+    perception = FakeDecoderPerception([Proposal(SQUARE, -1.0)], refine=False)
+    assert perception([image, image]) == [SQUARE, SQUARE]
+
+
+def test_a_failing_refinement_is_recorded_and_falls_back(monkeypatch):
+    import solver.perceive as perceive
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("kernel exploded")
+
+    monkeypatch.setattr(perceive, "refine_image", broken)
+    image = np.full((512, 512), 255, np.uint8)
+    [result] = FakeDecoderPerception([Proposal(SQUARE, 0.0)]).perceive([image])
+    assert result.program == SQUARE and "kernel exploded" in result.error
+
+
+def test_missing_checkpoint_is_a_clear_perception_error(tmp_path):
+    perception = PixelPerception(checkpoint=tmp_path / "nope.pt")
+    with pytest.raises(PerceptionError, match="nope.pt"):
+        perception.perceive([np.full((64, 64), 255, np.uint8)])
+
+
+def test_seed_proposals_cover_one_and_two_shapes():
+    seeds = seed_proposals()
+    assert {len(p.program.shapes) for p in seeds} == {1, 2}

@@ -1,0 +1,69 @@
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dsl.dataset import load_problem, read_programs
+from dsl.syntax import parse_image
+from dsl.types import Pose
+from solver.product import solve_folder
+from solver.report import ReportImage, overlay_picture, render_html, write_report
+
+OFFICIAL_DEV = Path(__file__).resolve().parents[3] / "shared" / "data" / "official_dev"
+TRIANGLE = parse_image([["line_normal_1.000-0.500", "line_normal_1.000-0.833", "line_normal_1.000-0.833"]])
+
+
+def fake_solution(n_queries=2):
+    evidence = [
+        {"image": f"{side}({i})", "role": side.upper(), "in_a": side == "a", "correct": True,
+         "literals": [{"literal": "attr(convex)", "holds": side == "a", "fact": "convex = 1"}]}
+        for side in ("a", "b") for i in range(6)
+    ] + [{"image": f"q({i})", "role": "query", "in_a": i == 0, "correct": None, "literals": []} for i in range(n_queries)]
+    return {
+        "rule": "concept(I) :- attr(I, convex).",
+        "labels": [True, False],
+        "confidence": [1.0, 0.75],
+        "explanation": {"outcome": "optimal", "asp": "concept(I) :- attr(I, convex).",
+                        "english": "every image in A is convex; no image in B is", "errors": 0, "length": 1,
+                        "evidence": evidence, "alternatives": [{"asp": "alt <rule>", "english": "is closed"}],
+                        "seconds": 0.01},
+    }
+
+
+def test_overlay_draws_the_program_in_red_over_the_image():
+    pixels = np.full((512, 512), 255, np.uint8)
+    picture = overlay_picture(ReportImage(pixels, TRIANGLE, (Pose(0, 0, 0, 150),)))
+    assert picture.shape == (512, 512, 3)
+    red = (picture[:, :, 0] > 150) & (picture[:, :, 1] < 120)
+    assert red.sum() > 500
+    plain = overlay_picture(ReportImage(pixels, TRIANGLE, None))
+    assert (plain == 255).all()
+
+
+def test_page_shows_rule_images_evidence_alternatives_and_labels(tmp_path):
+    images = [ReportImage(np.full((64, 64), 255, np.uint8), TRIANGLE, None) for _ in range(14)]
+    page = write_report(tmp_path, "demo_problem", images, fake_solution())
+    text = page.read_text()
+    assert text.count("<figure>") == 14
+    assert "every image in A is convex" in text and "concept(I) :- attr(I, convex)." in text
+    assert "Tied alternatives (1)" in text and "alt &lt;rule&gt;" in text  # escaped
+    assert "query 0 → A" in text and "query 1 → B" in text and "0.75" in text
+    assert text.count("data:image/png;base64,") == 14
+    record = json.loads((tmp_path / "demo_problem.json").read_text())
+    assert record["labels"] == [True, False] and len(record["programs"]) == 14
+
+
+def test_html_escapes_problem_text():
+    images = [ReportImage(None, TRIANGLE, None) for _ in range(14)]
+    assert "<script>" not in render_html("<script>", images, fake_solution())
+
+
+@pytest.mark.skipif(not OFFICIAL_DEV.exists(), reason="shared/data/official_dev not present")
+def test_oracle_folder_solves_and_fits_poses_for_the_report(tmp_path):
+    folder = sorted((OFFICIAL_DEV / "bd" / "images").iterdir())[0]
+    solved = solve_folder(folder, None, oracle=True)
+    assert solved.solution.labels == (True, False)
+    assert len(solved.images) == 14 and all(i.poses is not None for i in solved.images)
+    page = write_report(tmp_path, solved.name, solved.images, solved.solution.to_dict())
+    assert page.exists() and page.with_suffix(".json").exists()
