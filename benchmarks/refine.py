@@ -32,7 +32,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--proposals", choices=("synthetic", "decoder"), default="synthetic")
     parser.add_argument("--top-k", type=int, default=5, help="proposals per image")
     parser.add_argument("--seed", type=int, default=0, help="seed of the synthetic proposals")
-    parser.add_argument("--budget-ms", type=float, default=None, help="search budget per image (default: refine_image's)")
+    parser.add_argument("--budget-ms", type=float, default=None,
+                        help="time for the whole refinement per image (default: refine_image's, 140 ms)")
     parser.add_argument("--json", required=True, help="write the figures here")
     parser.add_argument("--picture", default=None, help="draw a few refined programs over their images (PNG)")
     return parser.parse_args(argv)
@@ -63,17 +64,19 @@ def with_proposals(pairs: list, source: str, top_k: int, seed: int) -> list:
 
 
 def draw_picture(items: list, refinements: list, path: str, count: int = 8) -> None:
-    """A grid of crops: the image in grey, the refined program drawn over it in red; a caption with
-    the verdict (exact / structure / wrong) and the refinement time."""
+    """A grid of crops of `count` images spread over the split: the image's ink in grey, the refined
+    program rendered at its fitted poses in light red, both in dark red; a caption with the verdict
+    (exact / structure ok / wrong) and the refinement time."""
     tiles = []
-    for (image, truth, _), refinement in list(zip(items, refinements))[:count]:
+    picked = [int(k * len(items) / count) for k in range(min(count, len(items)))]  # spread over the split
+    for (image, truth, _), refinement in [(items[k], refinements[k]) for k in picked]:
         rendered = render_program(refinement.program, refinement.poses)
         grey = image if image.ndim == 2 else image[..., 0]
-        rgb = np.stack([grey] * 3, axis=-1).astype(np.float64)
-        rgb = 255.0 - 0.35 * (255.0 - rgb)  # the image, lightened
-        ink = (255.0 - rendered.astype(np.float64)) / 255.0
-        red = np.array([220.0, 20.0, 20.0])
-        rgb = rgb * (1.0 - 0.8 * ink[..., None]) + red * 0.8 * ink[..., None]
+        image_ink = (255.0 - grey.astype(np.float64)) / 255.0
+        program_ink = (255.0 - rendered.astype(np.float64)) / 255.0
+        # grey: the image's ink; light red: the refined program's; dark red: both
+        base = 255.0 * (1.0 - 0.55 * image_ink)
+        rgb = np.stack([base, base * (1.0 - 0.85 * program_ink), base * (1.0 - 0.85 * program_ink)], axis=-1)
         rows, cols = np.nonzero((grey < 128) | (rendered < 128))
         r0, r1 = max(rows.min() - 12, 0), min(rows.max() + 12, grey.shape[0])
         c0, c1 = max(cols.min() - 12, 0), min(cols.max() + 12, grey.shape[1])
@@ -86,9 +89,12 @@ def draw_picture(items: list, refinements: list, path: str, count: int = 8) -> N
         ImageDraw.Draw(canvas).text((4, 6), f"{verdict}  {refinement.milliseconds:.0f} ms", fill=(0, 0, 0))
         tiles.append(canvas)
     columns = 4
-    grid = Image.new("RGB", (256 * columns, 280 * ((len(tiles) + columns - 1) // columns)), "white")
+    rows = (len(tiles) + columns - 1) // columns
+    grid = Image.new("RGB", (256 * columns, 280 * rows + 20), "white")
     for k, tile in enumerate(tiles):
         grid.paste(tile, ((k % columns) * 256, (k // columns) * 280))
+    legend = "grey: the image's ink   light red: the refined program at its fitted poses   dark red: both"
+    ImageDraw.Draw(grid).text((4, 280 * rows + 4), legend, fill=(0, 0, 0))
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     grid.save(path)
 
@@ -99,7 +105,10 @@ def main(argv: list[str]) -> int:
     items = with_proposals(pairs, args.proposals, args.top_k, args.seed)
     refinements: list = []
     figures = measure(items, basic=basic, budget_ms=args.budget_ms, results=refinements)
-    figures.update({"split": args.split, "proposals": args.proposals, "top_k": args.top_k, "seed": args.seed})
+    figures.update({
+        "split": args.split, "proposals": args.proposals, "top_k": args.top_k, "seed": args.seed,
+        "budget_ms": args.budget_ms if args.budget_ms is not None else "refine_image default",
+    })
     for name, value in figures.items():
         print(f"{name:40s} {value}")
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)

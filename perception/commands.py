@@ -39,7 +39,34 @@ def run_decode(args: argparse.Namespace) -> int:
         out.append({"image": str(path), "proposals": [{"logp": p.logp, "program": format_image(p.program)} for p in proposals]})
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1))
+    if args.picture:
+        draw_proposals(images, results, args.picture)
     return 0
+
+
+def draw_proposals(images, results, path: Path, panel: int = 160, shown: int = 4) -> None:
+    """One row per image: the input's ink crop, then its top proposals drawn centred with their logp
+    (the decoder gives no pose; `search.refine` fits one)."""
+    import numpy as np
+    from PIL import Image, ImageDraw
+
+    from dsl.raster import fit_view, render_drawing
+    from dsl.turtle import execute_image
+    from dsl.types import Pose
+    from perception.data import prepare_image
+
+    sheet = Image.new("L", (panel * (shown + 1), panel * len(images)), 255)
+    pen = ImageDraw.Draw(sheet)
+    for row, (image, proposals) in enumerate(zip(images, results)):
+        crop, _ = prepare_image(image, panel)  # what the decoder sees
+        sheet.paste(Image.fromarray((255 - 255 * crop).astype(np.uint8)), (0, row * panel))
+        for col, proposal in enumerate(proposals[:shown], start=1):
+            poses = [Pose(0.0, 300.0 * i, 0.0, 120.0) for i in range(len(proposal.program.shapes))]
+            drawing = execute_image(proposal.program, poses)
+            sheet.paste(Image.fromarray(render_drawing(drawing, panel, fit_view(drawing, panel))), (col * panel, row * panel))
+            pen.text((col * panel + 4, row * panel + 2), f"{proposal.logp:.2f}", fill=0)
+        pen.line([(0, row * panel), (sheet.width, row * panel)], fill=128)
+    sheet.save(path)
 
 
 def register(subcommands: argparse._SubParsersAction) -> None:
@@ -57,4 +84,5 @@ def register(subcommands: argparse._SubParsersAction) -> None:
     decode.add_argument("--seed", type=int, default=0, help="seed for --sample")
     decode.add_argument("--checkpoint", type=Path, default=None, help="decoder checkpoint (default: the shipped one)")
     decode.add_argument("--json", type=Path, default=None, help="write the proposals as JSON")
+    decode.add_argument("--picture", type=Path, default=None, help="draw each image and its top proposals (PNG)")
     decode.set_defaults(func=run_decode)

@@ -93,9 +93,16 @@ def _rotate(points: np.ndarray, angle: float) -> np.ndarray:
 
 def _chamfer(a: Descriptor, b: Descriptor, angle: float) -> float:
     """Symmetric mean nearest-point distance between `a` rotated by `angle` and `b`."""
-    forward = b.tree.query(_rotate(a.points, angle))[0].mean()
-    backward = a.tree.query(_rotate(b.points, -angle))[0].mean()
-    return float(0.5 * (forward + backward))
+    return _chamfers(a, b, (angle,))[0]
+
+
+def _chamfers(a: Descriptor, b: Descriptor, angles) -> list[float]:
+    """`_chamfer` at several angles, with one tree query per direction (the same values)."""
+    n, m = len(a.points), len(b.points)
+    forward = b.tree.query(np.concatenate([_rotate(a.points, t) for t in angles]))[0]
+    backward = a.tree.query(np.concatenate([_rotate(b.points, -t) for t in angles]))[0]
+    return [float(0.5 * (forward[k * n:(k + 1) * n].mean() + backward[k * m:(k + 1) * m].mean()))
+            for k in range(len(angles))]
 
 
 def distance(a: Descriptor, b: Descriptor) -> float:
@@ -104,57 +111,73 @@ def distance(a: Descriptor, b: Descriptor) -> float:
     spectrum = np.fft.fft(b.polar, axis=1) * np.conj(np.fft.fft(a.polar, axis=1))
     correlation = np.real(np.fft.ifft(spectrum, axis=1)).sum(axis=0)
     step = 2 * math.pi / ANGLE_BINS
-    scored = [(_chamfer(a, b, peak * step), peak * step) for peak in np.argsort(correlation)[::-1][:ROTATION_PEAKS]]
-    best, angle = min(scored)
+    peaks = [peak * step for peak in np.argsort(correlation)[::-1][:ROTATION_PEAKS]]
+    best, angle = min(zip(_chamfers(a, b, peaks), peaks))
     for delta in (step / 2, step / 4, step / 8):
-        for candidate in (angle - delta, angle + delta):
-            value = _chamfer(a, b, candidate)
+        candidates = (angle - delta, angle + delta)
+        for value, candidate in zip(_chamfers(a, b, candidates), candidates):
             if value < best:
                 best, angle = value, candidate
     return best
 
 
-@dataclass(frozen=True, slots=True)
 class LibraryIndex:
-    names: tuple[str, ...]
-    descriptors: tuple[Descriptor, ...]
-    invariants: np.ndarray  # (S, F)
-    group_of: tuple[int, ...]  # tie group of each library shape
-    groups: tuple[tuple[str, ...], ...]
+    """The library shapes' point sets and pre-filter summaries; full descriptors and tie groups are made
+    on demand (a query needs the descriptors of its PREFILTER candidates and the ties of those only)."""
 
+    def __init__(self, names: tuple[str, ...], points: list[np.ndarray]) -> None:
+        self.names = names
+        self.points = points
+        self.invariants = np.array([_invariant(p) for p in points])  # (S, F)
+        self._descriptors: dict[int, Descriptor] = {}
+        self._components: dict[int, tuple[int, ...]] = {}
+        self._tied: dict[tuple[int, int], bool] = {}
 
-def _tie_groups(descriptors: list[Descriptor], invariants: np.ndarray) -> tuple[list[int], list[tuple[int, ...]]]:
-    """Connected classes of library shapes whose drawings coincide within TIE_DISTANCE."""
-    count = len(descriptors)
-    parent = list(range(count))
+    def descriptor(self, i: int) -> Descriptor:
+        if i not in self._descriptors:
+            points = self.points[i]
+            self._descriptors[i] = Descriptor(points, cKDTree(points), _polar_histogram(points), self.invariants[i])
+        return self._descriptors[i]
 
-    def find(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
+    def _same_drawing(self, i: int, j: int) -> bool:
+        i, j = min(i, j), max(i, j)
+        if (i, j) not in self._tied:
+            self._tied[(i, j)] = bool(distance(self.descriptor(i), self.descriptor(j)) < TIE_DISTANCE)
+        return self._tied[(i, j)]
 
-    gaps = np.abs(invariants[:, None, :] - invariants[None, :, :]).sum(-1)
-    for i, j in zip(*np.nonzero(np.triu(gaps < 0.15, 1))):
-        if find(i) != find(j) and distance(descriptors[i], descriptors[j]) < TIE_DISTANCE:
-            parent[find(i)] = find(j)
-    roots = [find(i) for i in range(count)]
-    order = list(dict.fromkeys(roots))
-    group_of = [order.index(r) for r in roots]
-    members = [tuple(i for i in range(count) if roots[i] == r) for r in order]
-    return group_of, members
+    def component(self, i: int) -> tuple[int, ...]:
+        """The tie group of library shape i (indices in library order): the connected class of shapes
+        whose drawings coincide within TIE_DISTANCE (pre-filtered by invariant gap, as ever)."""
+        if i not in self._components:
+            members, frontier = {i}, [i]
+            while frontier:
+                k = frontier.pop()
+                gaps = np.abs(self.invariants - self.invariants[k]).sum(axis=1)
+                for j in np.nonzero(gaps < 0.15)[0]:
+                    j = int(j)
+                    if j not in members and self._same_drawing(k, j):
+                        members.add(j)
+                        frontier.append(j)
+            group = tuple(sorted(members))
+            for k in group:
+                self._components[k] = group
+        return self._components[i]
+
+    def group_names(self, i: int) -> tuple[str, ...]:
+        return tuple(self.names[k] for k in self.component(i))
+
+    @property
+    def groups(self) -> tuple[tuple[str, ...], ...]:
+        """Every tie group (in library order of first member)."""
+        return tuple(dict.fromkeys(self.group_names(i) for i in range(len(self.names))))
 
 
 @functools.cache
 def library_index() -> LibraryIndex:
-    """Descriptors of all library shapes and their tie groups (computed once, about 2 s)."""
+    """Point sets and pre-filter summaries of all library shapes (computed once, under a second)."""
     library = load_library()
     names = tuple(library)
-    descriptors = [describe(library[n].shape) for n in names]
-    invariants = np.array([d.invariant for d in descriptors])
-    group_of, members = _tie_groups(descriptors, invariants)
-    groups = tuple(tuple(names[i] for i in m) for m in members)
-    return LibraryIndex(names, tuple(descriptors), invariants, tuple(group_of), groups)
+    return LibraryIndex(names, [_normalised_points(library[n].shape) for n in names])
 
 
 def match_shape(shape: Shape, top: int = 5) -> list[ShapeMatch]:
@@ -171,13 +194,13 @@ def _match_shape(shape: Shape, top: int) -> tuple[ShapeMatch, ...]:
     query = describe(shape)
     gaps = np.abs(index.invariants - query.invariant).sum(axis=1)
     candidates = np.argsort(gaps)[: max(PREFILTER, top)]
-    best_per_group: dict[int, float] = {}
+    best_per_group: dict[tuple[int, ...], float] = {}
     for i in candidates:
-        group = index.group_of[i]
-        d = distance(query, index.descriptors[i])
+        group = index.component(int(i))
+        d = distance(query, index.descriptor(int(i)))
         best_per_group[group] = min(best_per_group.get(group, math.inf), d)
     ranked = sorted(best_per_group.items(), key=lambda item: item[1])[:top]
-    return tuple(ShapeMatch(index.groups[g], max(0.0, 1.0 - d / SCORE_SCALE)) for g, d in ranked)
+    return tuple(ShapeMatch(tuple(index.names[k] for k in g), max(0.0, 1.0 - d / SCORE_SCALE)) for g, d in ranked)
 
 
 def image_categories(program: ImageProgram, top: int = 5) -> list[list[ShapeMatch]]:

@@ -106,14 +106,16 @@ def _near(value: float, grid: np.ndarray, tolerance: float) -> bool:
     return bool(np.min(np.abs(np.asarray(grid) - value)) <= tolerance)
 
 
-def on_grid(action: Action, first: bool) -> bool:
-    """True if the action's values are free-form values or values of the shape library."""
+def on_free_form_grid(action: Action, first: bool) -> bool:
     turn_ok = first or _near(normalise_angle(action.turn), np.array(FREE_FORM_TURNS + (-180.0,)), 2.0)
     if action.kind is ActionKind.LINE:
-        free = abs(action.length - FREE_FORM_LINE) <= 0.02
-    else:
-        free = abs(action.radius - FREE_FORM_RADIUS) <= 0.02 and abs(action.angle - FREE_FORM_ANGLE) <= 2.0
-    if free and turn_ok:
+        return turn_ok and abs(action.length - FREE_FORM_LINE) <= 0.02
+    return turn_ok and abs(action.radius - FREE_FORM_RADIUS) <= 0.02 and abs(action.angle - FREE_FORM_ANGLE) <= 2.0
+
+
+def on_grid(action: Action, first: bool) -> bool:
+    """True if the action's values are free-form values or values of the shape library."""
+    if on_free_form_grid(action, first):
         return True
     grids = library_grids()
     turn_ok = first or _near(action.turn, grids["turn"], 1.0)
@@ -138,15 +140,18 @@ def _shape_edits(shape: Shape) -> Iterator[tuple[Edit, Shape]]:
     for i, a in enumerate(actions):
         if i > 0:
             base = _snap_turn(a.turn, FREE_FORM_TURNS)
-            for turn in sorted({normalise_angle(base + d) for d in (-30.0, 30.0, -60.0, 60.0)} | {normalise_angle(-base)}):
+            turns = {normalise_angle(base + d) for d in (-30.0, 30.0, -60.0, 60.0)} | {normalise_angle(-base)}
+            for turn in sorted(turns):
                 if abs(normalise_angle(turn - a.turn)) > 1.0:
                     yield Edit("turn", (i,)), Shape(tuple(actions[:i] + [a.with_turn(turn)] + actions[i + 1:]))
         other = ActionKind.ARC if a.kind is ActionKind.LINE else ActionKind.LINE
-        yield Edit("kind", (i,)), Shape(tuple(actions[:i] + [free_form_action(other, a.turn, a.stroke)] + actions[i + 1:]))
+        swapped = free_form_action(other, a.turn, a.stroke)
+        yield Edit("kind", (i,)), Shape(tuple(actions[:i] + [swapped] + actions[i + 1:]))
     for i in range(n if n > 1 else 0):
         rest = actions[:i] + actions[i + 1:]
         if i < n - 1:
-            carried = rest[i].with_turn(normalise_angle(rest[i].turn + actions[i].turn)) if i > 0 else rest[i].with_turn(0.0)
+            turn = normalise_angle(rest[i].turn + actions[i].turn) if i > 0 else 0.0
+            carried = rest[i].with_turn(turn)
             yield Edit("delete", (i,)), Shape(tuple(rest[:i] + [carried] + rest[i + 1:]))
         yield Edit("delete", (i, 1)), Shape(tuple(rest))
     for i in range(n + 1):
@@ -220,6 +225,19 @@ def _nearest(variants: np.ndarray, names: list[str], forms: np.ndarray, top: int
     cost = (diff[..., 0] + diff[..., 1] + diff[..., 2] + (diff[..., 3] + diff[..., 4]) / 90.0).sum(-1).min(0)
     order = np.argsort(cost, kind="stable")[:top]
     return [(float(cost[k]), names[k]) for k in order]
+
+
+@functools.cache
+def _library_keys() -> frozenset:
+    return frozenset(shape_key(e.shape, ignore_strokes=True) for e in load_library().values())
+
+
+@functools.lru_cache(maxsize=16384)
+def is_library_or_free_form(shape: Shape) -> bool:
+    """True if every action has free-form values, or the shape is a library shape (any strokes)."""
+    if all(on_free_form_grid(a, i == 0) for i, a in enumerate(shape.actions)):
+        return True
+    return shape_key(shape.with_strokes(StrokeType.NORMAL), ignore_strokes=True) in _library_keys()
 
 
 @functools.cache

@@ -23,7 +23,7 @@ from scipy import ndimage
 from dsl.raster import render_marks
 from dsl.types import Pose
 from search import kernels
-from search.template import PEN_RADIUS_PX, STAMP_RADIUS_PX, Target, Template, affine_to_pose
+from search.template import PEN_RADIUS_PX, Target, Template, affine_to_pose
 
 CAP = 8.0  # px: truncation of the forward term
 REACH = 10.0  # px: truncation of the reverse term
@@ -152,7 +152,9 @@ def _two_groups(target: Target, pts: np.ndarray) -> list[np.ndarray]:
         centres = np.array([pts[order[len(order) // 4]], pts[order[3 * len(order) // 4]]])
         for _ in range(10):
             assignment = np.argmin(((pts[:, None, :] - centres[None]) ** 2).sum(-1), axis=1)
-            centres = np.array([pts[assignment == g].mean(axis=0) if np.any(assignment == g) else centres[g] for g in (0, 1)])
+            centres = np.array(
+                [pts[assignment == g].mean(axis=0) if np.any(assignment == g) else centres[g] for g in (0, 1)]
+            )
     return [pts[assignment == g] for g in range(2)]
 
 

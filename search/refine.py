@@ -31,9 +31,10 @@ import numpy as np
 from dsl.canonical import image_key, same_shape
 from dsl.types import ImageProgram, Pose, Shape, StrokeType
 from search import enumerate as enumeration
-from search import kernels, pose
+from search import pose, strokes
 from search.neighbourhood import (
-    Edit, library_edits, normal_strokes_only, off_grid_count, snap_free_form, snap_library, stroke_variants, structural_neighbours,
+    Edit, is_library_or_free_form, library_edits, off_grid_count, snap_free_form, snap_library,
+    structural_neighbours,
 )
 from search.template import Target, make_target, template
 
@@ -42,18 +43,14 @@ PROJECTIONS = 3  # library shapes tried in place of each non-free-form shape of 
 RESCORE = 3  # best distinct structures fitted again from scratch before the stroke stage
 LOGP_WEIGHT = 0.02  # chamfer pixels per nat of decoder log-probability below the best proposal
 OFF_GRID_COST = 0.15  # per action whose values are neither free-form nor library values
+NON_LIBRARY_COST = 0.3  # per shape that is neither free-form nor a library shape
 INSERT_GAIN = 4.0  # weight of the unexplained ink near a joint in the estimate of an insertion
 QUICK_EVALS = 16  # sparse-score evaluations refining a neighbour's pose from its parent's
 NEW_POSE_EDITS = ("split", "merge", "library")  # edits after which poses are fitted from scratch
 STRUCTURES = 1  # structures whose strokes are assigned and whose pixel score decides
 STRUCTURE_MARGIN = 0.3  # ... if their structure score is within this of the best
-STROKE_PRIOR = 4.0  # window pixel-score units (ink pixels) for leaving the decoder's stroke
-STROKE_PASSES = 2  # rounds of (polish, choose strokes)
 PIXEL_WEIGHT = 100.0  # pixel score = PIXEL_WEIGHT * mean |grey difference| (0-1)
 LIBRARY_TOP = 3  # library shapes proposed per shape of a starting proposal
-WINDOW_MARGIN = 6
-POLISH_EVALS = 60  # pixel-score evaluations polishing each shape's pose
-MIN_POLISH_EVALS = 12
 POLISH_MS = 50.0  # time the stroke stage takes with POLISH_EVALS (fewer evaluations when less is left)
 STROKE_RESERVE_MS = 75.0  # time kept for rescoring and the stroke stage
 
@@ -99,6 +96,14 @@ def _structure_key(program: ImageProgram) -> tuple:
     return image_key(program, ignore_strokes=True)
 
 
+def _grid_prior(program: ImageProgram) -> float:
+    """Costs for values off the free-form and library grids, and for shapes that are neither free-form
+    nor library shapes (every dataset shape is one or the other)."""
+    return OFF_GRID_COST * off_grid_count(program) + NON_LIBRARY_COST * sum(
+        not is_library_or_free_form(shape) for shape in program.shapes
+    )
+
+
 def _anchor_joints(edit: Edit) -> tuple[int, int] | None:
     """(parent joint, child joint) that an edit leaves in place after the edited action."""
     if edit.kind in ("turn", "kind"):
@@ -127,7 +132,7 @@ class _StructureSearch:
                 parent = template(context.parent.shapes[s].with_strokes(StrokeType.NORMAL))
                 extra.append(pose.anchored(parent, context.placements[s], templates[s], *joints))
             placements, value = pose.refit_near(templates, list(context.placements), self.target, s, extra, QUICK_EVALS)
-        return value + context.prior + OFF_GRID_COST * off_grid_count(program), (tuple(placements), context)
+        return value + context.prior + _grid_prior(program), (tuple(placements), context)
 
     def expand(self, scored: enumeration.Scored):
         placements, context = scored.info
@@ -172,88 +177,6 @@ def _free_form_like(program: ImageProgram) -> bool:
         same_shape(shape, snap_free_form(shape), length_tol=0.12, angle_tol=20.0, ignore_strokes=True)
         for shape in program.shapes
     )
-
-
-def _action_window(tpl, place: pose.Placement, target: Target, action: int) -> tuple[int, int, int]:
-    cx, cy, a, b = place.affine()
-    marks = np.nonzero(tpl.mark_action == action)[0]
-    if len(marks) == 0:
-        return pose.crop_window(target)
-    pts = np.concatenate([tpl.mark_points[tpl.mark_offsets[k]:tpl.mark_offsets[k + 1]] for k in marks])
-    cols = cx + a * pts[:, 0] - b * pts[:, 1] + target.origin[1]
-    rows = cy - (b * pts[:, 0] + a * pts[:, 1]) + target.origin[0]
-    r0, c0 = int(math.floor(rows.min())) - WINDOW_MARGIN, int(math.floor(cols.min())) - WINDOW_MARGIN
-    size = int(math.ceil(max(rows.max() - rows.min(), cols.max() - cols.min()))) + 2 * WINDOW_MARGIN + 1
-    return r0, c0, size
-
-
-def _window_cost(program: ImageProgram, placements: list, target: Target, window) -> float:
-    """Least sum of |grey difference| / 255 over the window, the render shifted by up to one pixel."""
-    r0, c0, size = window
-    rendered = pose.render_window([template(s) for s in program.shapes], placements, target, r0, c0, size)
-    return kernels.window_l1_shifted(rendered, target.image, r0, c0, 1) / 255.0
-
-
-def _with_action(program: ImageProgram, s: int, i: int, action) -> ImageProgram:
-    shapes = list(program.shapes)
-    actions = list(shapes[s].actions)
-    actions[i] = action
-    shapes[s] = Shape(tuple(actions))
-    return ImageProgram(tuple(shapes))
-
-
-def _decoder_strokes(program: ImageProgram, source: ImageProgram) -> list[list[StrokeType | None]]:
-    """The stroke the decoder gave each action, where the candidate still lines up with its proposal."""
-    out = []
-    for s, shape in enumerate(program.shapes):
-        same = s < len(source.shapes) and len(source.shapes[s]) == len(shape)
-        out.append([source.shapes[s].actions[i].stroke if same else None for i in range(len(shape))])
-    return out
-
-
-def assign_strokes(
-    program: ImageProgram, placements: list, target: Target, source: ImageProgram, polish_evals: int = POLISH_EVALS
-):
-    """Polish the poses on the pixel score, then choose each action's stroke; if strokes changed, polish
-    again with them and choose once more (STROKE_PASSES rounds at most) -> (program, placements)."""
-    decoder = _decoder_strokes(program, source)
-    fixed = [normal_strokes_only(shape) for shape in program.shapes]
-    program = ImageProgram(tuple(
-        shape.with_strokes(StrokeType.NORMAL) if normal else shape for shape, normal in zip(program.shapes, fixed)
-    ))
-    evals = polish_evals
-    for _ in range(STROKE_PASSES):
-        placements = pose.polish([template(x) for x in program.shapes], list(placements), target, evals)
-        program, changed = _choose_strokes(program, placements, target, decoder, fixed)
-        if not changed:
-            break
-        evals = max(polish_evals // 3, MIN_POLISH_EVALS)
-    return program, placements
-
-
-def _choose_strokes(
-    program: ImageProgram, placements: list, target: Target, decoder, fixed: list[bool]
-) -> tuple[ImageProgram, bool]:
-    """Each action's stroke type by the pixel score in a window around it (plus the decoder prior), except
-    in the shapes whose strokes are `fixed`."""
-    changed = False
-    for s, shape in enumerate(program.shapes):
-        if fixed[s]:
-            continue
-        tpl = template(shape)
-        for i in range(len(shape)):
-            window = _action_window(tpl, placements[s], target, i)
-            current = program.shapes[s].actions[i]
-            options = [current] + list(stroke_variants(current))
-            costs = [
-                _window_cost(_with_action(program, s, i, option), placements, target, window)
-                + (STROKE_PRIOR if decoder[s][i] is not None and option.stroke is not decoder[s][i] else 0.0)
-                for option in options
-            ]
-            choice = options[int(np.argmin(costs))]
-            if choice != current:
-                program, changed = _with_action(program, s, i, choice), True
-    return program, changed
 
 
 def _action_vote_key(action) -> tuple:
@@ -378,11 +301,13 @@ def refine_image(
     finals = []
     for scored in chosen:
         placements, context = scored.info
-        evals = POLISH_EVALS
+        evals = strokes.POLISH_EVALS
         if budget_ms is not None:
-            left = budget_ms - _elapsed(started)
-            evals = int(min(max(POLISH_EVALS * left / POLISH_MS, MIN_POLISH_EVALS), POLISH_EVALS))
-        program, placements = assign_strokes(scored.program, list(placements), target, context.strokes_from, evals)
+            share = (budget_ms - _elapsed(started)) / POLISH_MS
+            evals = int(min(max(strokes.POLISH_EVALS * share, strokes.MIN_POLISH_EVALS), strokes.POLISH_EVALS))
+        program, placements = strokes.assign_strokes(
+            scored.program, list(placements), target, context.strokes_from, evals
+        )
         templates = [template(s) for s in program.shapes]
         pixel = PIXEL_WEIGHT * pose.pixel_cost(templates, placements, target)
         finals.append((pixel + scored.score, len(finals), program, tuple(p.pose(target) for p in placements), scored))

@@ -6,8 +6,11 @@ Two ways, by where the programs come from:
     shapes are bucketed by action count, arc count and total line length, so a look-up checks only a
     few candidates (the 3-decimal rounding of action strings moves a total length by < 0.005, a tenth of
     a bucket; neighbouring buckets are checked too).
-  * matched (programs from perception): the best group of `search.matching.match_shape`, if its score is
-    at least MIN_MATCH_SCORE.
+  * matched (programs from perception): the exact categories when the decoded program draws a library
+    shape exactly (as a correct decode does: about 1 ms), else the best group of
+    `search.matching.match_shape` (about 25 ms), if its score is at least MIN_MATCH_SCORE; memoised per
+    canonical shape key (strokes aside), so a shape decoded again from another start point or
+    direction is matched once.
 A geometric tie (library shapes with identical drawings) gives every name of the tie.
 """
 
@@ -15,7 +18,7 @@ from __future__ import annotations
 
 import functools
 
-from dsl.canonical import same_shape
+from dsl.canonical import same_shape, shape_key
 from dsl.library import load_library
 from dsl.types import Shape, StrokeType
 
@@ -48,10 +51,18 @@ def exact_shape_categories(shape: Shape) -> tuple[str, ...]:
 
 
 def matched_shape_categories(shape: Shape, min_score: float = MIN_MATCH_SCORE) -> tuple[str, ...]:
-    """The best-matching library group of `shape`, if it matches well enough."""
-    from search.matching import match_shape
+    """The library shapes `shape` draws exactly, else the best-matching library group of `shape` if it
+    matches well enough."""
+    exact = exact_shape_categories(shape)
+    if exact:
+        return exact
+    key = (shape_key(shape, ignore_strokes=True), min_score)
+    if key not in _MATCHED:
+        from search.matching import match_shape
 
-    matches = match_shape(shape, top=1)
-    if matches and matches[0].score >= min_score:
-        return tuple(matches[0].names)
-    return ()
+        matches = match_shape(shape, top=1)
+        _MATCHED[key] = tuple(matches[0].names) if matches and matches[0].score >= min_score else ()
+    return _MATCHED[key]
+
+
+_MATCHED: dict[tuple, tuple[str, ...]] = {}  # geometric matches by canonical shape key

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from solver.facts import ImageFacts, ProblemFacts, Role
+from solver.facts import TOLERANCES, ImageFacts, ProblemFacts, Role
 from solver.induce import Induction, InducedRule, Outcome
 from solver.rules import Comparison, Family, Literal, Rule
 
@@ -49,6 +49,12 @@ def literal_english(literal: Literal) -> str:
     if literal.family is Family.IMAGE_SEQUENCE:
         verb = "is not drawn" if literal.negated else "is drawn"
         return f"{verb} by exactly the stroke sequences [{literal.name}]"
+    if literal.family.is_near:
+        length_tol, angle_tol, ignore_strokes = TOLERANCES[literal.tolerance]
+        within = f"lengths within {length_tol:g}, angles within {angle_tol:g} degrees"
+        within += ", any stroke types" if ignore_strokes else ""
+        what = "is drawn by the stroke sequences" if literal.family.is_image else "has a shape drawn by the stroke sequence"
+        return f"{'not: ' if literal.negated else ''}{what} [{literal.name}] ({within})"
     if literal.family is Family.CATEGORIES:
         shapes = " and ".join(f"{_article(_words(n))} ({n})" for n in literal.names)
         return f"does not show {shapes}" if literal.negated else f"shows {shapes}"
@@ -92,6 +98,8 @@ def _values(values: tuple) -> str:
 
 def literal_fact(literal: Literal, facts: ImageFacts) -> str:
     """The image's own facts that decide the literal."""
+    if literal.family.is_near:
+        return "shape programs " + " | ".join(f"[{s}]" for s in facts.sequences)
     if literal.family.is_sequence:
         if literal.name in facts.sequences or literal.name == facts.image_sequence:
             return "has that program"

@@ -7,6 +7,14 @@ alone). Shape-level facts keep a two-shape image from matching a concept through
 shapes: in a basic problem each negative keeps one of the two shapes, so only a rule about both shapes
 separates A from B.
 
+Stroke sequences are exact canonical programs, so one misperceived value flips an image. For decoded
+programs there are also near facts: a shape of image I draws the program K of a shape of set A within
+a tolerance T (`TOLERANCES`: turns and arc sweeps within some degrees and lengths within some units,
+stroke types kept; or stroke types ignored). The tolerances stay well below what separates a free-form
+negative from its positives (another kind of action, a turn changed by at least 60 degrees, another
+stroke type: spec §3.2), and the induction pays for a tolerance, so exact programs win whenever they
+fit as well.
+
 Counts stay numbers: the attributes has_three_straight_lines ... has_eight_straight_lines are not
 written, `count(I, straight_lines, N)` expresses them (DESIGN.md, the rule language).
 
@@ -23,7 +31,7 @@ from dataclasses import dataclass, field
 
 import clingo
 
-from dsl.canonical import canonical_shape
+from dsl.canonical import canonical_shape, same_shape
 from dsl.features import image_features
 from dsl.library import ATTRIBUTES
 from dsl.syntax import format_shape
@@ -40,6 +48,15 @@ COUNTS = ("straight_lines", "arcs", "parts")
 # A count that can be read in several ways: every reading from the count up to the other count is a fact
 # (a straight line cut by a crossing reads as one line or as two segments; `dsl.features`).
 COUNT_READINGS = {"straight_lines": "straight_segments"}
+
+
+# Tolerances of near stroke-sequence facts: name -> (length tolerance in units, angle tolerance in
+# degrees, stroke types ignored). Their cost is in sequence.lp.
+TOLERANCES: dict[str, tuple[float, float, bool]] = {
+    "values": (0.1, 10.0, False),
+    "loose": (0.25, 25.0, False),
+    "strokes": (0.1, 10.0, True),
+}
 
 
 class CategorySource(enum.Enum):
@@ -65,6 +82,7 @@ class ShapeFacts:
     categories: tuple[str, ...] = ()
     attributes: dict[str, int | None] = field(default_factory=dict)
     counts: dict[str, tuple[int, ...]] = field(default_factory=dict)  # every reading of each count
+    program: Shape | None = field(default=None, compare=False)  # the shape itself (for near facts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +135,7 @@ def shape_facts(shape: Shape, categories: CategorySource = CategorySource.EXACT)
         categories=find_categories(shape),
         attributes={k: v for k, v in features.attributes.items() if k not in COUNTED_ATTRIBUTES},
         counts=count_readings(features.counts),
+        program=shape,
     )
 
 
@@ -182,6 +201,41 @@ def fact_atoms(role: Role, index: int, facts: ImageFacts) -> list[clingo.Symbol]
     return list(dict.fromkeys(atoms))
 
 
+def near(a: Shape, b: Shape, tolerance: str) -> bool:
+    """The two shapes draw the same program within the tolerance (either one's start and direction)."""
+    length_tol, angle_tol, ignore_strokes = TOLERANCES[tolerance]
+    return len(a) == len(b) and (same_shape(a, b, length_tol, angle_tol, ignore_strokes)
+                                 or same_shape(b, a, length_tol, angle_tol, ignore_strokes))
+
+
+def _near_pair(shapes: tuple[ShapeFacts, ...], pair: tuple[ShapeFacts, ...], tolerance: str) -> bool:
+    first, second = shapes
+    return any(near(first.program, x.program, tolerance) and near(second.program, y.program, tolerance)
+               for x, y in (pair, pair[::-1]))
+
+
+def near_atoms(problem: ProblemFacts) -> list[clingo.Symbol]:
+    """near(I, K, T) for every image I with a shape within tolerance T of the program K of a shape of
+    set A (a candidate of the seq_near literal); image_near(I, K, T) likewise for two-shape images and
+    the programs K of a two-shape image of set A. Only for shapes with their program known."""
+    shapes = {s.sequence: s for image in problem.context_a for s in image.shapes if s.program is not None}
+    pairs = {image.image_sequence: image.shapes for image in problem.context_a
+             if len(image.shapes) == 2 and all(s.program is not None for s in image.shapes)}
+    atoms = []
+    for role, index, facts in problem.images():
+        symbol = image_symbol(role, index)
+        for tolerance in TOLERANCES:
+            for key, candidate in shapes.items():
+                if any(s.program is not None and near(s.program, candidate.program, tolerance) for s in facts.shapes):
+                    atoms.append(clingo.Function("near", [symbol, clingo.String(key), clingo.Function(tolerance)]))
+            if len(facts.shapes) == 2 and all(s.program is not None for s in facts.shapes):
+                for key, pair in pairs.items():
+                    if _near_pair(facts.shapes, pair, tolerance):
+                        atoms.append(clingo.Function("image_near", [symbol, clingo.String(key),
+                                                                    clingo.Function(tolerance)]))
+    return atoms
+
+
 def write_facts(control: clingo.Control, problem: ProblemFacts) -> int:
     """Add the problem's facts to `control` through its backend (before grounding); returns their number."""
     written = 0
@@ -190,4 +244,7 @@ def write_facts(control: clingo.Control, problem: ProblemFacts) -> int:
             for symbol in fact_atoms(role, index, facts):
                 backend.add_rule([backend.add_atom(symbol)])
                 written += 1
+        for symbol in near_atoms(problem):
+            backend.add_rule([backend.add_atom(symbol)])
+            written += 1
     return written

@@ -5,6 +5,7 @@ A literal is one of (DESIGN.md, the rule language):
     category(S)                the image has a shape of library category S                      (basic)
     image_seq(K)               the image is drawn by exactly the shapes K (two-shape images)     (free-form)
     seq(K)                     the image has a shape drawn by the canonical program K            (free-form)
+    image_near(K, T), seq_near(K, T)   the same within tolerance T (perception noise, see facts.TOLERANCES)
     attr(A), neg(attr(A))      a shape of the image has / no shape has attribute A               (abstract)
     count(C, Op, N)            a shape's count C compared with N (eq, ge, le)                    (abstract)
     neg(count(C, eq, N))       no shape of the image has count C = N
@@ -24,12 +25,23 @@ class Family(enum.Enum):
     CATEGORY = "category"
     IMAGE_SEQUENCE = "image_seq"
     SEQUENCE = "seq"
+    IMAGE_SEQUENCE_NEAR = "image_near"
+    SEQUENCE_NEAR = "seq_near"
     ATTRIBUTE = "attr"
     COUNT = "count"
 
     @property
     def is_sequence(self) -> bool:
-        return self in (Family.IMAGE_SEQUENCE, Family.SEQUENCE)
+        return self in (Family.IMAGE_SEQUENCE, Family.SEQUENCE, Family.IMAGE_SEQUENCE_NEAR, Family.SEQUENCE_NEAR)
+
+    @property
+    def is_near(self) -> bool:
+        return self in (Family.IMAGE_SEQUENCE_NEAR, Family.SEQUENCE_NEAR)
+
+    @property
+    def is_image(self) -> bool:
+        """Literals about both shapes of a two-shape image."""
+        return self in (Family.IMAGE_SEQUENCE, Family.IMAGE_SEQUENCE_NEAR)
 
 
 class Comparison(enum.Enum):
@@ -57,15 +69,20 @@ class Literal:
     comparison: Comparison | None = None  # counts only
     value: int | None = None  # counts only
     other: str | None = None  # the second category of `categories`
+    tolerance: str | None = None  # near stroke sequences only (facts.TOLERANCES)
 
     @staticmethod
     def from_term(term) -> "Literal":
         """From the Python form of a clingo term (see induce.python_value): ("seq", K), ("neg", ...) ..."""
         if isinstance(term, tuple) and term and term[0] == "neg" and len(term) == 2:
             inner = Literal.from_term(term[1])
-            return Literal(inner.family, inner.name, True, inner.comparison, inner.value, inner.other)
+            return Literal(inner.family, inner.name, True, inner.comparison, inner.value, inner.other,
+                           inner.tolerance)
         if isinstance(term, tuple) and len(term) == 2 and term[0] in NAMED:
             return Literal(Family(term[0]), str(term[1]))
+        if isinstance(term, tuple) and len(term) == 3 and term[0] in (Family.SEQUENCE_NEAR.value,
+                                                                      Family.IMAGE_SEQUENCE_NEAR.value):
+            return Literal(Family(term[0]), str(term[1]), tolerance=str(term[2]))
         if isinstance(term, tuple) and len(term) == 3 and term[0] == Family.CATEGORIES.value:
             return Literal(Family.CATEGORIES, str(term[1]), other=str(term[2]))
         if isinstance(term, tuple) and len(term) == 4 and term[0] == Family.COUNT.value:
@@ -84,6 +101,8 @@ class Literal:
             text = f"count({self.name},{self.comparison.value},{self.value})"
         elif self.family is Family.ATTRIBUTE:
             text = f"attr({self.name})"
+        elif self.family.is_near:
+            text = f'{self.family.value}("{self.name}",{self.tolerance})'
         else:
             text = f"{self.family.value}(" + ",".join(f'"{n}"' for n in self.names) + ")"
         return f"neg({text})" if self.negated else text
@@ -100,6 +119,10 @@ class Literal:
             atom = f'category({image},_,"{self.name}")'
         elif self.family is Family.CATEGORIES:
             atom = f'category({image},S1,"{self.name}"), category({image},S2,"{self.other}"), S1 != S2'
+        elif self.family is Family.SEQUENCE_NEAR:
+            atom = f'near({image},"{self.name}",{self.tolerance})'
+        elif self.family is Family.IMAGE_SEQUENCE_NEAR:
+            atom = f'image_near({image},"{self.name}",{self.tolerance})'
         else:
             atom = f'{self.family.value}({image},"{self.name}")'
         return f"not {atom}" if self.negated else atom
@@ -108,7 +131,7 @@ class Literal:
     def sort_key(self) -> tuple:
         order = list(Family).index(self.family)
         comparison = self.comparison.value if self.comparison else ""
-        return (order, self.negated, self.names, comparison, self.value or 0)
+        return (order, self.negated, self.names, comparison, self.value or 0, self.tolerance or "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,5 +159,5 @@ class Rule:
     @property
     def sequence_shapes(self) -> int:
         """How many shapes the rule's stroke-sequence literals fix exactly (its specificity)."""
-        return sum(2 if lit.family is Family.IMAGE_SEQUENCE else 1 for lit in self.literals
-                   if lit.family.is_sequence and not lit.negated)
+        return sum(2 if lit.family.is_image else 1 for lit in self.literals
+                   if lit.family.is_sequence and not lit.family.is_near and not lit.negated)

@@ -1,6 +1,5 @@
 """Refinement recovers the true program from corrupted proposals on rendered free-form images."""
 
-import numpy as np
 
 from dsl.canonical import same_image
 from dsl.raster import render_program

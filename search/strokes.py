@@ -1,0 +1,108 @@
+"""The stroke stage of the refinement: stroke types chosen by the pixel score of rendered candidates.
+
+The sparse chamfer score of the structure search sees only centrelines; stroke types (normal, zigzag and
+the three stamps) are decided here, once the structure and its poses are known: the poses are polished on
+the pixel score of the rendered candidate (`search.pose.polish`), then for each action every stroke type
+is rendered and compared with the image in a window around that action (`kernels.window_l1_shifted`,
+which tolerates a residual misalignment of one pixel), with a small preference for the decoder's stroke.
+Library shapes that the generators always draw with normal strokes (`if stamp` = 0, spec §3.3) keep them.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dsl.types import ImageProgram, Shape, StrokeType
+from search import kernels, pose
+from search.neighbourhood import normal_strokes_only, stroke_variants
+from search.template import Target, template
+
+STROKE_PRIOR = 4.0  # window pixel-score units (ink pixels) for leaving the decoder's stroke
+STROKE_PASSES = 2  # rounds of (polish, choose strokes)
+WINDOW_MARGIN = 6  # pixels around an action's marks in its window
+POLISH_EVALS = 60  # pixel-score evaluations polishing each shape's pose
+MIN_POLISH_EVALS = 12
+
+
+def _action_window(tpl, place: pose.Placement, target: Target, action: int) -> tuple[int, int, int]:
+    cx, cy, a, b = place.affine()
+    marks = np.nonzero(tpl.mark_action == action)[0]
+    if len(marks) == 0:
+        return pose.crop_window(target)
+    pts = np.concatenate([tpl.mark_points[tpl.mark_offsets[k]:tpl.mark_offsets[k + 1]] for k in marks])
+    cols = cx + a * pts[:, 0] - b * pts[:, 1] + target.origin[1]
+    rows = cy - (b * pts[:, 0] + a * pts[:, 1]) + target.origin[0]
+    r0, c0 = int(math.floor(rows.min())) - WINDOW_MARGIN, int(math.floor(cols.min())) - WINDOW_MARGIN
+    size = int(math.ceil(max(rows.max() - rows.min(), cols.max() - cols.min()))) + 2 * WINDOW_MARGIN + 1
+    return r0, c0, size
+
+
+def _window_cost(program: ImageProgram, placements: list, target: Target, window) -> float:
+    """Least sum of |grey difference| / 255 over the window, the render shifted by up to one pixel."""
+    r0, c0, size = window
+    rendered = pose.render_window([template(s) for s in program.shapes], placements, target, r0, c0, size)
+    return kernels.window_l1_shifted(rendered, target.image, r0, c0, 1) / 255.0
+
+
+def _with_action(program: ImageProgram, s: int, i: int, action) -> ImageProgram:
+    shapes = list(program.shapes)
+    actions = list(shapes[s].actions)
+    actions[i] = action
+    shapes[s] = Shape(tuple(actions))
+    return ImageProgram(tuple(shapes))
+
+
+def _decoder_strokes(program: ImageProgram, source: ImageProgram) -> list[list[StrokeType | None]]:
+    """The stroke the decoder gave each action, where the candidate still lines up with its proposal."""
+    out = []
+    for s, shape in enumerate(program.shapes):
+        same = s < len(source.shapes) and len(source.shapes[s]) == len(shape)
+        out.append([source.shapes[s].actions[i].stroke if same else None for i in range(len(shape))])
+    return out
+
+
+def assign_strokes(
+    program: ImageProgram, placements: list, target: Target, source: ImageProgram, polish_evals: int = POLISH_EVALS
+):
+    """Polish the poses on the pixel score, then choose each action's stroke; if strokes changed, polish
+    again with them and choose once more (STROKE_PASSES rounds at most) -> (program, placements)."""
+    decoder = _decoder_strokes(program, source)
+    fixed = [normal_strokes_only(shape) for shape in program.shapes]
+    program = ImageProgram(tuple(
+        shape.with_strokes(StrokeType.NORMAL) if normal else shape for shape, normal in zip(program.shapes, fixed)
+    ))
+    evals = polish_evals
+    for _ in range(STROKE_PASSES):
+        placements = pose.polish([template(x) for x in program.shapes], list(placements), target, evals)
+        program, changed = _choose_strokes(program, placements, target, decoder, fixed)
+        if not changed:
+            break
+        evals = max(polish_evals // 3, MIN_POLISH_EVALS)
+    return program, placements
+
+
+def _choose_strokes(
+    program: ImageProgram, placements: list, target: Target, decoder, fixed: list[bool]
+) -> tuple[ImageProgram, bool]:
+    """Each action's stroke type by the pixel score in a window around it (plus the decoder prior), except
+    in the shapes whose strokes are `fixed`."""
+    changed = False
+    for s, shape in enumerate(program.shapes):
+        if fixed[s]:
+            continue
+        tpl = template(shape)
+        for i in range(len(shape)):
+            window = _action_window(tpl, placements[s], target, i)
+            current = program.shapes[s].actions[i]
+            options = [current] + list(stroke_variants(current))
+            costs = [
+                _window_cost(_with_action(program, s, i, option), placements, target, window)
+                + (STROKE_PRIOR if decoder[s][i] is not None and option.stroke is not decoder[s][i] else 0.0)
+                for option in options
+            ]
+            choice = options[int(np.argmin(costs))]
+            if choice != current:
+                program, changed = _with_action(program, s, i, choice), True
+    return program, changed
