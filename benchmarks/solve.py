@@ -11,14 +11,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import statistics
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from tqdm import tqdm
 
 from dsl.dataset import atomic_write_text, load_split
+from dsl.types import ImageProgram, Shape
 from solver import solve_problem
+from solver.api import as_input
+from solver.facts import CategorySource, problem_facts
 from solver.induce import DEFAULT_TIME_LIMIT
 
 
@@ -30,8 +35,33 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--limit", type=int, default=None, help="first N problems")
     parser.add_argument("--repeat", type=int, default=1, help="passes over the problems")
     parser.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT, help="seconds per problem")
+    parser.add_argument("--decoded", action="store_true", help="programs as if decoded: matched categories")
+    parser.add_argument("--noise", type=float, default=0.0, help="with --decoded: share of actions perturbed")
     parser.add_argument("--json", default=None, help="write the figures here")
     return parser.parse_args(argv)
+
+
+def perturbed(program: ImageProgram, rng: random.Random, share: float) -> ImageProgram:
+    """Small value errors on a share of the actions, as imperfect perception makes them."""
+    shapes = []
+    for shape in program.shapes:
+        actions = []
+        for action in shape.actions:
+            if rng.random() < share:
+                action = replace(action, turn=action.turn + rng.uniform(-6, 6))
+                action = (replace(action, length=action.length * rng.uniform(0.95, 1.05)) if action.is_line
+                          else replace(action, angle=action.angle + rng.uniform(-6, 6)))
+            actions.append(action)
+        shapes.append(Shape(tuple(actions)))
+    return ImageProgram(tuple(shapes))
+
+
+def decoded_input(problem, share: float) -> tuple[list, list]:
+    given = as_input(problem, oracle=True)
+    rng = random.Random(problem.name)
+    positives = [perturbed(p, rng, share) for p in (*given.context_a, given.queries[0])]
+    negatives = [perturbed(p, rng, share) for p in (*given.context_b, given.queries[1])]
+    return positives, negatives
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -39,10 +69,17 @@ def main(argv: list[str] | None = None) -> int:
     problems = load_split(args.data, args.split, programs=True)[: args.limit]
     passes = []
     for repeat in range(args.repeat):
-        totals, clingo_seconds, correct = [], [], 0
+        totals, clingo_seconds, facts_seconds, images, correct = [], [], [], 0, 0
         for problem in tqdm(problems, desc=f"bench solve {args.split} pass {repeat + 1}", unit="problem"):
+            given = decoded_input(problem, args.noise) if args.decoded else problem
             start = time.perf_counter()
-            solution = solve_problem(problem, oracle=True if args.oracle else None, time_limit=args.time_limit)
+            if args.decoded:  # the facts alone first (cached for the solve that follows)
+                positives, negatives = given
+                problem_facts(positives[:6], negatives[:6], [positives[6], negatives[6]], CategorySource.MATCHED)
+                facts_seconds.append(time.perf_counter() - start)
+                images += len(positives) + len(negatives)
+            solution = solve_problem(given, oracle=True if args.oracle else None, time_limit=args.time_limit,
+                                     decoded=args.decoded)
             totals.append(time.perf_counter() - start)
             clingo_seconds.append(solution.induction.seconds)
             correct += (solution.labels[0] is True) + (solution.labels[1] is False)
@@ -52,14 +89,17 @@ def main(argv: list[str] | None = None) -> int:
             "mean_seconds": statistics.fmean(totals),
             "max_seconds": max(totals),
             "median_clingo_seconds": statistics.median(clingo_seconds),
+            "facts_ms_per_image": 1000 * sum(facts_seconds) / images if images else None,
             "accuracy": correct / (2 * len(problems)),
         })
-    figures = {"split": args.split, "problems": len(problems), "oracle": args.oracle, **passes[0],
+    figures = {"split": args.split, "problems": len(problems), "oracle": args.oracle, "decoded": args.decoded,
+               "noise": args.noise, **passes[0],
                "passes": passes}
     for p in passes:
         print(f"{args.split} pass {p['pass']}: median {p['median_seconds']:.3f} s, "
               f"mean {p['mean_seconds']:.3f} s, max {p['max_seconds']:.3f} s, clingo median {p['median_clingo_seconds']:.3f} s, "
-              f"accuracy {p['accuracy']:.4f} ({len(problems)} problems)")
+              f"accuracy {p['accuracy']:.4f} ({len(problems)} problems)"
+              + (f", facts {p['facts_ms_per_image']:.1f} ms/image" if p["facts_ms_per_image"] is not None else ""))
     if args.json:
         atomic_write_text(Path(args.json), json.dumps(figures, indent=1))
     return 0

@@ -172,7 +172,10 @@ def solve_problem(
     max_rules: int = DEFAULT_MAX_RULES,
     decoded: bool = False,
 ) -> Solution:
-    """Induce the rule separating A from B, label the queries by the optimal rules, explain.
+    """Induce the rule separating A from B, label the queries by the optimal rules, explain. When an
+    attribute or count rule wins, every rule that fits the context as well is weighed by its posterior
+    under the size principle (`solver.posterior`): the first rule is the most probable one, and the
+    queries are labelled by the posterior-weighted vote.
 
     `decoded=True` says that programs given directly were decoded from pixels (not ground truth), so
     categories are matched with tolerance (`solver.categories`); pixels decoded here imply it."""

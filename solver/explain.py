@@ -53,7 +53,8 @@ def literal_english(literal: Literal) -> str:
         length_tol, angle_tol, ignore_strokes = TOLERANCES[literal.tolerance]
         within = f"lengths within {length_tol:g}, angles within {angle_tol:g} degrees"
         within += ", any stroke types" if ignore_strokes else ""
-        what = "is drawn by the stroke sequences" if literal.family.is_image else "has a shape drawn by the stroke sequence"
+        what = ("is drawn by the stroke sequences" if literal.family.is_image
+                else "has a shape drawn by the stroke sequence")
         return f"{'not: ' if literal.negated else ''}{what} [{literal.name}] ({within})"
     if literal.family is Family.CATEGORIES:
         shapes = " and ".join(f"{_article(_words(n))} ({n})" for n in literal.names)
@@ -129,7 +130,7 @@ class Explanation:
     errors: int
     length: int
     evidence: tuple[ImageEvidence, ...]
-    alternatives: tuple[tuple[str, str], ...]  # tied optimal rules: (ASP, English)
+    alternatives: tuple[tuple[str, str], ...]  # tied optimal rules (or, by posterior, the other fitting rules)
     seconds: float
 
     def to_dict(self) -> dict:
@@ -187,7 +188,9 @@ def explain(induction: Induction, facts: ProblemFacts, max_alternatives: int = 2
         cb = sum((Role.B.value, i) in induced.covered for i in range(n_b))
         return rule_english(induced.rule, ca, cb, n_a, n_b)
 
-    alternatives = tuple((r.rule.asp, english(r)) for r in induction.rules[1:1 + max_alternatives])
+    weights = induction.weights or (None,) * len(induction.rules)
+    alternatives = tuple((r.rule.asp, english(r) + ("" if w is None else f" (posterior {w:.3f})"))
+                         for r, w in zip(induction.rules[1:1 + max_alternatives], weights[1:]))
     return Explanation(
         outcome=induction.outcome.value,
         asp=best.rule.asp,

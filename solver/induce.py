@@ -4,7 +4,8 @@ The encodings (package data) are the rule core `rule.lp`, one file per family of
 specificity prior `prior.lp`. Facts come from `solver.facts`. Clingo optimises (fewest misclassified
 context images, then the shortest rule, then the most specific one) and, with opt-mode=optN,
 enumerates every optimal rule. A time limit stops the search; the outcome
-says whether the rules returned are proven optimal.
+says whether the rules returned are proven optimal. With `all_fitting` only the first priority counts,
+so every rule that misclassifies the fewest context images is returned (for `solver.posterior`).
 """
 
 from __future__ import annotations

@@ -240,3 +240,90 @@ def test_prior_covers_the_facts_the_solver_writes():
     counts = set(re.findall(r"^info\(count\((\w+),", text, re.M))
     assert attributes == set(ATTRIBUTES) - COUNTED_ATTRIBUTES
     assert counts == set(COUNTS)
+
+
+# sequence.lp with tolerances (near facts from solver.facts) -------------------------------------
+
+
+def ff_shape(turns=(0, 90, 30, 120), strokes=None, lengths=None, arc_at=None):
+    """A free-form-like shape of unit lines (an arc of radius 0.5 and 90 degrees at index arc_at); not a
+    library shape, so no category literal competes."""
+    from dsl.types import Action, Shape, StrokeType
+
+    strokes = strokes or [StrokeType.NORMAL] * len(turns)
+    lengths = lengths or [1.0] * len(turns)
+    return Shape(tuple(Action.arc(0.5, 90.0, t, s) if k == arc_at else Action.line(n, t, s)
+                       for k, (t, s, n) in enumerate(zip(turns, strokes, lengths))))
+
+
+def programs_facts(a, b, queries=()) -> ProblemFacts:
+    from dsl.types import ImageProgram
+    from solver.facts import problem_facts
+
+    as_images = lambda shapes: [ImageProgram((s,)) for s in shapes]  # noqa: E731
+    return problem_facts(as_images(a), as_images(b), as_images(queries))
+
+
+def free_form_negatives():
+    """The three perturbations of the generator (spec §3.2): another kind, another turn, another stroke."""
+    from dsl.types import StrokeType
+
+    zigzag = [StrokeType.NORMAL, StrokeType.ZIGZAG, StrokeType.NORMAL, StrokeType.NORMAL]
+    return [ff_shape(arc_at=2), ff_shape(turns=(0, 90, 90, 120)), ff_shape(strokes=zigzag)] * 2
+
+
+def test_tolerances_never_merge_a_free_form_negative():
+    from solver.facts import TOLERANCES, near
+
+    positive = ff_shape()
+    for negative in free_form_negatives()[:2]:
+        assert not any(near(positive, negative, t) for t in TOLERANCES)
+    stroke_changed = free_form_negatives()[2]
+    assert [t for t in TOLERANCES if near(positive, stroke_changed, t)] == ["strokes"]
+    noisy = ff_shape(turns=(0, 94, 27, 120), lengths=[1.0, 1.06, 0.97, 1.0])
+    assert near(positive, noisy, "values") and near(noisy, positive, "values")
+    assert near(positive, ff_shape(turns=(0, 108, 30, 120)), "loose")
+    assert not near(positive, ff_shape(turns=(0, 108, 30, 120)), "values")
+
+
+def test_exact_programs_win_with_ground_truth_programs():
+    facts = programs_facts([ff_shape()] * 6, free_form_negatives())
+    rules = {r.rule.asp for r in induce(facts, time_limit=5.0).rules}
+    assert rules == {'concept(I) :- image(I), seq(I,"' + facts.context_a[0].shapes[0].sequence + '").'}
+
+
+def test_value_tolerance_absorbs_a_misperceived_context_image_and_query():
+    noisy = ff_shape(turns=(0, 95, 30, 120), lengths=[1.0, 1.0, 1.04, 1.0])
+    facts = programs_facts([ff_shape()] * 5 + [noisy], free_form_negatives(),
+                           [ff_shape(turns=(0, 90, 34, 120)), ff_shape(turns=(0, 90, 90, 120))])
+    induction = induce(facts, time_limit=5.0)
+    assert induction.cost[0] == 0
+    literals = {lit for r in induction.rules for lit in r.rule.literals}
+    assert {(lit.family.value, lit.tolerance) for lit in literals} == {("seq_near", "values")}
+    assert all(("q", 0) in r.covered and ("q", 1) not in r.covered for r in induction.rules)
+
+
+def test_stroke_tolerance_only_when_set_b_differs_in_geometry():
+    from dsl.types import StrokeType
+
+    misread = ff_shape(strokes=[StrokeType.NORMAL, StrokeType.NORMAL, StrokeType.SQUARE, StrokeType.NORMAL])
+    geometric_negatives = free_form_negatives()[:2] * 3
+    facts = programs_facts([ff_shape()] * 5 + [misread], geometric_negatives)
+    best = induce(facts, time_limit=5.0).rules[0].rule
+    assert best.errors == 0 and best.literals[0].tolerance == "strokes"
+    facts = programs_facts([ff_shape()] * 5 + [misread], free_form_negatives())
+    assert induce(facts, time_limit=5.0).rules[0].rule.literals[0].family.value == "seq"
+
+
+def test_two_shape_images_near_both_programs():
+    from dsl.types import ImageProgram
+    from solver.facts import problem_facts
+
+    pair = ImageProgram((ff_shape(), ff_shape(turns=(0, 120, 60))))
+    noisy = ImageProgram((ff_shape(turns=(0, 120, 64)), ff_shape(turns=(0, 92, 30, 120))))
+    other = ImageProgram((ff_shape(), ff_shape(turns=(0, 120, 120))))
+    facts = problem_facts([pair] * 5 + [noisy], [other] * 6, [noisy])
+    induction = induce(facts, time_limit=5.0)
+    assert induction.cost[0] == 0
+    assert all(r.rule.literals[0].family.value in ("image_near", "seq_near") for r in induction.rules)
+    assert all(("q", 0) in r.covered for r in induction.rules)

@@ -1,0 +1,101 @@
+"""Size-principle rule selection (solver.pools, solver.posterior) and the decoded-mode category look-up."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+
+from dsl.canonical import from_travel_form, travel_variants
+from dsl.library import load_library
+from dsl.types import Shape
+from solver import categories
+from solver.facts import ImageFacts, ProblemFacts, ShapeFacts, shape_facts
+from solver.induce import ABSTRACT_ENCODINGS, induce
+from solver.pools import library_size, literal_pool
+from solver.posterior import rank
+from solver.rules import Comparison, Family, Literal
+
+
+def image(attributes: dict, lines: int) -> ImageFacts:
+    return ImageFacts((ShapeFacts("s", (), dict(attributes), {"straight_lines": (lines,)}),))
+
+
+ATTR = {name: Literal(Family.ATTRIBUTE, name) for name in ("convex", "exist_quadrangle", "has_curve")}
+
+
+def test_pools_are_the_library_shapes_a_literal_holds_of():
+    everything = (1 << library_size()) - 1
+    curve = literal_pool(ATTR["has_curve"])
+    assert literal_pool(Literal(Family.ATTRIBUTE, "has_curve", negated=True)) == everything & ~curve
+    four = literal_pool(Literal(Family.COUNT, "straight_lines", comparison=Comparison.EQ, value=4))
+    at_least_four = literal_pool(Literal(Family.COUNT, "straight_lines", comparison=Comparison.GE, value=4))
+    assert four & ~at_least_four == 0 and four != at_least_four
+    assert literal_pool(Literal(Family.SEQUENCE, "line_normal_1.000-0.500")) is None
+
+
+def test_shipped_pools_agree_with_the_facts_of_library_shapes():
+    library = list(load_library().values())
+    for k in random.Random(0).sample(range(len(library)), 8):
+        facts = shape_facts(library[k].shape)
+        for name, value in facts.attributes.items():
+            assert bool(literal_pool(Literal(Family.ATTRIBUTE, name)) >> k & 1) == (value == 1), (k, name)
+        for n in facts.counts["straight_lines"]:
+            pool = literal_pool(Literal(Family.COUNT, "straight_lines", comparison=Comparison.EQ, value=n))
+            assert pool >> k & 1
+
+
+def test_a_smaller_consistent_pair_beats_a_shorter_broad_rule():
+    # Concept: convex and four straight lines. exist_quadrangle also separates the context (a chance
+    # rule), but its pools are larger and set B does not look like "one attribute violated".
+    quad = {"convex": 1, "exist_quadrangle": 1, "has_curve": 0}
+    a = [image(quad, 4)] * 6
+    b = [image({"convex": 1, "exist_quadrangle": 0, "has_curve": 0}, 3)] * 3
+    b += [image({"convex": 0, "exist_quadrangle": 0, "has_curve": 0}, 4)] * 3
+    facts = ProblemFacts(tuple(a), tuple(b), (image(quad, 4), image({"convex": 0, "exist_quadrangle": 1}, 5)))
+    fitting = induce(facts, encodings=ABSTRACT_ENCODINGS, all_fitting=True, max_rules=4096)
+    rules = {r.rule.asp for r in fitting.rules}
+    assert "concept(I) :- image(I), attr(I,exist_quadrangle,1)." in rules
+    ranked = rank(fitting, facts)
+    assert ranked.rules[0].rule.asp == "concept(I) :- image(I), attr(I,convex,1), count(I,straight_lines,4)."
+    assert abs(sum(ranked.weights) - 1.0) < 1e-9 and list(ranked.weights) == sorted(ranked.weights, reverse=True)
+
+
+def test_single_attribute_concept_keeps_its_one_literal_rule():
+    a = [image({"convex": 1, "has_curve": 0}, n) for n in (3, 4, 4, 5, 6, 3)]
+    b = [image({"convex": 0, "has_curve": 0}, n) for n in (3, 4, 5, 6, 7, 8)]
+    facts = ProblemFacts(tuple(a), tuple(b), ())
+    ranked = rank(induce(facts, encodings=ABSTRACT_ENCODINGS, all_fitting=True, max_rules=4096), facts)
+    assert ranked.rules[0].rule.asp == "concept(I) :- image(I), attr(I,convex,1)."
+
+
+def test_decoded_categories_take_the_exact_library_shape_first(monkeypatch):
+    import search.matching
+
+    def no_geometry(*args, **kwargs):
+        raise AssertionError("the geometric matcher is not needed for an exact library shape")
+
+    monkeypatch.setattr(search.matching, "match_shape", no_geometry)
+    shape = load_library()["square"].shape
+    redrawn = from_travel_form(travel_variants(shape)[-1])
+    assert "square" in categories.matched_shape_categories(redrawn)
+
+
+def test_decoded_categories_are_matched_once_per_canonical_shape(monkeypatch):
+    import search.matching
+
+    calls = []
+    original = search.matching.match_shape
+
+    def counting(shape, top=5):
+        calls.append(shape)
+        return original(shape, top)
+
+    monkeypatch.setattr(search.matching, "match_shape", counting)
+    square = load_library()["square"].shape
+    stretched = Shape((square.actions[0],) + (replace(square.actions[1], length=square.actions[1].length * 1.07),)
+                      + square.actions[2:])
+    variants = [from_travel_form(v) for v in travel_variants(stretched)[:2]]
+    assert variants[0] != variants[1]
+    first = categories.matched_shape_categories(variants[0])
+    assert categories.matched_shape_categories(variants[1]) == first
+    assert len(calls) == 1
