@@ -45,7 +45,7 @@ from dsl.canonical import canonical_image, same_image
 from dsl.types import ImageProgram
 from perception.data import collate, sample_training_program, variant_targets
 from perception.decode import decode_images, load_decoder, prepare_batch, snap_free_form
-from perception.model import ARC, CURVE, LENGTH, LINE, RADIUS, TURN, Decoder, _options
+from perception.model import ARC, CURVE, LENGTH, LINE, RADIUS, TURN, Decoder, mixture_options
 
 SNAPPED_TOLERANCE = {"length_tol": 0.02, "angle_tol": 2.0}
 RAW_TOLERANCE = {"length_tol": 0.05, "angle_tol": 5.0}
@@ -109,7 +109,7 @@ def teacher_forced(model: Decoder, images: list[np.ndarray], truths: list[ImageP
     pred_kind = model.kind_dist(ctx[valid]).logits.argmax(-1)
     a_ctx, a_kind, a_stroke, a_val = ctx[action], kind[action], stroke[action], values[action]
     pred_stroke = model.stroke_dist(a_ctx, a_kind).logits.argmax(-1)
-    mode = lambda mix: _options(mix, 1)[0][:, 0]  # noqa: E731 - the heaviest component's mean
+    mode = lambda mix: mixture_options(mix, 1)[0][:, 0]  # noqa: E731 - the heaviest component's mean
     turn = mode(model.turn_dist(a_ctx, a_kind, a_stroke))
     line, arc, free_turn = a_kind == LINE, a_kind == ARC, has_turn[action]
     turn_error = ((turn - a_val[:, TURN]) * 180 + 180) % 360 - 180

@@ -47,9 +47,9 @@ from PIL import Image
 from dsl.canonical import Segment, from_travel_form, travel_variants
 from dsl.generate import ProblemKind, perturb_shape, sample_free_form_shape, sample_pose
 from dsl.library import load_library
-from dsl.raster import official_view, render_drawing, render_program
+from dsl.raster import official_view, render_drawing
 from dsl.turtle import execute_image
-from dsl.types import DATASET_STROKE_TYPES, ActionKind, ImageProgram, Pose, Shape, StrokeType
+from dsl.types import DATASET_STROKE_TYPES, ActionKind, ImageProgram, Pose, Shape
 
 INK_THRESHOLD = 48  # ink level (0-255) that counts as drawn when finding the crop
 CROP_MARGIN = 0.06  # margin around the ink, a fraction of the ink's larger side, plus 3 px

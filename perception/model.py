@@ -281,7 +281,7 @@ class Decoder(nn.Module):
         top = self.stroke_dist(ctx[rows], kind).logits.log_softmax(-1).topk(n_strokes)  # (R, s)
         delta = (lk[rows, kind][:, None] + top.values).flatten()
         rows, kind, stroke = rows.repeat_interleave(n_strokes), kind.repeat_interleave(n_strokes), top.indices.flatten()
-        turn, weight = _options(self.turn_dist(ctx[rows], kind, stroke), n_turns)  # (R2, n)
+        turn, weight = mixture_options(self.turn_dist(ctx[rows], kind, stroke), n_turns)  # (R2, n)
         first = actions[rows] == 0  # the first turn of a shape is 0 by construction
         turn[first], weight[first] = 0.0, -math.inf
         weight[first, 0] = 0.0
@@ -289,8 +289,8 @@ class Decoder(nn.Module):
         rows, kind, stroke = rows.repeat_interleave(n), kind.repeat_interleave(n), stroke.repeat_interleave(n)
         turn, delta = turn.flatten(), delta.repeat_interleave(n) + weight.flatten()
         c = ctx[rows]
-        length, w_length = _options(self.length_dist(c, kind, stroke, turn), n_values)
-        curve, w_curve = _options(self.curve_dist(c, kind, stroke, turn), n_values)
+        length, w_length = mixture_options(self.length_dist(c, kind, stroke, turn), n_values)
+        curve, w_curve = mixture_options(self.curve_dist(c, kind, stroke, turn), n_values)
         line = (kind == LINE)[:, None]
         value, weight = torch.where(line, length, curve), torch.where(line, w_length, w_curve)  # (R3, v)
         n = value.shape[1]
@@ -303,7 +303,7 @@ class Decoder(nn.Module):
         values[:, CURVE] = torch.where(arc, value, 0.0)
         if arc.any():
             a = arc.nonzero()[:, 0]
-            radius, w_radius = _options(self.radius_dist(ctx[rows[a]], kind[a], stroke[a], turn[a], value[a]), 1)
+            radius, w_radius = mixture_options(self.radius_dist(ctx[rows[a]], kind[a], stroke[a], turn[a], value[a]), 1)
             values[a, RADIUS] = radius[:, 0]
             delta[a] += w_radius[:, 0]
         add(rows, kind, stroke, values, delta)
@@ -352,7 +352,7 @@ class Decoder(nn.Module):
         return {"config": asdict(self.config), "model": self.state_dict()}
 
 
-def _options(mixture: MixtureSameFamily, n: int, tolerance: float = 0.02) -> tuple[torch.Tensor, torch.Tensor]:
+def mixture_options(mixture: MixtureSameFamily, n: int, tolerance: float = 0.02) -> tuple[torch.Tensor, torch.Tensor]:
     """The n heaviest component means of a mixture (R rows) with their log-weights, components closer than
     `tolerance` merged into the heavier one: values (R, n), log-weights (R, n)."""
     mean, logw = mixture.component_distribution.loc, mixture.mixture_distribution.logits  # (R, K)
