@@ -6,6 +6,8 @@ import argparse
 import json
 from pathlib import Path
 
+from perception.config import DecoderConfig
+
 
 def run_train(args: argparse.Namespace) -> int:
     from perception.train import train
@@ -69,9 +71,27 @@ def draw_proposals(images, results, path: Path, panel: int = 160, shown: int = 4
     sheet.save(path)
 
 
-def register(subcommands: argparse._SubParsersAction) -> None:
-    from perception.train import add_arguments
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", type=Path, required=True, help="checkpoint file to write")
+    parser.add_argument("--steps", type=int, default=3000, help="optimiser steps (the LR schedule spans them)")
+    parser.add_argument("--batch-size", type=int, default=32, help="images per step")
+    parser.add_argument("--max-variants", type=int, default=6, help="equivalent target programs per image")
+    parser.add_argument("--lr", type=float, default=2e-3, help="peak AdamW learning rate (cosine decay)")
+    parser.add_argument("--warmup", type=int, default=150, help="linear warm-up steps")
+    parser.add_argument("--weight-decay", type=float, default=1e-4)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--image-size", type=int, default=DecoderConfig.image_size)
+    parser.add_argument("--hidden", type=int, default=DecoderConfig.hidden)
+    parser.add_argument("--channels", type=str, default=",".join(map(str, DecoderConfig.channels)))
+    parser.add_argument("--val-every", type=int, default=250, help="steps between validations / checkpoints")
+    parser.add_argument("--val-size", type=int, default=256, help="held-out generated images")
+    parser.add_argument("--workers", type=int, default=1, help="DataLoader worker processes (0 = in the loop)")
+    parser.add_argument("--threads", type=int, default=2, help="torch threads")
+    parser.add_argument("--time-limit", type=float, default=0.0, help="stop after this many minutes (0 = none)")
+    parser.add_argument("--init", type=Path, default=None, help="start from this checkpoint's weights")
 
+
+def register(subcommands: argparse._SubParsersAction) -> None:
     train = subcommands.add_parser("train-decoder", help="train the image -> program decoder on generated images")
     add_arguments(train)
     train.set_defaults(func=run_train)

@@ -16,7 +16,8 @@ from dsl.raster import render_program
 from dsl.types import ImageProgram
 from perception.data import detokenize, prepare_image, sample_training_program, variant_targets
 from perception.decode import DEFAULT_CHECKPOINT, Proposal, decode_images, load_decoder, snap_free_form
-from perception.train import add_arguments, train
+from perception.commands import add_arguments
+from perception.train import train
 
 OFFICIAL_DEV = Path(__file__).resolve().parents[3] / "shared" / "data" / "official_dev"
 
