@@ -1,11 +1,9 @@
-import random
-
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from dsl.canonical import from_travel_form, travel_variants
 from dsl.features import image_features
 from dsl.library import ATTRIBUTES, load_library
-from dsl.types import DATASET_STROKE_TYPES, Action, ImageProgram, Shape, StrokeType
+from dsl.types import Action, ImageProgram, Shape, StrokeType
+from tests.drawing import redrawn
 
 
 def features(*actions: Action):
@@ -95,19 +93,6 @@ def test_two_shapes_add_their_counts():
     two = image_features(ImageProgram((Shape(SQUARE), Shape(CIRCLE))))
     assert two.counts["straight_lines"] == 4 and two.counts["arcs"] == 1 and two.counts["shapes"] == 2
     assert two.attributes["has_curve"] == 1 and one.attributes["has_curve"] == 0
-
-
-def redrawn(shape: Shape, seed: int, scale: float) -> Shape:
-    """Same drawing: other start point, direction, heading, stroke types and size."""
-    rng = random.Random(seed)
-    variant = from_travel_form(rng.choice(travel_variants(shape)))
-    actions = []
-    for i, a in enumerate(variant.actions):
-        turn = rng.uniform(-180, 180) if i == 0 else a.turn
-        actions.append(
-            Action(a.kind, rng.choice(DATASET_STROKE_TYPES), turn, a.length * scale, a.radius * scale, a.angle)
-        )
-    return Shape(tuple(actions))
 
 
 LIBRARY_NAMES = sorted(load_library())

@@ -1,26 +1,11 @@
-import random
-
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from dsl.canonical import from_travel_form, travel_variants
 from dsl.library import load_library
-from dsl.types import DATASET_STROKE_TYPES, Action, ImageProgram, Shape
+from dsl.types import Action, ImageProgram, Shape
 from search.matching import ShapeMatch, image_categories, library_index, match_shape
+from tests.drawing import redrawn
 
 NAMES = sorted(load_library())
-
-
-def redrawn(shape: Shape, seed: int, scale: float = 1.0) -> Shape:
-    """Random stroke types, start point, tracing direction, heading and size; the same drawing."""
-    rng = random.Random(seed)
-    variant = from_travel_form(rng.choice(travel_variants(shape)))
-    actions = []
-    for i, a in enumerate(variant.actions):
-        turn = rng.uniform(-180, 180) if i == 0 else a.turn
-        actions.append(
-            Action(a.kind, rng.choice(DATASET_STROKE_TYPES), turn, a.length * scale, a.radius * scale, a.angle)
-        )
-    return Shape(tuple(actions))
 
 
 @settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])

@@ -4,7 +4,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dsl.dataset import load_problem, read_programs
 from dsl.syntax import parse_image
 from dsl.types import Pose
 from solver.product import solve_folder
