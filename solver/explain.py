@@ -11,6 +11,7 @@ from solver.rules import Comparison, Family, Literal, Rule
 
 NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
                 "eleven", "twelve")
+EXIST_NOUNS = {"regular": "regular polygon or circle"}
 ROLE_TEXT = {Role.A.value: "A", Role.B.value: "B", Role.QUERY.value: "query"}
 
 
@@ -36,7 +37,7 @@ def _attribute_phrase(name: str, negated: bool) -> str:
         rest = _words(name[4:])
         return f"does not have {rest}" if negated else f"has {rest}"
     if name.startswith("exist_"):
-        rest = _article(_words(name[6:]))
+        rest = _article(EXIST_NOUNS.get(name[6:], _words(name[6:])))
         return f"does not contain {rest}" if negated else f"contains {rest}"
     return f"is not {_words(name)}" if negated else f"is {_words(name)}"
 
