@@ -52,7 +52,7 @@ def decoder_features(model, images: list[np.ndarray]) -> np.ndarray:
 
     crops, sides = prepare_batch(model, images)
     with torch.no_grad():
-        _, pooled = model.encoder(crops)
+        pooled = model.encoder(crops)[1]  # (B, C): the pooled last stage
     features = torch.cat([pooled, torch.log(sides)[:, None]], dim=1).numpy()
     return features / np.linalg.norm(features, axis=1, keepdims=True)
 
@@ -89,10 +89,11 @@ class Runner:
 
 
 def _done(journal: Path) -> dict[tuple[str, str], dict]:
+    """Runs already finished; a run that ended in an error is tried again on resume."""
     if not journal.exists():
         return {}
     records = [json.loads(line) for line in journal.read_text().splitlines() if line.strip()]
-    return {(r["system"], r["name"]): r for r in records}
+    return {(r["system"], r["name"]): r for r in records if not r.get("error")}
 
 
 def run(problems: list[Problem], systems: list[str], journal: Path, runner: Runner) -> dict:

@@ -1,6 +1,6 @@
 import numpy as np
 
-from benchmarks.ablations import markdown, nearest_prototype, summarise
+from benchmarks.ablations import decoder_features, markdown, nearest_prototype, summarise
 from dsl.dataset import Problem
 
 
@@ -26,3 +26,13 @@ def test_summary_and_table_per_kind():
     table = markdown(summary)
     assert "| full | 50.0 | 100.0 | 75.0 | 0 | 2.0 |" in table
     assert "Meta-Baseline-PS" in table
+
+
+def test_decoder_features_are_unit_vectors_per_image():
+    from perception.decode import load_decoder
+
+    images = [np.full((512, 512), 255, np.uint8) for _ in range(3)]
+    images[1][200:300, 250:258] = 0
+    features = decoder_features(load_decoder(), images)
+    assert features.shape[0] == 3
+    np.testing.assert_allclose(np.linalg.norm(features, axis=1), 1.0, rtol=1e-5)
