@@ -41,7 +41,7 @@ PAPER = {  # accuracy %, FF / BA / CM / NV (DESIGN.md)
 
 
 def _images(problem: Problem) -> list[np.ndarray]:
-    return [image.load() for image in list(problem.context_a) + list(problem.context_b) + list(problem.queries)]
+    return [image.load() for image in problem.in_solving_order]
 
 
 def decoder_features(model, images: list[np.ndarray]) -> np.ndarray:
@@ -70,14 +70,13 @@ class Runner:
             "decoder_only": PixelPerception(checkpoint, refine=False),
             "search_only": PixelPerception(checkpoint, workers=workers, use_decoder=False),
         }
-        self.checkpoint = checkpoint
 
     def labels(self, system: str, problem: Problem) -> tuple[bool, ...]:
         if system == "oracle":
-            programs = [image.program for image in list(problem.context_a) + list(problem.context_b) + list(problem.queries)]
+            programs = [image.program for image in problem.in_solving_order]
             return solve_problem(ProblemInput(programs[:6], programs[6:12], programs[12:]), oracle=True).labels
         if system == "nearest_proto":
-            model = self.perceptions["decoder_only"]._decoder()
+            model = self.perceptions["decoder_only"].decoder()
             return nearest_prototype(decoder_features(model, _images(problem)))
         programs = self.perceptions[system](_images(problem))
         given = ProblemInput(programs[:6], programs[6:12], programs[12:])

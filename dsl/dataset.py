@@ -90,6 +90,11 @@ class Problem:
         return self.positives[CONTEXT_PER_SIDE], self.negatives[CONTEXT_PER_SIDE]
 
     @property
+    def in_solving_order(self) -> tuple[ProblemImage, ...]:
+        """The 6 context images of A, the 6 of B, then the two queries."""
+        return self.context_a + self.context_b + self.queries
+
+    @property
     def has_programs(self) -> bool:
         return all(i.program is not None for i in self.positives + self.negatives)
 

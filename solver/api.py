@@ -15,6 +15,7 @@ the problem has them, else perception.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -122,7 +123,9 @@ def as_input(problem, oracle: bool | None = None) -> ProblemInput:
     raise SolverError(f"cannot read a problem from {type(problem).__name__}")
 
 
+@functools.cache
 def _default_perception() -> Perception:
+    """The shipped decoder + refinement, built once per process (the checkpoint loads on first use)."""
     from solver.perceive import PixelPerception
 
     return PixelPerception()

@@ -62,6 +62,15 @@ def _refine_one(job: tuple[np.ndarray, tuple, float]) -> Perceived:
     return Perceived(result.program, result.poses, result.score, proposals)
 
 
+def require_programs(results: list[Perceived], names: list[str]) -> list[ImageProgram]:
+    """The programs of `results`; a PerceptionError naming the first image that has none."""
+    missing = [k for k, r in enumerate(results) if r.program is None]
+    if missing:
+        first = missing[0]
+        raise PerceptionError(f"no program for {len(missing)} images, first {names[first]}: {results[first].error}")
+    return [r.program for r in results]
+
+
 class PixelPerception:
     """Callable images -> programs for `solve_problem`; `perceive` keeps poses, scores and errors."""
 
@@ -82,9 +91,9 @@ class PixelPerception:
         self.use_decoder = use_decoder
         self._model = None
         self._pool = None
-        self.last: list[Perceived] = []
 
-    def _decoder(self):
+    def decoder(self):
+        """The decoder model, loaded on first use."""
         if self._model is None:
             from perception.decode import load_decoder
 
@@ -96,40 +105,31 @@ class PixelPerception:
             return [tuple(seed_proposals())] * len(images)
         from perception.decode import decode_images
 
-        decoded = decode_images(self._decoder(), images, top_k=self.top_k)
+        decoded = decode_images(self.decoder(), images, top_k=self.top_k)
         return [tuple(Proposal(p.program, p.logp) for p in props) for props in decoded]
 
-    def _map(self, jobs: list) -> list[Perceived]:
-        if self.workers == 1 or len(jobs) == 1:
+    def _refine_all(self, jobs: list) -> list[Perceived]:
+        if self._pool is None or len(jobs) == 1:
             return [_refine_one(job) for job in jobs]
-        if self._pool is None:
-            self._pool = multiprocessing.get_context("fork").Pool(self.workers)
         return self._pool.map(_refine_one, jobs)
 
     def perceive(self, images: list[np.ndarray]) -> list[Perceived]:
         images = [np.asarray(image) for image in images]
-        if not self.workers == 1 and self._pool is None:
+        if self.refine and self.workers > 1 and self._pool is None:
             self._pool = multiprocessing.get_context("fork").Pool(self.workers)  # before torch starts threads
         try:
             proposals = self.proposals(images)
         except Exception as error:
             raise PerceptionError(f"decoding failed: {error}") from error
         if not self.refine:
-            self.last = [
+            return [
                 Perceived(p[0].program if p else None, proposals=p, error=None if p else "no proposal decoded")
                 for p in proposals
             ]
-            return self.last
-        jobs = [(image, props, self.budget_ms) for image, props in zip(images, proposals)]
-        self.last = self._map(jobs)
-        return self.last
+        return self._refine_all([(image, props, self.budget_ms) for image, props in zip(images, proposals)])
 
     def __call__(self, images: list[np.ndarray]) -> list[ImageProgram]:
-        results = self.perceive(images)
-        failed = [i for i, r in enumerate(results) if r.program is None]
-        if failed:
-            raise PerceptionError(f"no program for images {failed}: {results[failed[0]].error}")
-        return [r.program for r in results]
+        return require_programs(self.perceive(images), [f"image {k}" for k in range(len(images))])
 
     def close(self) -> None:
         if self._pool is not None:

@@ -16,7 +16,7 @@ from pathlib import Path
 from dsl.dataset import DatasetError, Problem, load_problem, read_programs
 from solver.api import ProblemInput, solve_problem
 from solver.induce import DEFAULT_TIME_LIMIT
-from solver.perceive import PerceptionError, PixelPerception
+from solver.perceive import PerceptionError, PixelPerception, require_programs
 from solver.report import ReportImage, write_report
 
 DEMO_SEED = 2026
@@ -36,24 +36,21 @@ class SolvedProblem:
         return sum(p == t for p, t in zip(self.solution.labels, self.truth))
 
 
-def _ordered(problem: Problem) -> list:
-    return list(problem.context_a) + list(problem.context_b) + list(problem.queries)
-
-
 def _load(folder: Path, oracle: bool) -> Problem:
     if not oracle:
         return load_problem(folder)
     return load_problem(folder, read_programs(folder.parent.parent))
 
 
-def _oracle_poses(pixels, program):
+def _oracle_picture(pixels, program) -> ReportImage:
+    """The ground-truth program, drawn where a one-candidate refinement of it fits the image."""
     from search.refine import Proposal, refine_image
 
     try:
         fitted = refine_image(pixels, [Proposal(program, 0.0)], budget_ms=None, max_candidates=1, structures=1)
     except Exception:
-        return program, None
-    return fitted.program, fitted.poses
+        return ReportImage(pixels, program)
+    return ReportImage(pixels, program, fitted.poses, drawn=fitted.program)
 
 
 def solve_folder(
@@ -67,21 +64,17 @@ def solve_folder(
     started = time.perf_counter()
     folder = Path(folder)
     problem = problem or _load(folder, oracle)
-    images = _ordered(problem)
+    images = problem.in_solving_order
     pixels = [image.load() for image in images]
     errors: list[str] = []
     if oracle:
-        fitted = [_oracle_poses(p, image.program) for p, image in zip(pixels, images)]
-        shown = [ReportImage(p, prog, poses) for p, (prog, poses) in zip(pixels, fitted)]
+        shown = [_oracle_picture(p, image.program) for p, image in zip(pixels, images)]
         programs = [image.program for image in images]
     else:
         perceived = perception.perceive(pixels)
         errors = [f"{image.path}: {r.error}" for image, r in zip(images, perceived) if r.error]
-        missing = [str(image.path) for image, r in zip(images, perceived) if r.program is None]
-        if missing:
-            raise PerceptionError(f"no program for {len(missing)} images, first {missing[0]}: {errors[0]}")
+        programs = require_programs(perceived, [str(image.path) for image in images])
         shown = [ReportImage(p, r.program, r.poses) for p, r in zip(pixels, perceived)]
-        programs = [r.program for r in perceived]
     given = ProblemInput(programs[:6], programs[6:12], programs[12:])
     solution = solve_problem(given, oracle=True, decoded=not oracle, time_limit=time_limit)
     return SolvedProblem(problem.name, solution, shown, (True, False), time.perf_counter() - started, errors)

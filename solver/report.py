@@ -33,8 +33,13 @@ class ReportImage:
     """One image of the problem as the report shows it."""
 
     pixels: np.ndarray | None  # uint8 greyscale, None when the problem was given as programs only
-    program: ImageProgram | None  # the program the solver reasoned with
-    poses: tuple[Pose, ...] | None = None  # where that program is drawn on the image, if known
+    program: ImageProgram | None  # the program the solver reasoned with (shown as text)
+    poses: tuple[Pose, ...] | None = None  # where it is drawn on the image, if known
+    drawn: ImageProgram | None = None  # the program the poses belong to, if not `program` (its fitted twin)
+
+    @property
+    def overlay(self) -> ImageProgram | None:
+        return self.drawn if self.drawn is not None else self.program
 
 
 def overlay_picture(image: ReportImage) -> np.ndarray:
@@ -42,8 +47,8 @@ def overlay_picture(image: ReportImage) -> np.ndarray:
     size = 512
     base = image.pixels if image.pixels is not None else np.full((size, size), 255, np.uint8)
     rgb = np.repeat(base[:, :, None].astype(np.float32), 3, axis=2)
-    if image.program is not None and image.poses is not None:
-        ink = 1.0 - render_program(image.program, list(image.poses), size=base.shape[0]) / 255.0
+    if image.overlay is not None and image.poses is not None:
+        ink = 1.0 - render_program(image.overlay, list(image.poses), size=base.shape[0]) / 255.0
         alpha = 0.75 * ink[:, :, None]
         rgb = rgb * (1 - alpha) + OVERLAY_COLOUR * alpha
     elif image.pixels is None and image.program is not None:

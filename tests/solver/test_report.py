@@ -4,6 +4,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from dsl.dataset import load_problem, read_programs
 from dsl.syntax import parse_image
 from dsl.types import Pose
 from solver.product import solve_folder
@@ -64,5 +65,8 @@ def test_oracle_folder_solves_and_fits_poses_for_the_report(tmp_path):
     solved = solve_folder(folder, None, oracle=True)
     assert solved.solution.labels == (True, False)
     assert len(solved.images) == 14 and all(i.poses is not None for i in solved.images)
+    truth = load_problem(folder, read_programs(folder.parent.parent))
+    shown = [i.program for i in solved.images]
+    assert shown == [i.program for i in truth.in_solving_order]
     page = write_report(tmp_path, solved.name, solved.images, solved.solution.to_dict())
     assert page.exists() and page.with_suffix(".json").exists()
