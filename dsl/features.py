@@ -30,8 +30,14 @@ attributes
   has_two_parts      exactly two enclosed regions; balanced/unbalanced_two by their area ratio
   necked             an enclosed region narrows to a waist overhung on both ends by both halves
   exist_triangle/quadrangle   a region bounded by 3 / 4 straight sides; exist_regular: a region that
-                     is a regular polygon or a circle; exist_sector: a region bounded by one arc and
-                     two radii (or a diameter)
+                     is a circle or a polygon regular to the eye (side lengths within REGULAR_SPREAD,
+                     turns within REGULAR_TURN_DEGREES: a 0.6 x 0.7 rectangle reads as a square);
+                     exist_sector: a region bounded by one arc and two radii (or a diameter)
+
+The stroke graph treats what the pen cannot show as the table does: a line or arc that grazes another
+around a sliver thinner than the pen touches it once (`dsl.geometry.meeting_points`), and strokes that
+almost meet at one point and cut a region smaller than two pen widths meet there (`dsl.stroke_graph`);
+so action strings rounded to three decimals have the features of the exact shape.
 """
 
 from __future__ import annotations
@@ -202,15 +208,15 @@ def _image_features(program: ImageProgram) -> ImageFeatures:
     return ImageFeatures({name: attributes.get(name) for name in ATTRIBUTES}, counts)
 
 
-THIN_RATIO = 0.35  # minimum width / diameter of the hull below this: a thin shape
+THIN_RATIO = 0.36  # minimum width / diameter of the hull below this: a thin shape
 THIN_BAND = 0.1  # or enclosed regions this thin: mean thickness 2 * area / perimeter, over the diameter
 CONVEX_FILL = 0.98  # area of the outline / area of its hull at least this: convex
 BALANCED_RATIO = 0.6  # smaller / larger area of two parts at least this: balanced
 UNBALANCED_RATIO = 0.47  # at most this: unbalanced; in between neither can be said (None)
 NECK_PINCH = 0.15  # overhang / waist length above this on all four ends: a neck (see geometry.neck_pinch)
 NECK_SIDE_SHARE = 0.15  # each side of a neck holds at least this share of the area
-REGULAR_SPREAD = 0.06  # relative spread (std / mean) of side lengths of a regular polygon
-REGULAR_TURN_DEGREES = 8.0  # spread (max - min) of its turns
+REGULAR_SPREAD = 0.08  # relative spread (std / mean) of side lengths of a (nearly) regular polygon
+REGULAR_TURN_DEGREES = 11.0  # spread (max - min) of its turns
 
 
 def is_polygon(face: Face, corners: int) -> bool:

@@ -280,6 +280,39 @@ def _circle_circle(a: Piece, b: Piece) -> list[np.ndarray]:
     return [base + h * perp, base - h * perp]
 
 
+GRAZING_DEPTH = 0.5  # two crossings enclosing a lens thinner than this many tolerances are one touch
+
+
+def _curve_distance(piece: Piece, p: np.ndarray) -> float:
+    """Distance from p to the piece's full line or circle."""
+    if piece.is_line:
+        return line_distance(p, piece.start, piece.end)
+    return abs(float(np.linalg.norm(p - piece.centre)) - piece.radius)
+
+
+def _merge_grazing(a: Piece, b: Piece, candidates: list[np.ndarray], tol: float) -> list[np.ndarray]:
+    """A line and a circle, or two circles, that graze each other cross at two nearby points around a lens
+    far thinner than the pen: drawn, the strokes only touch. Such a pair of crossings becomes one touching
+    point (the middle of the lens), as for exact tangency, so that a tangency drawn with rounded values
+    (an arc meeting a line or another arc) does not split into two crossings and a sliver region."""
+    if len(candidates) != 2 or (a.is_line and b.is_line):
+        return candidates
+    p, q = candidates
+    mid = 0.5 * (p + q)
+    if _curve_distance(a, mid) + _curve_distance(b, mid) > GRAZING_DEPTH * tol:
+        return candidates
+    # the middle of the lens: halfway between the two curves along the chord's normal
+    return [mid + 0.5 * (_nearest_on_curve(a, mid) - mid) + 0.5 * (_nearest_on_curve(b, mid) - mid)]
+
+
+def _nearest_on_curve(piece: Piece, p: np.ndarray) -> np.ndarray:
+    if piece.is_line:
+        d = piece.end - piece.start
+        return piece.start + float(np.dot(p - piece.start, d) / max(np.dot(d, d), 1e-18)) * d
+    rel = p - piece.centre
+    return piece.centre + piece.radius * rel / max(float(np.linalg.norm(rel)), 1e-12)
+
+
 def distance_to_piece(piece: Piece, p: np.ndarray) -> tuple[float, float]:
     """(distance, parameter) of the point of the piece nearest to p."""
     t = min(max(piece.parameter(p), 0.0), 1.0)
@@ -299,6 +332,7 @@ def meeting_points(a: Piece, b: Piece, tol: float) -> list[tuple[float, float, n
         candidates = _line_circle(b, a.centre, a.radius)
     else:
         candidates = _circle_circle(a, b)
+    candidates = _merge_grazing(a, b, candidates, tol)
     found = []
     for p in candidates:
         da, ta = distance_to_piece(a, p)

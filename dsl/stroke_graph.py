@@ -20,6 +20,9 @@ from scipy.spatial import cKDTree
 
 from dsl.geometry import CORNER_DEGREES, Piece, meeting_points, polygon_area, wrap_degrees
 
+SLIVER_SIZE = 2.0  # an enclosed cycle whose outline fits in this many tolerances is one point (the pen fills it)
+MAX_SLIVER_ROUNDS = 3
+
 
 @dataclass(frozen=True, slots=True)
 class Edge:
@@ -63,13 +66,51 @@ class StrokeGraph:
         self.pieces = pieces
         self.tol = tol
         events, pair_events = self._events()
-        self.nodes, node_of = self._cluster([p for _, _, p in events])
+        points = np.array([p for _, _, p in events])
+        self.nodes, node_of = self._cluster(list(points))
+        for round_ in range(MAX_SLIVER_ROUNDS + 1):
+            self._build(events, node_of)
+            cycles = self._cycles()
+            slivers = self._sliver_cycles(cycles) if round_ < MAX_SLIVER_ROUNDS else []
+            if not slivers:
+                break
+            node_of = self._merge_nodes(node_of, slivers, points)
+        self.crossings = self._crossings(pair_events, node_of)
+        self.faces = [face for face in map(self._face, cycles) if face is not None]
+
+    def _build(self, events: list[tuple[int, float, np.ndarray]], node_of: np.ndarray) -> None:
         self.edges = self._without_spurs(self._split(events, node_of))
         self.graph = nx.MultiGraph()
+        self.graph.add_nodes_from(sorted({e.u for e in self.edges} | {e.v for e in self.edges}))
         for k, e in enumerate(self.edges):
             self.graph.add_edge(e.u, e.v, key=k)
-        self.crossings = self._crossings(pair_events, node_of)
-        self.faces = self._faces()
+
+    def _sliver_cycles(self, cycles: list[list[tuple[int, int]]]) -> list[set[int]]:
+        """Nodes of the enclosed cycles too small to show: every point of the outline within SLIVER_SIZE
+        tolerances of every other (the pen fills them; e.g. strokes meant to meet at one point that,
+        with rounded values, pass each other and cut a tiny triangle)."""
+        found = []
+        for cycle in cycles:
+            nodes = {self.edges[k].u for k, _ in cycle} | {self.edges[k].v for k, _ in cycle}
+            if len(nodes) < 2:
+                continue
+            outline = np.concatenate([self.half_edge_points(h) for h in cycle])
+            span = outline.max(axis=0) - outline.min(axis=0)
+            if float(np.hypot(*span)) <= SLIVER_SIZE * self.tol:
+                found.append(nodes)
+        return found
+
+    def _merge_nodes(self, node_of: np.ndarray, groups: list[set[int]], points: np.ndarray) -> np.ndarray:
+        """Node labels with every group merged into one node, placed at the mean of its events."""
+        label = np.arange(len(self.nodes))
+        for group in groups:
+            target = min(label[list(group)])
+            for v in group:
+                label[label == label[v]] = target
+        merged = label[node_of]
+        self.nodes = np.array([points[merged == k].mean(axis=0) if np.any(merged == k) else self.nodes[k]
+                               for k in range(len(self.nodes))])
+        return merged
 
     def _events(self) -> tuple[list[tuple[int, float, np.ndarray]], list[tuple[int, int, int]]]:
         """(piece, parameter, point) for every end and every meeting; meetings also as (i, j, event index)."""
@@ -180,8 +221,9 @@ class StrokeGraph:
         d = piece.point(towards) - piece.point(origin_t)
         return math.atan2(d[1], d[0])
 
-    def _faces(self) -> list[Face]:
-        """Bounded faces by walking half-edges, keeping the face on the left (counter-clockwise)."""
+    def _cycles(self) -> list[list[tuple[int, int]]]:
+        """Every face boundary as a cycle of half-edges, walking half-edges with the face on the left
+        (counter-clockwise); the unbounded faces are among them (`_face` leaves them out)."""
         outgoing: dict[int, list[tuple[float, int, int]]] = {}
         for k, e in enumerate(self.edges):
             outgoing.setdefault(e.u, []).append((self._leaving_angle(e, True), k, 1))
@@ -191,7 +233,7 @@ class StrokeGraph:
             items.sort()
             for idx, (_, k, fwd) in enumerate(items):
                 position[(k, fwd)] = (node, idx)
-        visited, faces = set(), []
+        visited, cycles = set(), []
         for start in position:
             if start in visited:
                 continue
@@ -205,10 +247,8 @@ class StrokeGraph:
                 items = outgoing[twin_node]
                 _, nk, nfwd = items[(twin_idx - 1) % len(items)]
                 h = (nk, nfwd)
-            face = self._face(cycle)
-            if face is not None:
-                faces.append(face)
-        return faces
+            cycles.append(cycle)
+        return cycles
 
     def half_edge_points(self, h: tuple[int, int]) -> np.ndarray:
         k, fwd = h

@@ -153,14 +153,17 @@ def _programs(
 
 ABSTRACT_FAMILIES = {Family.ATTRIBUTE, Family.COUNT}
 ALL_FITTING_RULES = 4096  # best-fitting attribute and count rules enumerated at most
+EXTRA_ERRORS = 1  # rules misclassifying up to this many more context images than the best also compete
 
 
-def size_principle(induction: Induction, facts, time_limit: float) -> Induction:
-    """An abstract rule won: weigh every best-fitting attribute and count rule by its posterior under
-    the generator (`solver.posterior`); the first rule is then the most probable one."""
+def size_principle(induction: Induction, facts, time_limit: float, extra_errors: int = EXTRA_ERRORS) -> Induction:
+    """An abstract rule won: weigh every attribute and count rule that fits the context as well, or with
+    at most `extra_errors` more misclassified context images, by its posterior under the generator
+    (`solver.posterior`, where a misclassified image is noise: a context image whose attribute the
+    features read otherwise than the concept's labels); the first rule is then the most probable one."""
     remaining = max(0.5, time_limit - induction.seconds)
     fitting = induce(facts, time_limit=remaining, max_rules=ALL_FITTING_RULES, encodings=ABSTRACT_ENCODINGS,
-                     all_fitting=True)
+                     all_fitting=True, max_errors=induction.cost[0] + extra_errors if induction.cost else None)
     ranked = rank(fitting, facts) if fitting.rules and fitting.cost[:1] == induction.cost[:1] else None
     if ranked is None:
         return induction

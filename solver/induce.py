@@ -13,7 +13,7 @@ from __future__ import annotations
 import enum
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 
 import clingo
@@ -100,12 +100,16 @@ def induce(
     max_literals: int = 2,
     encodings: tuple[str, ...] = ENCODINGS,
     all_fitting: bool = False,
+    max_errors: int | None = None,
 ) -> Induction:
     """Find every optimal rule separating the context images of A from those of B (with `all_fitting`,
-    every rule with the fewest misclassified context images, whatever its length)."""
+    every rule with the fewest misclassified context images, whatever its length; with `max_errors` as
+    well, every rule that misclassifies at most that many context images)."""
     start = time.perf_counter()
-    arguments = ["--opt-mode=optN", f"--models={max_rules}", f"--const=max_literals={max_literals}",
-                 f"--const=all_fitting={int(all_fitting)}"]
+    enumerate_all = all_fitting and max_errors is not None
+    arguments = ["--opt-mode=ignore" if enumerate_all else "--opt-mode=optN", f"--models={max_rules}",
+                 f"--const=max_literals={max_literals}", f"--const=all_fitting={int(all_fitting)}",
+                 f"--const=max_errors={max_errors if enumerate_all else -1}"]
     control = clingo.Control(arguments, logger=lambda code, message: LOG.debug("clingo %s: %s", code, message))
     load_encodings(control, encodings)
     write_facts(control, facts)
@@ -116,7 +120,10 @@ def induce(
 
     def on_model(model: clingo.Model) -> None:
         cost, induced = _read_model(model)
-        if model.optimality_proven:
+        if enumerate_all:
+            induced = _with_errors(induced, facts)
+            proven.append(induced)
+        elif model.optimality_proven:
             proven.append(induced)
         else:
             best.setdefault(cost, []).append(induced)
@@ -134,9 +141,16 @@ def induce(
         outcome, rules = Outcome.TIME_LIMIT, best[min(best)]
     else:
         outcome, rules = Outcome.NO_RULE, []
-    rules = _distinct(sorted(rules, key=lambda r: r.rule.sort_key))
+    rules = _distinct(sorted(rules, key=lambda r: (r.cost, r.rule.sort_key) if enumerate_all else r.rule.sort_key))
     cost = rules[0].cost if rules else ()
     return Induction(outcome, tuple(rules), cost, time.perf_counter() - start)
+
+
+def _with_errors(induced: InducedRule, facts: ProblemFacts) -> InducedRule:
+    """A rule enumerated without optimisation, with its cost (misclassified context images) filled in."""
+    errors = sum((Role.A.value, k) not in induced.covered for k in range(len(facts.context_a)))
+    errors += sum((Role.B.value, k) in induced.covered for k in range(len(facts.context_b)))
+    return InducedRule(replace(induced.rule, errors=errors), (errors,), induced.covered, induced.evidence)
 
 
 def _distinct(rules: list[InducedRule]) -> list[InducedRule]:

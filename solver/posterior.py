@@ -13,7 +13,10 @@ and an image outside every pool the rule allows (a misclassified one, or for a p
 violates both literals) has the small probability NOISE / |library| of a misperceived or mislabelled
 image. The prior prefers short rules: log P(R) = -LENGTH_PENALTY * length (literal costs of the
 encodings). Among the rules that fit the context best (the objective's first priority, found by
-clingo with all_fitting=1), the posterior ranks the rules and weighs their votes on the queries.
+clingo with all_fitting=1) or misfit at most one more context image (max_errors; `solver.api`), the
+posterior ranks the rules and weighs their votes on the queries. A context image whose computed
+attribute disagrees with the concept's labels then costs the true concept one noise term instead of
+handing the win to a rule that fits all twelve images by chance.
 """
 
 from __future__ import annotations

@@ -131,3 +131,66 @@ def test_agreement_with_the_shape_table_stays_above_the_bar():
     result = attribute_agreement()
     assert result["agreement_overall"] >= 0.97
     assert min(result["agreement_per_attribute"].values()) >= 0.90
+
+
+# A cup of two arcs that touch each other tangentially in the middle (the official `touched_arc_cup`):
+# exactly, with sweeps of 106.26 degrees, and as an action file rounds it (sweep 106.2), where the arcs
+# graze and cross twice around a sliver far thinner than the pen. Drawn, both touch once.
+def touched_cup(sweep: float) -> tuple[Action, ...]:
+    return (Action.line(0.4), Action.arc(0.5, sweep, -143.13), Action.line(0.4, -143.13),
+            Action.arc(0.5, sweep, -143.13))
+
+
+def test_arcs_that_graze_touch_once_like_tangent_arcs():
+    exact, rounded = features(*touched_cup(106.26)), features(*touched_cup(106.2))
+    assert exact.counts["proper_crossings"] == rounded.counts["proper_crossings"] == 0
+    assert exact.counts["crossings"] == rounded.counts["crossings"] == 1  # one touching point, strokes go on
+    assert rounded.counts["junctions"] == 1 and rounded.counts["obtuse_angles"] == 0
+    assert rounded.attributes == exact.attributes
+
+
+def test_circles_that_overlap_cross_twice_and_circles_that_graze_touch_once():
+    import math
+
+    import numpy as np
+
+    from dsl.geometry import Piece, meeting_points
+
+    def circle(x: float, side: float) -> Piece:  # drawn from the point on the far side
+        start = np.array([x + side, 0.0])
+        return Piece(start, start, np.array([x, 0.0]), 1.0, 2 * math.pi)
+
+    tol = 0.05
+    assert len(meeting_points(circle(0.0, -1.0), circle(1.5, 1.0), tol)) == 2  # a lens 0.5 thick: two crossings
+    grazing = meeting_points(circle(0.0, -1.0), circle(1.99, 1.0), tol)  # a lens 0.01 thick: one touch in its middle
+    assert len(grazing) == 1 and np.allclose(grazing[0][2], [0.995, 0.0], atol=1e-9)
+
+
+def test_strokes_that_almost_meet_at_one_point_meet_there():
+    # Three long lines through the middle, 60 degrees apart, each passing the centre 0.012 units off (as
+    # rounded values do): their crossings cut a triangle about 0.04 across, less than two pen widths of
+    # this 2-unit drawing. The pen fills it: one crossing point, no enclosed region.
+    import math
+
+    import numpy as np
+
+    from dsl.geometry import Piece
+    from dsl.stroke_graph import StrokeGraph
+
+    pieces = []
+    for k in range(3):
+        angle = math.radians(60 * k)
+        u, n = np.array([math.cos(angle), math.sin(angle)]), np.array([-math.sin(angle), math.cos(angle)])
+        pieces.append(Piece(-u + 0.012 * n, u + 0.012 * n, action=k))
+    graph = StrokeGraph(pieces, 0.025 * 2.0)
+    assert graph.faces == []
+    assert len(graph.junctions()) == 1 and graph.degree(graph.junctions()[0]) == 6
+    assert len(StrokeGraph(pieces, 0.005).faces) == 1  # at a finer tolerance (a thinner pen) it shows
+
+
+def test_nearly_regular_polygons_are_regular():
+    # A 0.6 x 0.7 rectangle reads as a square (mismatch_triangle_rec5); a 0.5 x 0.7 one does not.
+    near_square = (Action.line(0.7), Action.line(0.6, 90), Action.line(0.7, 90), Action.line(0.6, 90))
+    oblong = (Action.line(0.7), Action.line(0.5, 90), Action.line(0.7, 90), Action.line(0.5, 90))
+    assert features(*near_square).attributes["exist_regular"] == 1
+    assert features(*oblong).attributes["exist_regular"] == 0

@@ -99,3 +99,25 @@ def test_decoded_categories_are_matched_once_per_canonical_shape(monkeypatch):
     first = categories.matched_shape_categories(variants[0])
     assert categories.matched_shape_categories(variants[1]) == first
     assert len(calls) == 1
+
+
+def test_rules_with_one_more_misfit_compete_and_the_misfit_counts_as_noise():
+    # Concept: convex and four straight lines; one image of A is read as not convex (a feature that
+    # disagrees with the concept's labels). exist_quadrangle then fits the context exactly by chance;
+    # the concept misfits one image, and still wins on the pools.
+    quad = {"convex": 1, "exist_quadrangle": 1, "has_curve": 0}
+    a = [image(quad, 4)] * 5 + [image(quad | {"convex": 0}, 4)]
+    b = [image({"convex": 1, "exist_quadrangle": 0, "has_curve": 0}, 3)] * 3
+    b += [image({"convex": 0, "exist_quadrangle": 0, "has_curve": 0}, 4)] * 3
+    facts = ProblemFacts(tuple(a), tuple(b), ())
+    best = induce(facts, encodings=ABSTRACT_ENCODINGS, all_fitting=True, max_rules=4096)
+    assert best.cost == (0,)
+    exact = induce(facts, encodings=ABSTRACT_ENCODINGS, all_fitting=True, max_rules=4096, max_errors=0)
+    assert {r.rule.asp for r in exact.rules} == {r.rule.asp for r in best.rules}
+    near = induce(facts, encodings=ABSTRACT_ENCODINGS, all_fitting=True, max_rules=4096, max_errors=1)
+    costs = [r.cost for r in near.rules]
+    assert set(costs) == {(0,), (1,)} and costs == sorted(costs)
+    assert all(r.rule.errors == r.cost[0] for r in near.rules)
+    concept = "concept(I) :- image(I), attr(I,convex,1), count(I,straight_lines,4)."
+    assert concept not in {r.rule.asp for r in best.rules}
+    assert rank(near, facts).rules[0].rule.asp == concept
