@@ -45,15 +45,10 @@ def _images(problem: Problem) -> list[np.ndarray]:
 
 
 def decoder_features(model, images: list[np.ndarray]) -> np.ndarray:
-    """The decoder's pooled CNN features of each image (its crop side appended), L2-normalised."""
-    import torch
+    """The decoder's global-view features of each image (before anything is drawn), L2-normalised."""
+    from perception.decode import image_features
 
-    from perception.decode import prepare_batch
-
-    crops, sides = prepare_batch(model, images)
-    with torch.no_grad():
-        pooled = model.encoder(crops)[1]  # (B, C): the pooled last stage
-    features = torch.cat([pooled, torch.log(sides)[:, None]], dim=1).numpy()
+    features = image_features(model, images).numpy().astype(np.float64) + 1e-6
     return features / np.linalg.norm(features, axis=1, keepdims=True)
 
 

@@ -11,9 +11,11 @@ turn, seed `--seed`), split `train` = the decoder's own training distribution un
 Figures (all images of all problems):
   kind_accuracy, type_accuracy   teacher-forced, as in the official program-synthesis model (spec §6.3):
                                  per step, argmax action kind (line/arc/next/stop) and argmax stroke type
-                                 given the true kind, the previous steps being the truth; the truth is
-                                 taken in the tracing (start, direction, shape order) the model finds
-                                 most likely among up to 48 equivalent ones
+                                 given the true action, the previous steps being the truth in the
+                                 tracing the decoder is taught (top-most start, rightward direction);
+                                 the turtle walks the true actions from its own re-centred state.
+                                 Official images: the true poses are fitted by `search.pose` (the
+                                 dataset does not store them); generated images: the true poses
   turn_error_deg, length_error, arc_angle_error_deg, radius_error
                                  teacher-forced mean absolute error of the heaviest mixture component
   exact_top1, exact_topk         the top-1 / any of the top-k decoded programs equals the truth up to
@@ -43,13 +45,12 @@ from tqdm import tqdm
 
 from dsl.canonical import canonical_image, same_image
 from dsl.types import ImageProgram
-from perception.data import collate, sample_training_program, variant_targets
-from perception.decode import decode_images, load_decoder, prepare_batch, snap_free_form
-from perception.model import ARC, CURVE, LENGTH, LINE, RADIUS, TURN, Decoder, mixture_options
+from perception.data import sample_training_program
+from perception.decode import decode_images, load_decoder, snap_free_form
+from perception.model import ARC, CURVE, LENGTH, LINE, RADIUS, TURN, Decoder
 
 SNAPPED_TOLERANCE = {"length_tol": 0.02, "angle_tol": 2.0}
 RAW_TOLERANCE = {"length_tol": 0.05, "angle_tol": 5.0}
-MAX_TRUTH_VARIANTS = 48
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -67,7 +68,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def generated_images(split: str, limit: int | None, seed: int) -> list[tuple[np.ndarray, ImageProgram]]:
+def generated_images(split: str, limit: int | None, seed: int) -> list[tuple[np.ndarray, ImageProgram, tuple]]:
     from dsl.generate import FREE_FORM_SETTINGS, generate_free_form
     from dsl.raster import render_program
 
@@ -76,55 +77,69 @@ def generated_images(split: str, limit: int | None, seed: int) -> list[tuple[np.
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             drawn = [sample_training_program(rng) for _ in range(limit or 336)]
-        return [(render_program(p, q), p) for p, q in drawn]
+        return [(render_program(p, q), p, q) for p, q in drawn]
     if split != "ff":
         raise SystemExit(f"bench decoder: generated split must be 'ff' or 'train', got {split!r}")
     out = []
     for number in range(limit or 24):
         problem = generate_free_form(rng, FREE_FORM_SETTINGS[number % len(FREE_FORM_SETTINGS)], number)
         for programs, poses in ((problem.positives, problem.positive_poses), (problem.negatives, problem.negative_poses)):
-            out += [(render_program(p, q), p) for p, q in zip(programs, poses)]
+            out += [(render_program(p, q), p, q) for p, q in zip(programs, poses)]
     return out
 
 
-def dataset_images(root: str, split: str, limit: int | None) -> list[tuple[np.ndarray, ImageProgram]]:
+def dataset_images(root: str, split: str, limit: int | None) -> list[tuple[np.ndarray, ImageProgram, None]]:
     from dsl.dataset import load_split
 
     problems = load_split(root, split)[:limit]
-    return [(image.load(), image.program) for p in problems for image in p.positives + p.negatives]
+    return [(image.load(), image.program, None) for p in problems for image in p.positives + p.negatives]
 
 
-@torch.no_grad()
-def teacher_forced(model: Decoder, images: list[np.ndarray], truths: list[ImageProgram], rng) -> dict[str, list]:
-    """Per-step correctness of kind / stroke and absolute argument errors, on each image's likeliest tracing."""
-    crops, sides = prepare_batch(model, images)
-    batch = collate([{"image": c.numpy()[0], "side": float(s), "variants": variant_targets(
-        t, rng, MAX_TRUTH_VARIANTS, model.config.max_steps)} for c, s, t in zip(crops, sides, truths)])
-    out, _ = model({"image": batch["image"], "side": batch["side"]}, batch)
-    owner, seq = batch["owner"], out["sequence_logp"]
-    best = torch.stack([torch.nonzero(owner == i)[seq[owner == i].argmax()][0] for i in range(len(images))])
-    kind, stroke, values, has_turn = (batch[k][best] for k in ("kind", "stroke", "values", "has_turn"))
-    ctx = model.teacher_forced(out["memory"], out["feature"], kind, stroke, values)
-    valid, action = kind >= 0, (kind == LINE) | (kind == ARC)
-    pred_kind = model.kind_dist(ctx[valid]).logits.argmax(-1)
-    a_ctx, a_kind, a_stroke, a_val = ctx[action], kind[action], stroke[action], values[action]
-    pred_stroke = model.stroke_dist(a_ctx, a_kind).logits.argmax(-1)
-    mode = lambda mix: mixture_options(mix, 1)[0][:, 0]  # noqa: E731 - the heaviest component's mean
-    turn = mode(model.turn_dist(a_ctx, a_kind, a_stroke))
-    line, arc, free_turn = a_kind == LINE, a_kind == ARC, has_turn[action]
-    turn_error = ((turn - a_val[:, TURN]) * 180 + 180) % 360 - 180
-    args = (a_ctx, a_kind, a_stroke, a_val[:, TURN])
-    length = mode(model.length_dist(*args))
-    curve = mode(model.curve_dist(*args))
-    radius = mode(model.radius_dist(*args, a_val[:, CURVE]))
-    return {
-        "kind": (pred_kind == kind[valid]).tolist(),
-        "type": (pred_stroke == a_stroke).tolist(),
-        "turn_error_deg": turn_error[free_turn].abs().tolist(),
-        "length_error": (length - a_val[:, LENGTH])[line].abs().tolist(),
-        "arc_angle_error_deg": ((curve - a_val[:, CURVE]) * 360)[arc].abs().tolist(),
-        "radius_error": (radius - a_val[:, RADIUS])[arc].abs().tolist(),
-    }
+def fitted_poses(image: np.ndarray, program: ImageProgram) -> tuple:
+    """Poses of the true program in an official image (not stored in the dataset): the search's pose fit
+    and pixel polish (`search.pose`), on the program with its 3-decimal rounding undone."""
+    from search.pose import fit, polish
+    from search.template import make_target, template
+
+    target = make_target(image)
+    templates = [template(s) for s in program.shapes]
+    placements, _ = fit(templates, target)
+    return tuple(p.pose(target) for p in polish(templates, placements, target, 60))
+
+
+def teacher_forced(model: Decoder, items: list[tuple]) -> dict[str, list]:
+    """Per-step correctness of kind / stroke and absolute argument errors, the previous steps being the
+    truth in the tracing the decoder is taught (`perception.geometry.target_tracing`), its turtle walking
+    the true actions (`perception.beam.teacher_forced`)."""
+    from benchmarks.fidelity import exact_program
+    from perception.beam import teacher_forced as run
+    from perception.data import example_steps
+
+    images, steps = [], []
+    for image, truth, poses in items:
+        program = exact_program(truth)
+        if poses is None:
+            poses = fitted_poses(image, program)
+        else:
+            program = truth
+        images.append(image)
+        steps.append(example_steps(program, poses, image, None))
+    out = {"kind": [], "type": [], "turn_error_deg": [], "length_error": [], "arc_angle_error_deg": [], "radius_error": []}
+    for s, pred in zip(steps, run(model, images, steps)):
+        kind = s["kind"]
+        out["kind"] += [int(p == k) for p, k in zip(pred["kind"][1:], kind[1:])]
+        act = [t for t, k in enumerate(kind) if k in (LINE, ARC)]
+        for j, t in enumerate(act):
+            v = s["values"][t]
+            out["type"].append(int(pred["stroke"][j] == s["stroke"][t]))
+            if s["has_turn"][t]:
+                out["turn_error_deg"].append(abs((pred["turn"][j] * 180 - v[TURN] * 180 + 180) % 360 - 180))
+            if kind[t] == LINE:
+                out["length_error"].append(abs(pred["value"][j] - v[LENGTH]))
+            else:
+                out["arc_angle_error_deg"].append(abs(pred["value"][j] - v[CURVE]) * 360)
+                out["radius_error"].append(abs(pred["radius"][j] - v[RADIUS]))
+    return out
 
 
 def exact(proposals, truth: ImageProgram, free_form: bool) -> dict[str, list[bool]]:
@@ -150,15 +165,14 @@ def main(argv: list[str] | None = None) -> int:
     else:
         items = dataset_images(args.data, args.split, args.limit)
     free_form = "ff" in args.split
-    rng = np.random.default_rng(0)
     steps: dict[str, list] = {}
     per_image: dict[str, list] = {}
     proposals_all = []
     start = time.time()
     chunk = 16
     for i in tqdm(range(0, len(items), chunk), desc="bench decoder", mininterval=5):
-        images, truths = [im for im, _ in items[i : i + chunk]], [canonical_image(t) for _, t in items[i : i + chunk]]
-        for key, value in teacher_forced(model, images, truths, rng).items():
+        images, truths = [im for im, _, _ in items[i : i + chunk]], [canonical_image(t) for _, t, _ in items[i : i + chunk]]
+        for key, value in teacher_forced(model, items[i : i + chunk]).items():
             steps.setdefault(key, []).extend(value)
         proposals = decode_images(model, images, top_k=args.top_k, beam_width=args.beam)
         proposals_all += proposals
@@ -178,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.refine:
         from benchmarks import refine_metrics
 
-        refined = refine_metrics.measure([(im, t, p) for (im, t), p in zip(items, proposals_all)],
+        refined = refine_metrics.measure([(im, t, p) for (im, t, _), p in zip(items, proposals_all)],
                                          basic=args.split.endswith("bd"))
         result.update({k if k not in result else f"refine_{k}": v for k, v in refined.items()})
     print(json.dumps(result, indent=1))

@@ -7,18 +7,17 @@ from dataclasses import dataclass
 
 @dataclass
 class DecoderConfig:
-    image_size: int = 384  # side of the square ink crop fed to the CNN (pixels)
-    stem_stride: int = 4  # the stem is a stride x stride patch embedding (lossless with >= stride^2 channels)
-    channels: tuple[int, ...] = (24, 32, 64, 128, 192)  # CNN widths: stem, then stages that halve the grid
-    grid_stage: int = 3  # the stage whose grid the LSTM attends to (384 px -> 96 -> 48, 24, 12 x 12)
+    global_size: int = 64  # the global view: ink crop and drawn-so-far canvas at this side (pixels)
+    local_size: int = 48  # the local glimpse around the turtle (pixels a side)
+    strip_size: tuple[int, int] = (24, 48)  # the stroke strip along an action (rows across, columns along)
+    channels: tuple[int, ...] = (16, 32, 64, 64)  # widths of the stride-2 conv stages of every view's CNN
+    feature: int = 160  # features per view (global, local); the strip gets half
     hidden: int = 256  # LSTM hidden size
-    embed: int = 96  # token embedding size
+    embed: int = 64  # token embedding size
     head_hidden: int = 128  # hidden width of every head's MLP
-    mixtures: int = 5  # Gaussian components per continuous head
+    mixtures: int = 5  # components per continuous head
     min_std: float = 0.006  # floor on component standard deviations (normalised units)
-    max_steps: int = 26  # tokens per image including NEXT and STOP (2 shapes x 12 actions + 2)
+    max_steps: int = 28  # steps per image: NEXT, up to 12 actions, NEXT, up to 12 actions, STOP
     max_shape_actions: int = 12  # actions per shape allowed when decoding
     dropout: float = 0.1
-    aux_stage: int = 2  # CNN stage with the dense auxiliary head (stroke types / kinds per cell; 24 x 24)
-    aux_weight: float = 1.0  # weight of the auxiliary per-cell loss (training only)
-    attention_weight: float = 0.5  # weight of the attention supervision: look at the action being emitted
+    correction_gain: float = 1.0  # decoding: the share of the correction head's re-centring applied per step

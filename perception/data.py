@@ -1,42 +1,41 @@
-"""Training data for the decoder: sampled programs, rendered images, canonical token targets.
+"""Training data for the decoder: sampled programs, rendered images, and the turtle's walk through them.
 
-Images. Every image is rendered at the official 512 px framing (`dsl.raster`) and then goes through the
-same `prepare_image` as a dataset PNG at decode time: a square crop around the ink, resized to the
-model's input size, plus the crop's side (a fraction of 512) as a scalar. The crop keeps the stamp
-detail that a plain downscale of the whole canvas erases (free-form stamps are 6-10 px apart at 512 px).
+Images. Every image is rendered at the official 512 px framing (`dsl.raster`). The decoder sees it three
+ways (see `perception.geometry`): the ink crop at 128 px (global view, as `prepare_image` makes it for a
+dataset PNG), local glimpses of the 512 px image around the turtle, and stroke strips along one action.
 
 Programs (`sample_training_program`), official poses and scales (spec §2.6):
   free-form  shapes from the official move library (`dsl.generate`) with 2-11 actions alone or 1-7 each
-             in pairs (wider than the benchmark's 4-9 / 2-5), half of them perturbed like the official
+             in pairs (wider than the benchmark's 4-9 / 2-5), most of them perturbed like the official
              negatives (one or two times), painter scales 80-140;
   library    one or two human-designed shapes, random stroke types where the table allows stamps,
              scales 150-320 (one shape) or 150-260 (two).
 
-Targets. A picture does not show where a shape starts, which way it was traced, nor the shape order.
-Each image gets up to `max_variants` token sequences, all drawing the same picture: random start points /
-directions / shape orders from `dsl.canonical.travel_variants` (the equivalence class that
-`dsl.canonical.canonical_image` picks one representative of). The loss is the log of the summed
-likelihood of these variants (the likelihood of the picture's equivalence class), so the decoder may
-learn whichever tracing is easiest to see; decoded programs are canonicalised (`canonical_image`) before
-they are compared or merged, so any tracing of the right picture counts.
+Targets. A picture does not show where a shape starts, which way it was traced, nor the shape order. The
+decoder is taught one tracing per image, chosen from the picture (`perception.geometry.target_tracing`:
+the top-most start point, then the rightward direction, shapes in the same order) among the equivalent
+tracings of `dsl.canonical.travel_variants`; decoded programs are canonicalised (`canonical_image`)
+before they are compared or merged, so any tracing of the right picture counts.
 
-Dense supervision (training only), both rasterised from the actions' centrelines over the crop:
-  cells         (7, 24, 24) which stroke types / kinds pass through each cell of a CNN grid;
-  action_cells  (24, 12, 12) the cells of each action: the attention target of the step that emits it
-                (`action` (T,) per variant says which action each step draws).
-
-Tokens are in travel form (turn = change of travel direction at the junction, curvature = signed arc
-angle), one step per action, then NEXT between the two shapes and STOP at the end. Per step:
-  kind    StepKind
-  stroke  index into DATASET_STROKE_TYPES (-1 for NEXT / STOP)
-  values  (length, radius, curvature / 360, turn / 180); 0 where unused
-  has_turn  whether the turn is a free value (not for the first action of a shape, whose turn is 0)
+Steps. Tokens are in travel form (turn = change of travel direction at the junction, curvature = signed
+arc angle). Step 0 is NEXT (a shape starts: where, heading where, at what unit), then one step per action,
+NEXT again before a second shape, STOP at the end. Per step:
+  kind      StepKind;  stroke  index into DATASET_STROKE_TYPES (-1 for NEXT / STOP)
+  values    (length, radius, curvature / 360, turn / 180); 0 where unused
+  has_turn  whether the turn is a free value (not for the first action of a shape)
+  start     NEXT steps: (x, y) of the shape's start in the ink crop (0-1), travel direction (radians),
+            log(u / crop side): the new turtle state
+  state     the turtle (x, y, theta, u) before the step (512 px), jittered; `correction` = the true state
+            minus the jittered one (x, y in units of u along / across theta, theta, log u): the decoder
+            learns to re-centre itself on the ink
+  strip     action steps: (x, y, tangent, length in units) of the action's middle, for the stroke strip
+            (jittered too: a decoded turtle is never exactly on the stroke)
+  canvas    (128, 128) what is drawn before the step (centrelines of the finished actions over the crop)
 """
 
 from __future__ import annotations
 
 import enum
-import itertools
 import math
 import warnings
 
@@ -44,18 +43,18 @@ import numpy as np
 import torch
 from PIL import Image
 
-from dsl.canonical import Segment, from_travel_form, travel_variants
+from dsl.canonical import Segment, from_travel_form
 from dsl.generate import ProblemKind, perturb_shape, sample_free_form_shape, sample_pose
 from dsl.library import load_library
-from dsl.raster import official_view, render_drawing
+from dsl.raster import render_drawing
 from dsl.turtle import execute_image
 from dsl.types import DATASET_STROKE_TYPES, ActionKind, ImageProgram, Pose, Shape
+from perception.geometry import CANVAS, State, draw_paths, pen_width, target_tracing, walk
 
 INK_THRESHOLD = 48  # ink level (0-255) that counts as drawn when finding the crop
 CROP_MARGIN = 0.06  # margin around the ink, a fraction of the ink's larger side, plus 3 px
 MIN_CROP = 48  # smallest crop side in pixels (at 512)
 N_VALUES = 4  # length, radius, curvature / 360, turn / 180
-N_CELL_LABELS = 7  # 5 stroke types, line, arc
 STROKE_INDEX = {t: i for i, t in enumerate(DATASET_STROKE_TYPES)}
 
 
@@ -103,39 +102,6 @@ def prepare_image(image: np.ndarray, size: int) -> tuple[np.ndarray, float]:
     return np.asarray(crop, dtype=np.float32) / 255.0, side / 512.0
 
 
-def _action_cells(drawing, box: tuple[int, int, int], grid: int):
-    """Per action of the image (program order), the (row, column) grid cells its centreline passes."""
-    left, top, side = box
-    view = official_view(512)
-    for geometry in drawing.shapes:
-        for path in geometry.action_paths:
-            pts = view.to_pixels(path)
-            steps = np.maximum(2, (np.hypot(*np.diff(pts, axis=0).T) / (side / grid) * 3).astype(int) + 1)
-            dense = np.concatenate([np.linspace(a, b, n) for a, b, n in zip(pts[:-1], pts[1:], steps)]) if len(pts) > 1 else pts
-            cells = np.floor((dense - (left, top)) / side * grid).astype(int)
-            cells = cells[(cells >= 0).all(1) & (cells < grid).all(1)]
-            yield cells[:, 1], cells[:, 0]
-
-
-def action_masks(drawing, box: tuple[int, int, int], grid: int, max_actions: int) -> np.ndarray:
-    """(max_actions, grid, grid) uint8: the attention target of each action (its cells)."""
-    masks = np.zeros((max_actions, grid, grid), np.uint8)
-    for a, (rows, cols) in enumerate(_action_cells(drawing, box, grid)):
-        masks[a, rows, cols] = 1
-    return masks
-
-
-def cell_labels(drawing, box: tuple[int, int, int], program: ImageProgram, grid: int) -> np.ndarray:
-    """Dense auxiliary targets (7, grid, grid) uint8 over the crop: which stroke types (channels 0-4) and
-    which kinds (5 line, 6 arc) pass through each cell, from the actions' centrelines."""
-    labels = np.zeros((N_CELL_LABELS, grid, grid), np.uint8)
-    actions = [a for shape in program.shapes for a in shape.actions]
-    for action, (rows, cols) in zip(actions, _action_cells(drawing, box, grid)):
-        labels[STROKE_INDEX.get(action.stroke, 0), rows, cols] = 1
-        labels[5 if action.kind is ActionKind.LINE else 6, rows, cols] = 1
-    return labels
-
-
 # ----------------------------------------------------------------------------------------- programs
 
 
@@ -161,7 +127,7 @@ def _free_form_program(rng: np.random.Generator) -> ImageProgram:
     return ImageProgram(tuple(shapes))
 
 
-def sample_training_program(rng: np.random.Generator, free_form_share: float = 0.6) -> tuple[ImageProgram, tuple[Pose, ...]]:
+def sample_training_program(rng: np.random.Generator, free_form_share: float = 0.7) -> tuple[ImageProgram, tuple[Pose, ...]]:
     """A random image program and official poses for it (every checkpoint inside the valid box)."""
     while True:
         if rng.random() < free_form_share:
@@ -175,28 +141,111 @@ def sample_training_program(rng: np.random.Generator, free_form_share: float = 0
                 return program, poses
 
 
-# ------------------------------------------------------------------------------------------- tokens
+# ------------------------------------------------------------------------------------------ steps
+
+JITTER = (0.05, math.radians(3.0), 0.04)  # std of the state jitter: position (units), direction, log u
+STRIP_JITTER = (0.04, math.radians(4.0))  # std of the stroke strip's jitter: position (units), direction
 
 
-def tokenize(shapes: list[list[Segment]], max_steps: int) -> dict[str, np.ndarray]:
-    """Travel-form shapes -> padded token arrays (kind -1 marks padding)."""
-    kind = np.full(max_steps, -1, np.int64)
-    stroke = np.full(max_steps, -1, np.int64)
-    values = np.zeros((max_steps, N_VALUES), np.float32)
-    has_turn = np.zeros(max_steps, bool)
-    t = 0
-    for s, segments in enumerate(shapes):
-        if s:
-            kind[t] = StepKind.NEXT
-            t += 1
+def crop_box(image: np.ndarray) -> tuple[float, float, float]:
+    box = ink_box(image)
+    return (0.0, 0.0, 512.0) if box is None else tuple(float(v) for v in box)
+
+
+def null_state(box: tuple[float, float, float]) -> State:
+    """The state before anything is drawn: the crop's centre, heading right, a unit of a quarter crop."""
+    left, top, side = box
+    return State(left + side / 2, top + side / 2, 0.0, side / 4)
+
+
+def jitter(state: State, rng: np.random.Generator) -> tuple[State, np.ndarray]:
+    """A perturbed copy of `state` and the correction that undoes it (see the module notes)."""
+    dx, dy = rng.normal(0.0, JITTER[0], 2) * state.u
+    dtheta, dlog = rng.normal(0.0, JITTER[1]), rng.normal(0.0, JITTER[2])
+    seen = State(state.x + dx, state.y + dy, state.theta + dtheta, state.u * math.exp(dlog))
+    return seen, correction_target(state, seen)
+
+
+def correction_target(true: State, seen: State) -> np.ndarray:
+    ex, ey = true.x - seen.x, true.y - seen.y
+    c, s = math.cos(seen.theta), math.sin(seen.theta)
+    return np.array([(ex * c + ey * s) / seen.u, (-ex * s + ey * c) / seen.u, true.theta - seen.theta,
+                     math.log(true.u / seen.u)], np.float32)
+
+
+def apply_correction(seen: State, corr) -> State:
+    """Inverse of `correction_target`: the state `corr` says the turtle is really in."""
+    a, b, dtheta, dlog = (float(v) for v in corr)
+    c, s = math.cos(seen.theta), math.sin(seen.theta)
+    return State(seen.x + seen.u * (a * c - b * s), seen.y + seen.u * (a * s + b * c), seen.theta + dtheta,
+                 seen.u * math.exp(dlog))
+
+
+def start_values(state: State, box: tuple[float, float, float]) -> np.ndarray:
+    left, top, side = box
+    return np.array([(state.x - left) / side, (state.y - top) / side, state.theta, math.log(state.u / side)], np.float32)
+
+
+def state_from_start(values, box: tuple[float, float, float]) -> State:
+    left, top, side = box
+    x, y, theta, log_u = (float(v) for v in values)
+    return State(left + x * side, top + y * side, theta, side * math.exp(log_u))
+
+
+def strip_of(state: State, seg: Segment, rng: np.random.Generator | None = None) -> np.ndarray:
+    """(x, y, tangent, length) of the segment's middle; with rng, jittered as a decoded turtle would be."""
+    from perception.geometry import segment_middle
+
+    strip = np.array(segment_middle(state, seg), np.float32)
+    if rng is not None:
+        strip[:2] += rng.normal(0.0, STRIP_JITTER[0], 2) * state.u
+        strip[2] += rng.normal(0.0, STRIP_JITTER[1])
+    return strip
+
+
+def example_steps(program: ImageProgram, poses, image: np.ndarray, rng: np.random.Generator | None) -> dict:
+    """The step arrays of one image (see the module notes); rng None: no jitter (measurement)."""
+    box = crop_box(image)
+    tracing = target_tracing(list(program.shapes), list(poses))
+    rows: list[dict] = []
+    canvas = Image.new("L", (CANVAS, CANVAS), 0)
+    state = null_state(box)
+
+    def add(kind: int, **fields) -> None:
+        seen, corr = (jitter(state, rng) if rng is not None and rows else (state, np.zeros(4, np.float32)))
+        rows.append({"kind": kind, "state": np.array(seen.as_tuple(), np.float32), "correction": corr,
+                     "canvas": np.asarray(canvas, np.uint8).copy(), **fields})
+
+    for s, (segments, start) in enumerate(tracing):
+        add(StepKind.NEXT, start=start_values(start, box))
+        state = start
         for i, seg in enumerate(segments):
-            kind[t] = StepKind.LINE if seg.kind is ActionKind.LINE else StepKind.ARC
-            stroke[t] = STROKE_INDEX.get(seg.stroke, 0)
-            values[t] = (seg.length, seg.radius, seg.curvature / 360.0, seg.turn / 180.0)
-            has_turn[t] = i > 0
-            t += 1
-    kind[t] = StepKind.STOP
-    return {"kind": kind, "stroke": stroke, "values": values, "has_turn": has_turn}
+            add(StepKind.LINE if seg.kind is ActionKind.LINE else StepKind.ARC, stroke=STROKE_INDEX.get(seg.stroke, 0),
+                values=np.array((seg.length, seg.radius, seg.curvature / 360.0, seg.turn / 180.0), np.float32),
+                has_turn=i > 0, strip=strip_of(state, seg, rng))
+            path, state = walk(state, seg.kind, seg.turn, seg.length, seg.radius, seg.curvature)
+            draw_paths(canvas, [path], box, pen_width(state.u))
+    add(StepKind.STOP)
+    n = len(rows)
+    out = {
+        "kind": np.array([r["kind"] for r in rows], np.int64),
+        "stroke": np.array([r.get("stroke", -1) for r in rows], np.int64),
+        "values": np.stack([r.get("values", np.zeros(4, np.float32)) for r in rows]),
+        "has_turn": np.array([r.get("has_turn", False) for r in rows], bool),
+        "start": np.stack([r.get("start", np.zeros(4, np.float32)) for r in rows]),
+        "state": np.stack([r["state"] for r in rows]),
+        "correction": np.stack([r["correction"] for r in rows]),
+        "strip": np.stack([r.get("strip", np.zeros(4, np.float32)) for r in rows]),
+        "canvas": np.stack([r["canvas"] for r in rows]),
+    }
+    assert len(out["kind"]) == n
+    return out
+
+
+def steps_program(steps: dict) -> ImageProgram:
+    """The program the step arrays of `example_steps` encode (for tests)."""
+    n = int(np.nonzero(steps["kind"] == StepKind.STOP)[0][0]) + 1
+    return detokenize(list(steps["kind"][:n]), list(steps["stroke"][:n]), [tuple(v) for v in steps["values"][:n]])
 
 
 def detokenize(kinds: list[int], strokes: list[int], values: list[tuple[float, ...]]) -> ImageProgram:
@@ -206,7 +255,8 @@ def detokenize(kinds: list[int], strokes: list[int], values: list[tuple[float, .
         if k == StepKind.STOP:
             break
         if k == StepKind.NEXT:
-            shapes.append([])
+            if shapes[-1]:
+                shapes.append([])
             continue
         length, radius, curvature, turn = (float(x) for x in v)
         line = k == StepKind.LINE
@@ -223,90 +273,56 @@ def detokenize(kinds: list[int], strokes: list[int], values: list[tuple[float, .
     return ImageProgram(tuple(from_travel_form(segs) for segs in shapes if segs))
 
 
-def _variant_actions(n_actions: int, n_variants: int, v: int) -> list[int]:
-    """Which action of the shape each segment of `travel_variants(shape)[v]` traces: the variants are the
-    rotations of the cycle (closed shapes, one per start) or the shape itself, each forwards then backwards."""
-    rotation = v // 2 if n_variants == 2 * n_actions else 0
-    order = [(rotation + i) % n_actions for i in range(n_actions)]
-    return order[::-1] if v % 2 else order
-
-
-def variant_targets(program: ImageProgram, rng: np.random.Generator, max_variants: int, max_steps: int) -> list[dict]:
-    """Token arrays of up to `max_variants` random equivalent programs (tracings and shape orders); each
-    also has `action` (T,): the index of the program's action drawn at that step (-1: NEXT / STOP)."""
-    per_shape = [travel_variants(s) for s in program.shapes]
-    offsets = np.cumsum([0] + [len(s) for s in program.shapes])
-    combos = [(order, choice) for order in itertools.permutations(range(len(per_shape)))
-              for choice in itertools.product(*(range(len(per_shape[i])) for i in order))]
-    out = []
-    for p in rng.permutation(len(combos))[:max_variants]:
-        order, choice = combos[p]
-        tokens = tokenize([per_shape[i][c] for i, c in zip(order, choice)], max_steps)
-        action = np.full(max_steps, -1, np.int64)
-        t = 0
-        for n, (i, c) in enumerate(zip(order, choice)):
-            t += n > 0
-            shape = program.shapes[i]
-            for j, a in enumerate(_variant_actions(len(shape), len(per_shape[i]), c)):
-                same = shape.actions[a].stroke is per_shape[i][c][j].stroke and shape.actions[a].kind is per_shape[i][c][j].kind
-                action[t] = offsets[i] + a if same else -1
-                t += 1
-        tokens["action"] = action
-        out.append(tokens)
-    return out
-
-
 # -------------------------------------------------------------------------------------------- batches
 
 
-MAX_ACTIONS = 24  # actions per image with an attention target
-
-
-def make_example(rng: np.random.Generator, image_size: int, max_variants: int, max_steps: int, grid: int = 24,
-                 attention_grid: int = 12) -> dict:
-    """One rendered training image with its target variants, dense cell labels (grid x grid) and the
-    attention target of every action (attention_grid x attention_grid)."""
+def make_example(rng: np.random.Generator, jittered: bool = True) -> dict:
+    """One rendered training image with its steps."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         program, poses = sample_training_program(rng)
-    drawing = execute_image(program, poses)
-    image = render_drawing(drawing)
-    crop, side = prepare_image(image, image_size)
-    return {"image": crop, "side": side, "variants": variant_targets(program, rng, max_variants, max_steps),
-            "program": program, "cells": cell_labels(drawing, ink_box(image), program, grid),
-            "action_cells": action_masks(drawing, ink_box(image), attention_grid, MAX_ACTIONS)}
+    image = render_drawing(execute_image(program, poses))
+    return example_from(image, program, poses, rng if jittered else None)
+
+
+def example_from(image: np.ndarray, program: ImageProgram, poses, rng: np.random.Generator | None) -> dict:
+    image = _as_official(image)
+    crop, _ = prepare_image(image, CANVAS)
+    return {"image": (255 - image), "crop": crop, "box": np.array(crop_box(image), np.float32),
+            "program": program, **example_steps(program, poses, image, rng)}
+
+
+STEP_KEYS = ("kind", "stroke", "values", "has_turn", "start", "state", "correction", "strip", "canvas")
+PAD = {"kind": -1, "stroke": -1}
 
 
 def collate(examples: list[dict]) -> dict[str, torch.Tensor]:
-    """Examples -> a batch: images (B, 1, S, S), sides (B,), and the variants flattened to (N, T) with
-    `owner` (N,) the image index of each variant."""
-    variants = [v for e in examples for v in e["variants"]]
+    """Examples -> a batch: image (B, 1, 512, 512) uint8 ink, crop (B, 1, 128, 128), box (B, 3), and the
+    step arrays padded to (B, T, ...) (kind -1 marks padding)."""
+    t = max(len(e["kind"]) for e in examples)
     batch = {
-        "image": torch.from_numpy(np.stack([e["image"] for e in examples]))[:, None],  # (B, 1, S, S)
-        "side": torch.tensor([e["side"] for e in examples], dtype=torch.float32),  # (B,)
-        "owner": torch.tensor([i for i, e in enumerate(examples) for _ in e["variants"]]),  # (N,)
+        "image": torch.from_numpy(np.stack([e["image"] for e in examples]))[:, None],
+        "crop": torch.from_numpy(np.stack([e["crop"] for e in examples]))[:, None],
+        "box": torch.from_numpy(np.stack([e["box"] for e in examples])),
     }
-    if all("cells" in e for e in examples):
-        batch["cells"] = torch.from_numpy(np.stack([e["cells"] for e in examples]))  # (B, 7, G, G)
-        batch["action_cells"] = torch.from_numpy(np.stack([e["action_cells"] for e in examples]))  # (B, A, g, g)
-    for key in ("kind", "stroke", "values", "has_turn", "action"):
-        batch[key] = torch.from_numpy(np.stack([v[key] for v in variants]))  # (N, T[, 4])
+    for key in STEP_KEYS:
+        arrays = [e[key] for e in examples]
+        padded = np.full((len(arrays), t) + arrays[0].shape[1:], PAD.get(key, 0), arrays[0].dtype)
+        for i, a in enumerate(arrays):
+            padded[i, : len(a)] = a
+        batch[key] = torch.from_numpy(padded)
     return batch
 
 
 class TrainingStream(torch.utils.data.IterableDataset):
     """An endless stream of batches, seeded per worker (`seed`, worker id)."""
 
-    def __init__(self, seed: int, batch_size: int, image_size: int, max_variants: int, max_steps: int, grid: int,
-                 attention_grid: int):
+    def __init__(self, seed: int, batch_size: int):
         super().__init__()
-        self.seed, self.batch_size, self.image_size = seed, batch_size, image_size
-        self.grid, self.attention_grid = grid, attention_grid
-        self.max_variants, self.max_steps = max_variants, max_steps
+        self.seed, self.batch_size = seed, batch_size
 
     def __iter__(self):
         info = torch.utils.data.get_worker_info()
         rng = np.random.default_rng([self.seed, 0 if info is None else info.id])
         while True:
-            yield collate([make_example(rng, self.image_size, self.max_variants, self.max_steps, self.grid, self.attention_grid)
-                           for _ in range(self.batch_size)])
+            yield collate([make_example(rng) for _ in range(self.batch_size)])

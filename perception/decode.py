@@ -22,7 +22,8 @@ import torch
 
 from dsl.canonical import canonical_image, image_key
 from dsl.types import Action, ActionKind, ImageProgram, Shape
-from perception.data import detokenize, prepare_image
+from perception.beam import prepare, search
+from perception.data import CANVAS, detokenize, null_state
 from perception.model import Decoder, DecoderConfig
 
 DEFAULT_CHECKPOINT = Path(__file__).resolve().parent / "checkpoints" / "decoder.pt"
@@ -46,22 +47,29 @@ def load_decoder(path: str | Path | None = None) -> Decoder:
     state = torch.load(path, map_location="cpu", weights_only=True)
     config = dict(state["config"])
     config["channels"] = tuple(config["channels"])
+    config["strip_size"] = tuple(config["strip_size"])
     model = Decoder(DecoderConfig(**config))
     model.load_state_dict(state["model"])
     return model.eval()
 
 
-def prepare_batch(model: Decoder, images: list[np.ndarray]) -> tuple[torch.Tensor, torch.Tensor]:
-    """uint8 greyscale images -> (B, 1, S, S) ink crops and (B,) crop sides, as in training."""
-    prepared = [prepare_image(np.asarray(im), model.config.image_size) for im in images]
-    crops = torch.from_numpy(np.stack([c for c, _ in prepared]))[:, None]
-    return crops, torch.tensor([s for _, s in prepared], dtype=torch.float32)
+@torch.no_grad()
+def image_features(model: Decoder, images: list[np.ndarray]) -> torch.Tensor:
+    """The global view's features of each image with nothing drawn yet (B, F): what the decoder sees
+    before it starts (used by the nearest-prototype baseline)."""
+    inputs = prepare(images)
+    n = len(images)
+    blank = torch.zeros(n, CANVAS, CANVAS, dtype=torch.uint8)
+    states = torch.tensor([null_state(tuple(b)).as_tuple() for b in inputs["box"].tolist()], dtype=torch.float32)
+    g, _, _ = model.views(inputs["image"], inputs["crop"], inputs["box"], torch.arange(n), states, blank)
+    return g
 
 
 def _merge(finished: list[tuple[float, list]], top_k: int) -> list[Proposal]:
     merged: dict[tuple, list] = {}
+    finished = sorted(finished, key=lambda f: -f[0])[: 4 * top_k]  # the likeliest tracings: enough for the top k
     for logp, tokens in finished:
-        kinds, strokes, values = zip(*tokens)
+        kinds, strokes, values, _ = zip(*tokens)
         try:
             program = canonical_image(detokenize(list(kinds), list(strokes), list(values)))
         except ValueError:
@@ -90,10 +98,10 @@ def decode_images(
     generator = torch.Generator().manual_seed(seed)
     results: list[list[Proposal]] = []
     for start in range(0, len(images), batch_size):
-        crops, sides = prepare_batch(model, images[start : start + batch_size])
-        finished = model.search(crops, sides, beam=beam)
+        chunk = images[start : start + batch_size]
+        finished = search(model, chunk, beam=beam)
         if sample:
-            drawn = model.search(crops, sides, samples=sample, widths=(5, 5, 5), generator=generator)
+            drawn = search(model, chunk, samples=sample, widths=(5, 5, 5), generator=generator)
             finished = [a + _unique(b) for a, b in zip(finished, drawn)]
         results += [_merge(f, top_k) for f in finished]
     return results
@@ -103,7 +111,7 @@ def _unique(finished: list[tuple[float, list]]) -> list[tuple[float, list]]:
     """Samples repeat; keep one copy of each token sequence (its probability is already its score)."""
     seen, out = set(), []
     for logp, tokens in finished:
-        key = tuple((k, s, tuple(round(x, 4) for x in v)) for k, s, v in tokens)
+        key = tuple((k, s, tuple(round(x, 4) for x in v + w)) for k, s, v, w in tokens)
         if key not in seen:
             seen.add(key)
             out.append((logp, tokens))

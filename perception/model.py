@@ -1,15 +1,22 @@
-"""The action decoder: a CNN reads the cropped image, an LSTM with attention emits one action per step.
+"""The action decoder: CNNs read the image where the turtle is, an LSTM emits one action per step.
 
-Per step, heads chained inside the step, each conditioned on what the step already chose:
-  kind    softmax over StepKind (line, arc, next shape, stop)       from [h, c]
-  stroke  softmax over the 5 dataset stroke types                   from [h, c, kind]
-  turn    mixture of Gaussians over turn / 180                      from [h, c, kind, stroke]
-  length  mixture of Gaussians (lines)                              from [h, c, kind, stroke, turn]
-  curve   mixture of Gaussians over curvature / 360 (arcs)          from [h, c, kind, stroke, turn]
-  radius  mixture of Gaussians (arcs)                               from [h, c, kind, stroke, turn, curve]
-h is the LSTM output, c the attention read-out of the CNN feature grid. Targets are in travel form
-(see `perception.data`); the model sees several equivalent target sequences per image and maximises the
-likelihood of the set (logsumexp over the variants of each image).
+Per step t the decoder looks at three views (`perception.geometry`):
+  global  the ink crop and the drawn-so-far canvas at 64 px          -> g (what is left to draw, where)
+  local   a glimpse of both around the turtle, rotated to its travel -> l (what leaves the turtle here)
+  strip   the image along one candidate action (given its geometry)  -> the stroke type
+The LSTM reads [previous token, g, l]; heads on ctx = [h, g, l], chained inside the step, each
+conditioned on what the step already chose:
+  kind        softmax over StepKind (line, arc, next shape, stop)
+  start       NEXT steps: where the shape starts (mixture of 2-D Gaussians over the crop), its travel
+              direction (mixture of von Mises), its unit (mixture of Gaussians over log(u / crop side))
+  turn        mixture of Gaussians over turn / 180                          from [ctx, kind]
+  length      mixture of Gaussians (lines)                                  from [ctx, kind, turn]
+  curve       mixture of Gaussians over curvature / 360 (arcs)              from [ctx, kind, turn]
+  radius      mixture of Gaussians (arcs)                                   from [ctx, kind, turn, curve]
+  stroke      softmax over the 5 dataset stroke types        from [ctx, kind, turn, values, strip view]
+  correction  Gaussian over the offset of the true turtle state from the assumed one (re-centring)
+All mixtures are `torch.distributions` objects. Training is teacher-forced on the target tracing
+(`perception.data`); decoding (`perception.beam`) walks the turtle along the decoded actions.
 """
 
 from __future__ import annotations
@@ -20,50 +27,40 @@ from dataclasses import asdict
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from torch.distributions import Categorical, MixtureSameFamily, Normal
+from torch.distributions import Categorical, Independent, MixtureSameFamily, Normal, VonMises
 
 from perception.config import DecoderConfig
+from perception.geometry import LOCAL_REACH, START_REACH, STRIP_ACROSS, STRIP_ALONG, glimpse_grid
 
 N_KINDS = 4  # StepKind
 N_STROKES = 5  # DATASET_STROKE_TYPES
 N_VALUES = 4  # length, radius, curvature / 360, turn / 180
-N_CELL_LABELS = 7  # auxiliary per-cell targets: 5 stroke types, line, arc
 LENGTH, RADIUS, CURVE, TURN = range(N_VALUES)
 LINE, ARC, NEXT, STOP = range(N_KINDS)
+TOKEN = N_KINDS + 1 + N_STROKES + N_VALUES + 2 + 5
 
 
-def _conv(c_in: int, c_out: int, stride: int) -> nn.Sequential:
-    return nn.Sequential(nn.Conv2d(c_in, c_out, 3, stride, 1, bias=False), nn.BatchNorm2d(c_out), nn.ReLU(inplace=True))
+def _mlp(n_in: int, n_out: int, hidden: int) -> nn.Sequential:
+    return nn.Sequential(nn.Linear(n_in, hidden), nn.ReLU(), nn.Linear(hidden, n_out))
 
 
-class Encoder(nn.Module):
-    """A patch-embedding stem (every pixel seen: stamp outlines survive), then per stage a stride-2 conv
-    and a residual 3x3 conv."""
+class ViewCNN(nn.Module):
+    """Stride-2 3x3 conv stages (BatchNorm, ReLU), flattened (positions matter), then a linear layer."""
 
-    def __init__(self, config: DecoderConfig):
+    def __init__(self, c_in: int, size: tuple[int, int], channels: tuple[int, ...], out: int, stem: bool = False):
         super().__init__()
-        ch = config.channels
-        k = config.stem_stride
-        self.stem = nn.Sequential(nn.Conv2d(1, ch[0], k, k, bias=False), nn.BatchNorm2d(ch[0]), nn.ReLU(inplace=True))
-        self.down = nn.ModuleList(_conv(ch[i - 1], ch[i], 2) for i in range(1, len(ch)))
-        self.body = nn.ModuleList(_conv(ch[i], ch[i], 1) for i in range(1, len(ch)))
-        self.grid_stage, self.aux_stage = config.grid_stage, config.aux_stage
-        self.aux = nn.Conv2d(ch[config.aux_stage], N_CELL_LABELS, 1)
-        grid = config.image_size // config.stem_stride >> config.grid_stage
-        self.position = nn.Parameter(torch.zeros(1, ch[config.grid_stage], grid, grid))
+        layers, c = [], c_in
+        if stem:  # a stride-1 layer first: stamp outlines are 1-2 px thick
+            layers += [nn.Conv2d(c, channels[0], 3, 1, 1, bias=False), nn.BatchNorm2d(channels[0]), nn.ReLU(inplace=True)]
+            c = channels[0]
+        h, w = size
+        for width in channels:
+            layers += [nn.Conv2d(c, width, 3, 2, 1, bias=False), nn.BatchNorm2d(width), nn.ReLU(inplace=True)]
+            c, h, w = width, (h + 1) // 2, (w + 1) // 2
+        self.net = nn.Sequential(*layers, nn.Flatten(), nn.Linear(c * h * w, out), nn.ReLU(inplace=True))
 
-    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """-> attention memory (B, G, Cg), pooled feature (B, Clast), auxiliary cell logits (B, 7, A, A)."""
-        x = self.stem(x)  # (B, C0, S / k, S / k)
-        grid = aux = None
-        for i, (down, body) in enumerate(zip(self.down, self.body), start=1):
-            x = down(x)
-            x = x + body(x)  # (B, Ci, S / k / 2^i, S / k / 2^i)
-            if i == self.grid_stage:
-                grid = x + self.position
-            if i == self.aux_stage:
-                aux = self.aux(x)
-        return grid.flatten(2).transpose(1, 2), x.mean((2, 3)), aux
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.net(x)
 
 
 class MixtureHead(nn.Module):
@@ -71,265 +68,226 @@ class MixtureHead(nn.Module):
 
     def __init__(self, n_in: int, config: DecoderConfig):
         super().__init__()
-        self.net = nn.Sequential(nn.Linear(n_in, config.head_hidden), nn.ReLU(), nn.Linear(config.head_hidden, 3 * config.mixtures))
+        self.net = _mlp(n_in, 3 * config.mixtures, config.head_hidden)
         self.min_std = config.min_std
 
     def forward(self, x: torch.Tensor) -> MixtureSameFamily:
-        logits, mean, raw_std = self.net(x).chunk(3, dim=-1)  # (..., K) each
+        logits, mean, raw_std = self.net(x).chunk(3, dim=-1)
         std = F.softplus(raw_std) + self.min_std
         return MixtureSameFamily(Categorical(logits=logits, validate_args=False), Normal(mean, std, validate_args=False), validate_args=False)
+
+
+class StartHead(nn.Module):
+    """Where a shape starts. Position: a heat map over the global view — a mixture of 2-D Gaussians, one
+    per cell of a 32 x 32 grid over the crop (weight and offset per cell; coordinate channels let it
+    prefer the top-most candidate; FiLM from ctx says which shape is wanted). Direction (mixture of von
+    Mises) and unit (mixture of Gaussians over log(u / crop side)): from ctx and an upright glimpse of the
+    image and the canvas around the start (START_REACH of the crop side each way)."""
+
+    def __init__(self, n_in: int, config: DecoderConfig):
+        super().__init__()
+        g = config.global_size
+        self.cells = g // 2
+        conv = lambda i, o, s: [nn.Conv2d(i, o, 3, s, 1, bias=False), nn.BatchNorm2d(o), nn.ReLU(inplace=True)]  # noqa: E731
+        self.map = nn.Sequential(*conv(4, 16, 1), *conv(16, 32, 2), *conv(32, 32, 1), *conv(32, 32, 1))
+        self.film = nn.Linear(n_in, 64)
+        self.out = nn.Conv2d(32, 4, 1)  # logit, offset x, offset y, log std
+        centres = (torch.arange(self.cells) + 0.5) / self.cells
+        self.register_buffer("centres", torch.stack(torch.meshgrid(centres, centres, indexing="xy"), -1).reshape(-1, 2), persistent=False)
+        coords = torch.linspace(-1, 1, g)
+        self.register_buffer("coords", torch.stack(torch.meshgrid(coords, coords, indexing="xy"), 0)[None], persistent=False)
+        self.glimpse = ViewCNN(2, (config.local_size,) * 2, config.channels, config.feature)
+        self.direction = _mlp(n_in + config.feature, 3 * config.mixtures, config.head_hidden)
+        self.unit = MixtureHead(n_in + config.feature + 2, config)
+        self.min_std = config.min_std
+
+    def position_dist(self, ctx: torch.Tensor, global_view: torch.Tensor) -> MixtureSameFamily:
+        x = self.map(torch.cat([global_view, self.coords.expand(len(global_view), -1, -1, -1)], 1))
+        gamma, beta = self.film(ctx).chunk(2, -1)
+        x = x * (1 + gamma[:, :, None, None]) + beta[:, :, None, None]
+        logit, dx, dy, raw = self.out(F.relu(x)).flatten(2).unbind(1)  # (R, cells^2) each
+        mean = self.centres + torch.stack([dx, dy], -1).tanh() / self.cells
+        std = (F.softplus(raw) / self.cells + self.min_std / 4)[..., None].expand_as(mean)
+        return MixtureSameFamily(Categorical(logits=logit, validate_args=False),
+                                 Independent(Normal(mean, std, validate_args=False), 1, validate_args=False), validate_args=False)
+
+    def direction_dist(self, ctx: torch.Tensor, feature: torch.Tensor) -> MixtureSameFamily:
+        logits, loc, raw = self.direction(torch.cat([ctx, feature], -1)).chunk(3, -1)
+        return MixtureSameFamily(Categorical(logits=logits, validate_args=False),
+                                 VonMises(loc, F.softplus(raw) + 1.0, validate_args=False), validate_args=False)
+
+    def unit_dist(self, ctx: torch.Tensor, feature: torch.Tensor, theta: torch.Tensor) -> MixtureSameFamily:
+        return self.unit(torch.cat([ctx, feature, theta.cos()[:, None], theta.sin()[:, None]], -1))
+
+
+def sample_per_image(images: torch.Tensor, grids: torch.Tensor, owner: torch.Tensor) -> torch.Tensor:
+    """grid_sample of `images` (B, C, H, W) at `grids` (N, h, w, 2), row n from image owner[n] -> (N, C, h, w);
+    one call: the grids of each image are stacked and padded."""
+    b, (n, h, w, _) = images.shape[0], grids.shape
+    counts = torch.bincount(owner, minlength=b)
+    order = torch.argsort(owner, stable=True)
+    sorted_owner = owner[order]
+    slot = torch.arange(n) - (torch.cumsum(counts, 0) - counts)[sorted_owner]
+    m = int(counts.max()) if n else 0
+    padded = grids.new_full((b, max(m, 1), h, w, 2), 2.0)  # outside the image: zeros
+    padded[sorted_owner, slot] = grids[order]
+    out = F.grid_sample(images, padded.view(b, -1, w, 2), align_corners=False).view(b, images.shape[1], -1, h, w)
+    result = grids.new_empty(n, images.shape[1], h, w)
+    result[order] = out[sorted_owner, :, slot]
+    return result
 
 
 class Decoder(nn.Module):
     def __init__(self, config: DecoderConfig):
         super().__init__()
         self.config = config
-        ch, h = config.channels, config.hidden
-        self.encoder = Encoder(config)
-        self.memory = nn.Linear(ch[config.grid_stage], h)
-        self.image = nn.Linear(ch[-1] + 1, h)
-        self.token = nn.Linear(N_KINDS + 1 + N_STROKES + N_VALUES + 2, config.embed)
-        self.lstm = nn.LSTM(config.embed + h, h, batch_first=True)
-        self.init_state = nn.Linear(h, 2 * h)
+        f, h, hh = config.feature, config.hidden, config.head_hidden
+        self.global_cnn = ViewCNN(2, (config.global_size,) * 2, config.channels, f)
+        self.local_cnn = ViewCNN(2, (config.local_size,) * 2, config.channels, f)
+        self.strip_cnn = ViewCNN(1, tuple(config.strip_size), config.channels[:3], f // 2, stem=True)
+        self.token = nn.Linear(TOKEN, config.embed)
+        self.lstm = nn.LSTM(config.embed + 2 * f, h, batch_first=True)
         self.drop = nn.Dropout(config.dropout)
-        ctx = 2 * h
-        self.kind_head = nn.Sequential(nn.Linear(ctx, config.head_hidden), nn.ReLU(), nn.Linear(config.head_hidden, N_KINDS))
-        self.stroke_head = nn.Sequential(nn.Linear(ctx + N_KINDS, config.head_hidden), nn.ReLU(), nn.Linear(config.head_hidden, N_STROKES))
-        base = ctx + N_KINDS + N_STROKES
-        self.turn_head = MixtureHead(base, config)
-        self.length_head = MixtureHead(base + 2, config)
-        self.curve_head = MixtureHead(base + 2, config)
-        self.radius_head = MixtureHead(base + 3, config)
+        ctx = h + 2 * f
+        self.kind_head = _mlp(ctx, N_KINDS, hh)
+        self.start_head = StartHead(ctx, config)
+        self.turn_head = MixtureHead(ctx + N_KINDS, config)
+        self.length_head = MixtureHead(ctx + N_KINDS + 2, config)
+        self.curve_head = MixtureHead(ctx + N_KINDS + 2, config)
+        self.radius_head = MixtureHead(ctx + N_KINDS + 3, config)
+        self.stroke_head = _mlp(ctx + N_KINDS + 2 + N_VALUES + f // 2, N_STROKES, hh)
+        self.correction_head = _mlp(ctx, 8, hh)
 
-    # ------------------------------------------------------------------------------------ pieces
+    # --------------------------------------------------------------------------------- views
 
-    def encode(self, image: torch.Tensor, side: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """(B, 1, S, S), (B,) -> memory (B, G, H), image feature (B, H)."""
-        memory, feature, _ = self.encode_all(image, side)
-        return memory, feature
+    def views(self, image: torch.Tensor, crop: torch.Tensor, box: torch.Tensor, owner: torch.Tensor,
+              state: torch.Tensor, canvas: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Global and local features (N, F) and the global view (N, 2, G, G) of N steps: image (B, 1, 512, 512) ink in [0, 1], crop
+        (B, 1, 128, 128), box (B, 3), owner (N,), state (N, 4), canvas (N, 128, 128) uint8."""
+        c = self.config
+        drawn = canvas[:, None].float() / 255.0
+        global_view = torch.cat([F.adaptive_avg_pool2d(crop[owner], c.global_size), F.adaptive_avg_pool2d(drawn, c.global_size)], 1)
+        full = state.new_tensor([0.0, 0.0, 512.0]).expand(len(state), 3)
+        grid = glimpse_grid(state, (LOCAL_REACH, LOCAL_REACH), (c.local_size, c.local_size), full)
+        target = sample_per_image(image, grid, owner)
+        grid_c = glimpse_grid(state, (LOCAL_REACH, LOCAL_REACH), (c.local_size, c.local_size), box[owner])
+        mine = F.grid_sample(drawn, grid_c, align_corners=False)
+        return self.global_cnn(global_view), self.local_cnn(torch.cat([target, mine], 1)), global_view
 
-    def encode_all(self, image, side):
-        grid, pooled, aux = self.encoder(image)
-        feature = torch.tanh(self.image(torch.cat([pooled, side[:, None].log()], -1)))
-        return self.memory(grid), feature, aux
+    def start_features(self, image, box, owner, canvas, xy) -> torch.Tensor:
+        """Upright glimpses (image, canvas) around start candidates xy (R, 2) in crop units -> (R, F)."""
+        c = self.config
+        b = box[owner]
+        px, py = b[:, 0] + xy[:, 0] * b[:, 2], b[:, 1] + xy[:, 1] * b[:, 2]
+        states = torch.stack([px, py, torch.zeros_like(px), b[:, 2]], 1)
+        full = states.new_tensor([0.0, 0.0, 512.0]).expand(len(states), 3)
+        size = (c.local_size, c.local_size)
+        target = sample_per_image(image, glimpse_grid(states, (START_REACH, START_REACH), size, full), owner)
+        mine = F.grid_sample(canvas[:, None].float() / 255.0, glimpse_grid(states, (START_REACH, START_REACH), size, b), align_corners=False)
+        return self.start_head.glimpse(torch.cat([target, mine], 1))
 
-    def embed_tokens(self, kind: torch.Tensor, stroke: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
-        """Previous-step tokens (..., ) -> embeddings (..., E); kind -1 is the start token."""
+    def start_log_prob(self, ctx, global_view, image, box, owner, canvas, start) -> torch.Tensor:
+        head = self.start_head
+        xy, theta, log_u = start[:, :2], start[:, 2], start[:, 3]
+        feature = self.start_features(image, box, owner, canvas, xy)
+        return (head.position_dist(ctx, global_view).log_prob(xy) + head.direction_dist(ctx, feature).log_prob(theta)
+                + head.unit_dist(ctx, feature, theta).log_prob(log_u))
+
+    def strip_features(self, image: torch.Tensor, owner: torch.Tensor, strip: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
+        """Stroke-strip features (N, F/2): strip (N, 4) = (x, y, tangent, length) of each action's middle."""
+        rows, cols = self.config.strip_size
+        states = torch.stack([strip[:, 0], strip[:, 1], strip[:, 2], u], 1)
+        full = states.new_tensor([0.0, 0.0, 512.0]).expand(len(states), 3)
+        grid = glimpse_grid(states, (STRIP_ALONG / 2, STRIP_ACROSS / 2), (rows, cols), full)
+        return self.strip_cnn(sample_per_image(image, grid, owner))
+
+    @staticmethod
+    def ink(image: torch.Tensor) -> torch.Tensor:
+        return image.float() / 255.0 if image.dtype == torch.uint8 else image
+
+    # --------------------------------------------------------------------------------- tokens
+
+    def embed_tokens(self, kind, stroke, values, start) -> torch.Tensor:
+        """Previous-step tokens -> embeddings; kind -1 is the start-of-image token."""
         kind_hot = F.one_hot((kind + 1).clamp(min=0), N_KINDS + 1).float()
         stroke_hot = F.one_hot(stroke.clamp(min=0), N_STROKES).float() * (stroke >= 0)[..., None]
         turn = values[..., TURN] * math.pi
-        x = torch.cat([kind_hot, stroke_hot, values, turn.cos()[..., None], turn.sin()[..., None]], -1)
-        return self.token(x)
-
-    def attend(self, h: torch.Tensor, memory: torch.Tensor, weights: bool = False):
-        """(N, T, H) queries over (N, G, H) memory -> (N, T, 2H) [h, read-out] (and the weights (N, T, G))."""
-        attention = (h @ memory.transpose(1, 2) / math.sqrt(h.shape[-1])).softmax(-1)  # (N, T, G)
-        ctx = torch.cat([h, attention @ memory], -1)
-        return (ctx, attention) if weights else ctx
-
-    def start_state(self, feature: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        h0, c0 = torch.tanh(self.init_state(feature)).chunk(2, -1)
-        return h0[None].contiguous(), c0[None].contiguous()
-
-    def _base(self, ctx, kind, stroke):
-        return torch.cat([ctx, F.one_hot(kind, N_KINDS).float(), F.one_hot(stroke, N_STROKES).float()], -1)
+        s = start
+        start_feat = torch.stack([s[..., 0], s[..., 1], s[..., 2].cos(), s[..., 2].sin(), s[..., 3]], -1) * (kind == NEXT)[..., None]
+        return self.token(torch.cat([kind_hot, stroke_hot, values, turn.cos()[..., None], turn.sin()[..., None], start_feat], -1))
 
     @staticmethod
     def _angle(value: torch.Tensor) -> torch.Tensor:
         turn = value * math.pi
         return torch.stack([turn.cos(), turn.sin()], -1)
 
-    def kind_dist(self, ctx: torch.Tensor) -> Categorical:
+    # --------------------------------------------------------------------------------- heads
+
+    def kind_dist(self, ctx) -> Categorical:
         return Categorical(logits=self.kind_head(ctx), validate_args=False)
 
-    def stroke_dist(self, ctx: torch.Tensor, kind: torch.Tensor) -> Categorical:
-        return Categorical(logits=self.stroke_head(torch.cat([ctx, F.one_hot(kind, N_KINDS).float()], -1)), validate_args=False)
+    def turn_dist(self, ctx, kind) -> MixtureSameFamily:
+        return self.turn_head(torch.cat([ctx, F.one_hot(kind, N_KINDS).float()], -1))
 
-    def turn_dist(self, ctx, kind, stroke) -> MixtureSameFamily:
-        return self.turn_head(self._base(ctx, kind, stroke))
+    def _base(self, ctx, kind, turn):
+        return torch.cat([ctx, F.one_hot(kind, N_KINDS).float(), self._angle(turn)], -1)
 
-    def length_dist(self, ctx, kind, stroke, turn) -> MixtureSameFamily:
-        return self.length_head(torch.cat([self._base(ctx, kind, stroke), self._angle(turn)], -1))
+    def length_dist(self, ctx, kind, turn) -> MixtureSameFamily:
+        return self.length_head(self._base(ctx, kind, turn))
 
-    def curve_dist(self, ctx, kind, stroke, turn) -> MixtureSameFamily:
-        return self.curve_head(torch.cat([self._base(ctx, kind, stroke), self._angle(turn)], -1))
+    def curve_dist(self, ctx, kind, turn) -> MixtureSameFamily:
+        return self.curve_head(self._base(ctx, kind, turn))
 
-    def radius_dist(self, ctx, kind, stroke, turn, curve) -> MixtureSameFamily:
-        return self.radius_head(torch.cat([self._base(ctx, kind, stroke), self._angle(turn), curve[:, None]], -1))
+    def radius_dist(self, ctx, kind, turn, curve) -> MixtureSameFamily:
+        return self.radius_head(torch.cat([self._base(ctx, kind, turn), curve[:, None]], -1))
 
-    def step_logp(self, ctx, kind, stroke, values, has_turn) -> torch.Tensor:
-        """Log-likelihood of each target step; rows (M, ...) flattened from (N, T), padding excluded."""
-        logp = self.kind_dist(ctx).log_prob(kind)
+    def stroke_logits(self, ctx, kind, values, strip_feature) -> torch.Tensor:
+        return self.stroke_head(torch.cat([self._base(ctx, kind, values[:, TURN]), values, strip_feature], -1))
+
+    def correction_dist(self, ctx) -> Independent:
+        mean, raw = self.correction_head(ctx).chunk(2, -1)
+        return Independent(Normal(mean, F.softplus(raw) + 1e-3, validate_args=False), 1, validate_args=False)
+
+    # ------------------------------------------------------------------------------ training
+
+    def contexts(self, batch: dict[str, torch.Tensor]):
+        """Teacher-forced contexts ctx (N, C) of the valid steps (rows = (image, step) indices)."""
+        image, kind = self.ink(batch["image"]), batch["kind"]
+        rows = (kind >= 0).nonzero(as_tuple=True)
+        g, l, global_view = self.views(image, batch["crop"], batch["box"], rows[0], batch["state"][rows], batch["canvas"][rows])
+        b, t = kind.shape
+        seen = torch.zeros(b, t, 2 * g.shape[1]).index_put(rows, torch.cat([g, l], 1))
+        prev = lambda x, fill: torch.cat([torch.full_like(x[:, :1], fill), x[:, :-1]], 1)  # noqa: E731
+        tokens = self.embed_tokens(prev(kind, -1), prev(batch["stroke"], -1), prev(batch["values"], 0.0), prev(batch["start"], 0.0))
+        h, _ = self.lstm(self.drop(torch.cat([tokens, seen], -1)))
+        ctx = self.drop(torch.cat([h[rows], g, l], 1))
+        return ctx, rows, image, global_view
+
+    def forward(self, batch: dict[str, torch.Tensor]) -> tuple[dict, torch.Tensor]:
+        """Teacher-forced loss: the summed negative log-likelihood of every head's target per step."""
+        ctx, rows, image, global_view = self.contexts(batch)
+        kind = batch["kind"][rows]
+        t = rows[1]
+        nll = -self.kind_dist(ctx).log_prob(kind) * (t > 0)  # step 0 is always NEXT
+        nll = nll - self.correction_dist(ctx).log_prob(batch["correction"][rows]) * (t > 0) * 0.5
+        nxt = kind == NEXT
+        nll[nxt] -= self.start_log_prob(ctx[nxt], global_view[nxt], image, batch["box"], rows[0][nxt],
+                                        batch["canvas"][rows][nxt], batch["start"][rows][nxt])
         act = (kind == LINE) | (kind == ARC)
-        a_ctx, a_kind, a_stroke, a_val, a_turn = ctx[act], kind[act], stroke[act], values[act], has_turn[act]
-        a_logp = self.stroke_dist(a_ctx, a_kind).log_prob(a_stroke)
-        a_logp = a_logp + self.turn_dist(a_ctx, a_kind, a_stroke).log_prob(a_val[:, TURN]) * a_turn
+        a_ctx, a_kind, values = ctx[act], kind[act], batch["values"][rows][act]
+        has_turn = batch["has_turn"][rows][act]
+        turn = values[:, TURN]
+        a_nll = -self.turn_dist(a_ctx, a_kind).log_prob(turn) * has_turn
         line, arc = a_kind == LINE, a_kind == ARC
-        turn = a_val[:, TURN]
-        a_logp[line] += self.length_dist(a_ctx[line], a_kind[line], a_stroke[line], turn[line]).log_prob(a_val[line, LENGTH])
-        v = a_val[arc]
-        arc_args = (a_ctx[arc], a_kind[arc], a_stroke[arc], turn[arc])
-        a_logp[arc] += self.curve_dist(*arc_args).log_prob(v[:, CURVE]) + self.radius_dist(*arc_args, v[:, CURVE]).log_prob(v[:, RADIUS])
-        return logp.index_put((act.nonzero()[:, 0],), a_logp, accumulate=True)
-
-    def previous_tokens(self, kind, stroke, values):
-        """Teacher forcing: inputs are the targets shifted right behind a start token."""
-        start = torch.full_like(kind[:, :1], -1)
-        return (torch.cat([start, kind[:, :-1]], 1), torch.cat([torch.full_like(stroke[:, :1], -1), stroke[:, :-1]], 1),
-                torch.cat([torch.zeros_like(values[:, :1]), values[:, :-1]], 1))
-
-    # ----------------------------------------------------------------------------------- forward
-
-    def forward(self, x: dict[str, torch.Tensor], targets: dict[str, torch.Tensor] | None = None):
-        """x: image (B, 1, S, S), side (B,). targets: kind, stroke (N, T), values (N, T, 4), has_turn (N, T),
-        owner (N,) image of each target variant. Returns (outputs, loss): outputs holds the per-variant
-        log-likelihoods and the per-step head distributions; loss = -mean over images of the logsumexp
-        of its variants' log-likelihoods, divided by the mean number of steps, plus (if targets has `cells`,
-        (B, 7, A, A)) the auxiliary per-cell binary cross-entropy, which gives the CNN dense supervision."""
-        memory, feature, aux = self.encode_all(x["image"], x["side"])
-        if targets is None:
-            return {"memory": memory, "feature": feature}, None
-        owner, kind, stroke, values = targets["owner"], targets["kind"], targets["stroke"], targets["values"]
-        ctx, attention = self.teacher_forced(memory[owner], feature[owner], kind, stroke, values, weights=True)  # (N, T, 2H)
-        valid = kind >= 0  # (N, T)
-        rows = valid.nonzero(as_tuple=True)
-        logp = torch.zeros_like(valid, dtype=ctx.dtype).index_put(
-            rows, self.step_logp(ctx[rows], kind[rows], stroke[rows].clamp(min=0), values[rows], targets["has_turn"][rows]))
-        sequence = logp.sum(1)  # (N,)
-        n_images = feature.shape[0]
-        per_image = torch.full((n_images, owner.shape[0]), -math.inf).index_put((owner, torch.arange(owner.shape[0])), sequence)
-        loss = -per_image.logsumexp(1).mean() / valid.sum(1).float().mean()
-        if "cells" in targets and self.config.aux_weight:
-            loss = loss + self.config.aux_weight * F.binary_cross_entropy_with_logits(aux, targets["cells"].float())
-        if "action_cells" in targets and self.config.attention_weight:
-            n, t = (targets["action"] >= 0).nonzero(as_tuple=True)
-            mask = targets["action_cells"][owner[n], targets["action"][n, t]].flatten(1)  # (M, G)
-            mass = (attention[n, t] * mask).sum(-1)
-            loss = loss + self.config.attention_weight * -(mass + 1e-4).log().mean()
-        return {"sequence_logp": sequence, "step_logp": logp, "memory": memory, "feature": feature}, loss
-
-    def teacher_forced(self, memory, feature, kind, stroke, values, weights: bool = False):
-        """Contexts (N, T, 2H) of every step when the previous steps are the targets (and attention weights)."""
-        inputs = self.embed_tokens(*self.previous_tokens(kind, stroke, values))  # (N, T, E)
-        steps = torch.cat([inputs, feature[:, None].expand(-1, inputs.shape[1], -1)], -1)
-        h, _ = self.lstm(self.drop(steps), self.start_state(feature))  # (N, T, H)
-        ctx, attention = self.attend(h, memory, weights=True)
-        return (self.drop(ctx), attention) if weights else self.drop(ctx)
-
-    @torch.no_grad()
-    def greedy_steps(self, memory, feature, kind, stroke, values) -> tuple[torch.Tensor, torch.Tensor]:
-        """Teacher-forced argmax kind (B, T) and argmax stroke given the target kind (B, T)."""
-        ctx = self.teacher_forced(memory, feature, kind, stroke, values)
-        pred_kind = self.kind_dist(ctx).logits.argmax(-1)
-        pred_stroke = self.stroke_dist(ctx, kind.clamp(min=0)).logits.argmax(-1)
-        return pred_kind, pred_stroke
-
-    # ----------------------------------------------------------------------------------- decoding
-
-    @torch.no_grad()
-    def step(self, token, state, feature, memory):
-        """One decoding step for N partial programs: token = (kind, stroke, values) of the previous step
-        ((N,), (N,), (N, 4)); returns the attention context (N, 2H) and the new LSTM state."""
-        inp = torch.cat([self.embed_tokens(*token), feature], -1)[:, None]  # (N, 1, E + H)
-        h, state = self.lstm(inp, state)
-        return self.attend(h, memory)[:, 0], state
-
-    @torch.no_grad()
-    def expand(self, ctx, shapes, actions, last: bool, widths: tuple[int, int, int]) -> dict[str, torch.Tensor]:
-        """Every continuation of N partial programs worth keeping, as flat candidate tensors: parent (M,),
-        kind, stroke (M,), values (M, 4) and delta (M,) = log-probability of the step. Continuous heads offer
-        their mixture components (means; close components merged) as discrete options, scored by their
-        weights. widths = (strokes, turns, lengths-or-curvatures) kept per head; the radius takes the best."""
-        n_strokes, n_turns, n_values = widths
-        lk = self.kind_dist(ctx).logits.log_softmax(-1)  # (N, 4)
-        allow = torch.ones_like(lk, dtype=torch.bool)
-        allow[:, :2] &= (actions < self.config.max_shape_actions)[:, None]
-        allow[:, NEXT] &= (shapes == 1) & (actions > 0)
-        allow[:, STOP] &= actions > 0
-        if last:
-            allow[:, :STOP] = False
-        out = {k: [] for k in ("parent", "kind", "stroke", "values", "delta")}
-
-        def add(parent, kind, stroke, values, delta):
-            keep = torch.isfinite(delta)
-            for key, value in zip(out, (parent, kind, stroke, values, delta)):
-                out[key].append(value[keep])
-
-        for k in (NEXT, STOP):
-            rows = allow[:, k].nonzero()[:, 0]
-            add(rows, torch.full_like(rows, k), torch.full_like(rows, -1), ctx.new_zeros(len(rows), N_VALUES), lk[rows, k])
-        rows, kind = allow[:, :2].nonzero(as_tuple=True)  # (R,)
-        if len(rows) == 0:
-            return {k: torch.cat(v) for k, v in out.items()}
-        top = self.stroke_dist(ctx[rows], kind).logits.log_softmax(-1).topk(n_strokes)  # (R, s)
-        delta = (lk[rows, kind][:, None] + top.values).flatten()
-        rows, kind, stroke = rows.repeat_interleave(n_strokes), kind.repeat_interleave(n_strokes), top.indices.flatten()
-        turn, weight = mixture_options(self.turn_dist(ctx[rows], kind, stroke), n_turns)  # (R2, n)
-        first = actions[rows] == 0  # the first turn of a shape is 0 by construction
-        turn[first], weight[first] = 0.0, -math.inf
-        weight[first, 0] = 0.0
-        n = turn.shape[1]
-        rows, kind, stroke = rows.repeat_interleave(n), kind.repeat_interleave(n), stroke.repeat_interleave(n)
-        turn, delta = turn.flatten(), delta.repeat_interleave(n) + weight.flatten()
-        c = ctx[rows]
-        length, w_length = mixture_options(self.length_dist(c, kind, stroke, turn), n_values)
-        curve, w_curve = mixture_options(self.curve_dist(c, kind, stroke, turn), n_values)
-        line = (kind == LINE)[:, None]
-        value, weight = torch.where(line, length, curve), torch.where(line, w_length, w_curve)  # (R3, v)
-        n = value.shape[1]
-        rows, kind, stroke = rows.repeat_interleave(n), kind.repeat_interleave(n), stroke.repeat_interleave(n)
-        turn, value, delta = turn.repeat_interleave(n), value.flatten(), delta.repeat_interleave(n) + weight.flatten()
-        values = ctx.new_zeros(len(rows), N_VALUES)
-        values[:, TURN] = turn
-        arc = kind == ARC
-        values[:, LENGTH] = torch.where(arc, 0.0, value)
-        values[:, CURVE] = torch.where(arc, value, 0.0)
-        if arc.any():
-            a = arc.nonzero()[:, 0]
-            radius, w_radius = mixture_options(self.radius_dist(ctx[rows[a]], kind[a], stroke[a], turn[a], value[a]), 1)
-            values[a, RADIUS] = radius[:, 0]
-            delta[a] += w_radius[:, 0]
-        add(rows, kind, stroke, values, delta)
-        return {k: torch.cat(v) for k, v in out.items()}
-
-    @torch.no_grad()
-    def search(self, image, side, beam: int = 8, samples: int = 0, widths=(3, 3, 2), generator=None) -> list[list[tuple]]:
-        """Beam search (samples = 0) or ancestral sampling (samples per image) over the discrete options of
-        `expand`. Returns per image a list of finished programs (logp, [(kind, stroke, values), ...])."""
-        memory, feature = self.encode(image, side)
-        n_images = image.shape[0]
-        img = torch.arange(n_images).repeat_interleave(max(samples, 1))
-        state = self.start_state(feature[img])
-        kind, stroke = torch.full_like(img, -1), torch.full_like(img, -1)
-        values, logp = feature.new_zeros(len(img), N_VALUES), feature.new_zeros(len(img))
-        shapes, actions = torch.ones_like(img), torch.zeros_like(img)
-        tokens: list[list] = [[] for _ in img]
-        finished: list[list] = [[] for _ in range(n_images)]
-        for t in range(self.config.max_steps):
-            if len(img) == 0:
-                break
-            ctx, state = self.step((kind, stroke, values), state, feature[img], memory[img])
-            cand = self.expand(ctx, shapes, actions, t == self.config.max_steps - 1, widths)
-            total = logp[cand["parent"]] + cand["delta"]
-            if samples:
-                noisy = total - torch.empty_like(total).exponential_(generator=generator).log()  # Gumbel-max per parent
-                chosen = _first_per_group(cand["parent"], noisy, 1)
-            else:
-                chosen = _first_per_group(img[cand["parent"]], total, beam)
-            parent, k = cand["parent"][chosen], cand["kind"][chosen]
-            new_tokens = [tokens[p] + [(int(a), int(b), tuple(v))] for p, a, b, v in
-                          zip(parent.tolist(), k.tolist(), cand["stroke"][chosen].tolist(), cand["values"][chosen].tolist())]
-            for i in (k == STOP).nonzero()[:, 0].tolist():
-                finished[int(img[parent[i]])].append((float(total[chosen[i]]), new_tokens[i]))
-            alive = (k != STOP).nonzero()[:, 0]
-            parent = parent[alive]
-            img, kind, stroke = img[parent], k[alive], cand["stroke"][chosen][alive]
-            values, logp = cand["values"][chosen][alive], total[chosen][alive]
-            state = (state[0][:, parent], state[1][:, parent])
-            shapes = shapes[parent] + (kind == NEXT).long()
-            actions = torch.where(kind == NEXT, 0, actions[parent] + 1)
-            tokens = [new_tokens[i] for i in alive.tolist()]
-        return finished
+        a_nll[line] -= self.length_dist(a_ctx[line], a_kind[line], turn[line]).log_prob(values[line, LENGTH])
+        arc_args = (a_ctx[arc], a_kind[arc], turn[arc])
+        a_nll[arc] -= self.curve_dist(*arc_args).log_prob(values[arc, CURVE]) + self.radius_dist(*arc_args, values[arc, CURVE]).log_prob(values[arc, RADIUS])
+        strip = self.strip_features(image, rows[0][act], batch["strip"][rows][act], batch["state"][rows][act][:, 3])
+        logits = self.stroke_logits(a_ctx, a_kind, values, strip)
+        a_nll = a_nll + F.cross_entropy(logits, batch["stroke"][rows][act], reduction="none")
+        nll = nll.index_put((act.nonzero()[:, 0],), a_nll, accumulate=True)
+        out = {"kind_logits": self.kind_dist(ctx).logits, "stroke_logits": logits, "rows": rows, "act": act, "ctx": ctx}
+        return out, nll.sum() / len(nll)
 
     def checkpoint(self) -> dict:
         return {"config": asdict(self.config), "model": self.state_dict()}
@@ -338,22 +296,15 @@ class Decoder(nn.Module):
 def mixture_options(mixture: MixtureSameFamily, n: int, tolerance: float = 0.02) -> tuple[torch.Tensor, torch.Tensor]:
     """The n heaviest component means of a mixture (R rows) with their log-weights, components closer than
     `tolerance` merged into the heavier one: values (R, n), log-weights (R, n)."""
-    mean, logw = mixture.component_distribution.loc, mixture.mixture_distribution.logits  # (R, K)
+    mean, logw = mixture.component_distribution.mean, mixture.mixture_distribution.logits.log_softmax(-1)
+    if mean.dim() == logw.dim() + 1:  # Independent 2-D components: no merging
+        top = logw.topk(min(n, logw.shape[1]), -1)
+        return mean.gather(1, top.indices[..., None].expand(-1, -1, mean.shape[-1])), top.values
     logw, order = logw.sort(-1, descending=True)
     mean = mean.gather(-1, order)
-    close = (mean[:, :, None] - mean[:, None, :]).abs() < tolerance  # (R, K, K)
-    leader = close.float().argmax(-1)  # the heaviest close component of each
-    member = F.one_hot(leader, mean.shape[1]).bool()  # (R, K_i, K_j): i merges into j
-    merged = logw[:, :, None].expand_as(member).masked_fill(~member, -math.inf).logsumexp(1)  # (R, K)
+    close = (mean[:, :, None] - mean[:, None, :]).abs() < tolerance
+    leader = close.float().argmax(-1)
+    member = F.one_hot(leader, mean.shape[1]).bool()
+    merged = logw[:, :, None].expand_as(member).masked_fill(~member, -math.inf).logsumexp(1)
     top = merged.topk(min(n, mean.shape[1]), -1)
     return mean.gather(-1, top.indices), top.values
-
-
-def _first_per_group(group: torch.Tensor, score: torch.Tensor, count: int) -> torch.Tensor:
-    """Indices of the `count` best scores within each group value."""
-    order = torch.argsort(score, descending=True, stable=True)
-    order = order[torch.argsort(group[order], stable=True)]
-    g = group[order]
-    start = torch.searchsorted(g, g, right=False)
-    rank = torch.arange(len(g)) - start
-    return order[rank < count]

@@ -23,7 +23,7 @@ import torch
 from tqdm import tqdm
 
 from perception.data import TrainingStream, collate, make_example
-from perception.model import ARC, LINE, Decoder, DecoderConfig
+from perception.model import Decoder, DecoderConfig
 
 VALIDATION_SEED_OFFSET = 1_000_003
 
@@ -41,41 +41,28 @@ def learning_rate(step: int, minutes: float, args: argparse.Namespace) -> float:
 
 @torch.no_grad()
 def validate(model: Decoder, batches: list[dict]) -> dict[str, float]:
-    """Loss and teacher-forced accuracy (kind, stroke) on the best variant of every validation image."""
+    """Loss and teacher-forced accuracy: argmax kind of every step after the first, argmax stroke type of
+    every action given its true kind and values."""
     model.eval()
     losses, kind_ok, kind_n, stroke_ok, stroke_n = [], 0, 0, 0, 0
     for batch in batches:
-        x = {"image": batch["image"], "side": batch["side"]}
-        out, loss = model(x, batch)
+        out, loss = model(batch)
         losses.append(loss.item())
-        owner, seq = batch["owner"], out["sequence_logp"]
-        best = torch.stack([torch.nonzero(owner == i)[seq[owner == i].argmax()][0] for i in range(len(batch["side"]))])
-        kind, stroke = batch["kind"][best], batch["stroke"][best]  # (B, T)
-        memory, feature = out["memory"], out["feature"]
-        pred_kind, pred_stroke = model.greedy_steps(memory, feature, kind, stroke, batch["values"][best])
-        valid, action = kind >= 0, (kind == LINE) | (kind == ARC)
-        kind_ok += int((pred_kind == kind)[valid].sum())
-        kind_n += int(valid.sum())
-        stroke_ok += int((pred_stroke == stroke)[action].sum())
-        stroke_n += int(action.sum())
+        rows, act = out["rows"], out["act"]
+        kind = batch["kind"][rows]
+        later = rows[1] > 0
+        kind_ok += int((out["kind_logits"].argmax(-1) == kind)[later].sum())
+        kind_n += int(later.sum())
+        stroke_ok += int((out["stroke_logits"].argmax(-1) == batch["stroke"][rows][act]).sum())
+        stroke_n += int(act.sum())
     model.train()
     return {"loss": float(np.mean(losses)), "kind_accuracy": kind_ok / kind_n, "type_accuracy": stroke_ok / stroke_n}
 
 
-def aux_grid(config: DecoderConfig) -> int:
-    return config.image_size // config.stem_stride >> config.aux_stage
-
-
-def attention_grid(config: DecoderConfig) -> int:
-    return config.image_size // config.stem_stride >> config.grid_stage
-
-
-def validation_batches(args: argparse.Namespace, config: DecoderConfig) -> list[dict]:
+def validation_batches(args: argparse.Namespace) -> list[dict]:
     rng = np.random.default_rng(args.seed + VALIDATION_SEED_OFFSET)
-    examples = [make_example(rng, config.image_size, args.max_variants, config.max_steps, aux_grid(config),
-                             attention_grid(config))
-                for _ in range(args.val_size)]
-    return [collate(examples[i : i + 64]) for i in range(0, len(examples), 64)]
+    examples = [make_example(rng, jittered=False) for _ in range(args.val_size)]
+    return [collate(examples[i : i + 32]) for i in range(0, len(examples), 32)]
 
 
 def save(model: Decoder, path: Path, step: int, metrics: dict, args: argparse.Namespace) -> None:
@@ -90,25 +77,29 @@ def save(model: Decoder, path: Path, step: int, metrics: dict, args: argparse.Na
 def train(args: argparse.Namespace) -> dict:
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
-    config = DecoderConfig(image_size=args.image_size, hidden=args.hidden,
-                           channels=tuple(int(c) for c in args.channels.split(",")))
+    config = DecoderConfig(hidden=args.hidden, feature=args.feature, channels=tuple(int(c) for c in args.channels.split(",")))
     model = Decoder(config)
-    if args.init is not None:
-        model.load_state_dict(torch.load(args.init, weights_only=True)["model"])
+    if args.init is not None:  # parts new since that checkpoint start from scratch (reported)
+        own = model.state_dict()
+        state = {k: v for k, v in torch.load(args.init, weights_only=True)["model"].items() if k in own and own[k].shape == v.shape}
+        missing, unexpected = model.load_state_dict(state, strict=False)
+        if missing or unexpected:
+            print(f"--init {args.init}: {len(missing)} new tensors ({', '.join(sorted({k.split('.')[0] + '.' + k.split('.')[1] for k in missing}))}), "
+                  f"{len(unexpected)} unused")
     print(f"decoder: {sum(p.numel() for p in model.parameters()) / 1e6:.2f} M parameters, config {dataclasses.asdict(config)}")
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
-    val = validation_batches(args, config)
-    stream = TrainingStream(args.seed, args.batch_size, config.image_size, args.max_variants, config.max_steps, aux_grid(config),
-                            attention_grid(config))
+    val = validation_batches(args)
+    stream = TrainingStream(args.seed, args.batch_size)
     loader = torch.utils.data.DataLoader(stream, batch_size=None, num_workers=args.workers,
                                          prefetch_factor=4 if args.workers else None, persistent_workers=args.workers > 0)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     log_path = args.out.with_suffix(".log.jsonl")
     start, metrics, step = time.time(), {}, 0
     bar = tqdm(total=args.steps, desc="train-decoder", mininterval=5)
     for step, batch in enumerate(loader, start=1):
         for group in optimizer.param_groups:
             group["lr"] = learning_rate(step - 1, (time.time() - start) / 60, args)
-        _, loss = model({"image": batch["image"], "side": batch["side"]}, batch)
+        _, loss = model(batch)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)

@@ -22,7 +22,8 @@ from dsl.library import load_library
 from dsl.types import Action, ImageProgram, Pose, Shape
 from search.refine import Proposal, refine_image
 
-TOP_K = 10
+TOP_K = 6
+BEAM = 6
 REFINE_BUDGET_MS = 80.0
 SEED_LIBRARY_SHAPES = ("equilateral_traingle", "square", "closed_circle", "regular_hexagon", "closed_semi_circle")
 
@@ -50,6 +51,24 @@ def seed_proposals() -> list[Proposal]:
     singles = [Proposal(ImageProgram((s,)), 0.0) for s in seeds]
     pairs = [Proposal(ImageProgram((seeds[0], s)), 0.0) for s in seeds[:4]]
     return singles + pairs
+
+
+_WORKER_DECODERS: dict = {}
+
+
+def _decode_chunk(job: tuple) -> list[tuple]:
+    """Decode some images in a worker process (its own copy of the model, loaded once per process)."""
+    checkpoint, top_k, beam, images = job
+    import torch
+
+    from perception.decode import decode_images, load_decoder
+
+    torch.set_num_threads(1)
+    key = str(checkpoint)
+    if key not in _WORKER_DECODERS:
+        _WORKER_DECODERS[key] = load_decoder(checkpoint)
+    decoded = decode_images(_WORKER_DECODERS[key], images, top_k=top_k, beam_width=beam)
+    return [tuple(Proposal(p.program, p.logp) for p in props) for props in decoded]
 
 
 def _refine_one(job: tuple[np.ndarray, tuple, float]) -> Perceived:
@@ -82,8 +101,10 @@ class PixelPerception:
         workers: int = 1,
         refine: bool = True,
         use_decoder: bool = True,
+        beam: int = BEAM,
     ) -> None:
         self.checkpoint = checkpoint
+        self.beam = beam
         self.top_k = top_k
         self.budget_ms = budget_ms
         self.workers = max(1, int(workers))
@@ -103,9 +124,16 @@ class PixelPerception:
     def proposals(self, images: list[np.ndarray]) -> list[tuple]:
         if not self.use_decoder:
             return [tuple(seed_proposals())] * len(images)
+        if self._pool is not None and len(images) > 1:  # the images split across the worker processes
+            chunks = [images[k :: self.workers] for k in range(self.workers)]
+            done = self._pool.map(_decode_chunk, [(self.checkpoint, self.top_k, self.beam, c) for c in chunks if c])
+            out: list = [None] * len(images)
+            for k, props in enumerate(done):
+                out[k :: self.workers] = props
+            return out
         from perception.decode import decode_images
 
-        decoded = decode_images(self.decoder(), images, top_k=self.top_k)
+        decoded = decode_images(self.decoder(), images, top_k=self.top_k, beam_width=self.beam)
         return [tuple(Proposal(p.program, p.logp) for p in props) for props in decoded]
 
     def _refine_all(self, jobs: list) -> list[Perceived]:
@@ -115,7 +143,7 @@ class PixelPerception:
 
     def perceive(self, images: list[np.ndarray]) -> list[Perceived]:
         images = [np.asarray(image) for image in images]
-        if self.refine and self.workers > 1 and self._pool is None:
+        if self.workers > 1 and self._pool is None:
             self._pool = multiprocessing.get_context("fork").Pool(self.workers)  # before torch starts threads
         try:
             proposals = self.proposals(images)

@@ -14,7 +14,10 @@ import torch
 from dsl.canonical import same_image
 from dsl.raster import render_program
 from dsl.types import ImageProgram
-from perception.data import detokenize, prepare_image, sample_training_program, variant_targets
+from dsl.raster import official_view
+from dsl.turtle import execute_shape
+from perception.data import apply_correction, example_steps, jitter, prepare_image, sample_training_program, steps_program
+from perception.geometry import State, variant_starts, walk_shape
 from perception.decode import DEFAULT_CHECKPOINT, Proposal, decode_images, load_decoder, snap_free_form
 from perception.commands import add_arguments
 from perception.train import train
@@ -22,19 +25,35 @@ from perception.train import train
 OFFICIAL_DEV = Path(__file__).resolve().parents[3] / "shared" / "data" / "official_dev"
 
 
-def _steps(tokens: dict) -> tuple[list, list, list]:
-    n = list(tokens["kind"]).index(3) + 1
-    return list(tokens["kind"][:n]), list(tokens["stroke"][:n]), [tuple(v) for v in tokens["values"][:n]]
-
-
-def test_every_target_variant_draws_the_program():
+def test_the_taught_tracing_encodes_the_program():
     rng = np.random.default_rng(3)
     for _ in range(30):
-        program, _ = sample_training_program(rng)
-        variants = variant_targets(program, rng, max_variants=6, max_steps=26)
-        assert 1 <= len(variants) <= 6
-        for tokens in variants:
-            assert same_image(detokenize(*_steps(tokens)), program)
+        program, poses = sample_training_program(rng)
+        steps = example_steps(program, poses, render_program(program, poses), rng)
+        assert steps["kind"][0] == 2 and steps["kind"][-1] == 3  # NEXT first, STOP last
+        assert same_image(steps_program(steps), program)
+
+
+def test_walking_a_tracing_from_its_start_redraws_the_shape():
+    rng = np.random.default_rng(4)
+    view = official_view(512)
+    for k in range(40):
+        program, poses = sample_training_program(rng)
+        shape, pose = program.shapes[0], poses[0]
+        ends = view.to_pixels(execute_shape(shape, pose, magnifier=False).end_points)
+        for segments, start in variant_starts(shape, pose):
+            states, _ = walk_shape(start, segments)
+            for s in states:
+                assert np.min(np.hypot(ends[:, 0] - s.x, ends[:, 1] - s.y)) < 1.0
+
+
+def test_a_correction_undoes_its_jitter():
+    rng = np.random.default_rng(6)
+    true = State(200.0, 310.0, 1.2, 60.0)
+    for _ in range(10):
+        seen, corr = jitter(true, rng)
+        back = apply_correction(seen, corr)
+        assert np.allclose(back.as_tuple(), true.as_tuple(), atol=1e-4)
 
 
 def test_prepare_image_crops_to_the_ink():
@@ -59,8 +78,8 @@ def test_tiny_model_trains_and_decodes(tmp_path):
     add_arguments(parser)
     out = tmp_path / "tiny.pt"
     args = parser.parse_args([
-        "--out", str(out), "--steps", "3", "--batch-size", "4", "--max-variants", "3", "--warmup", "1",
-        "--image-size", "64", "--hidden", "32", "--channels", "4,8,8,16,16", "--val-every", "3",
+        "--out", str(out), "--steps", "3", "--batch-size", "4", "--warmup", "1",
+        "--feature", "16", "--hidden", "32", "--channels", "4,8,8,8", "--val-every", "3",
         "--val-size", "4", "--workers", "0", "--threads", "1",
     ])
     metrics = train(args)

@@ -1,0 +1,300 @@
+"""Decoding: beam search (or ancestral sampling) in which every hypothesis walks its own turtle.
+
+A hypothesis is a partial program, its LSTM state, its turtle state and its drawn-so-far canvas. Per step
+the decoder looks at the image from the hypothesis's turtle (`Decoder.views`), re-centres the turtle
+(the correction head's mean times `gain`, by default the config's `correction_gain`), and offers discrete continuations: NEXT with the heaviest start
+components (position x direction, best unit), STOP, and LINE / ARC with the heaviest turn and value
+components (close components merged, `mixture_options`); the best of these by score get a stroke strip
+each and their top stroke types. The score of an option is its log-probability (continuous values: the
+log-weight of the component they came from). A hypothesis that chooses an action walks its turtle along
+it (`perception.geometry.walk`) and draws it on its canvas, exactly as the training data was drawn.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from PIL import Image
+
+from dsl.canonical import Segment
+from dsl.types import DATASET_STROKE_TYPES, ActionKind
+from perception.data import CANVAS, _as_official, apply_correction, crop_box, null_state, prepare_image, state_from_start
+from perception.geometry import State, draw_paths, pen_width, segment_middle, walk
+from perception.model import ARC, CURVE, LENGTH, LINE, NEXT, RADIUS, STOP, TURN, Decoder, mixture_options
+
+
+@dataclass
+class Hypothesis:
+    image: int
+    state: State
+    canvas: Image.Image
+    tokens: list = field(default_factory=list)  # (kind, stroke, values (4,), start (4,))
+    logp: float = 0.0
+    shapes: int = 0
+    actions: int = 0
+
+
+def prepare(images: list[np.ndarray]) -> dict[str, torch.Tensor]:
+    """uint8 greyscale images (any size; 512 px framing assumed) -> the decoder's inputs."""
+    grey = [_as_official(np.asarray(im)) for im in images]
+    return {
+        "image": torch.from_numpy(np.stack([255 - g for g in grey]))[:, None].float() / 255.0,
+        "crop": torch.from_numpy(np.stack([prepare_image(g, CANVAS)[0] for g in grey]))[:, None],
+        "box": torch.tensor([crop_box(g) for g in grey], dtype=torch.float32),
+    }
+
+
+def _segment(kind: int, values) -> Segment:
+    length, radius, curve, turn = (float(v) for v in values)
+    if kind == LINE:
+        return Segment(ActionKind.LINE, DATASET_STROKE_TYPES[0], max(length, 0.0), 0.0, 0.0, turn * 180.0)
+    return Segment(ActionKind.ARC, DATASET_STROKE_TYPES[0], 0.0, max(radius, 0.0), curve * 360.0, turn * 180.0)
+
+
+def _first_per_group(group: torch.Tensor, score: torch.Tensor, count: int) -> torch.Tensor:
+    """Indices of the `count` best scores within each group value."""
+    order = torch.argsort(score, descending=True, stable=True)
+    order = order[torch.argsort(group[order], stable=True)]
+    g = group[order]
+    start = torch.searchsorted(g, g, right=False)
+    rank = torch.arange(len(g)) - start
+    return order[rank < count]
+
+
+@torch.no_grad()
+def search(model: Decoder, images: list[np.ndarray], beam: int = 8, samples: int = 0, widths=(3, 3, 2),
+           generator: torch.Generator | None = None, gain: float | None = None) -> list[list[tuple[float, list]]]:
+    """Per image, the finished hypotheses (logp, tokens). samples > 0: that many ancestral samples per
+    image instead of a beam (each step draws one option per hypothesis, Gumbel-max over the options)."""
+    cfg, inputs = model.config, prepare(images)
+    n_images = len(images)
+    hyps = [Hypothesis(i, null_state(tuple(inputs["box"][i].tolist())), Image.new("L", (CANVAS, CANVAS), 0))
+            for i in range(n_images) for _ in range(max(samples, 1))]
+    h = torch.zeros(1, len(hyps), cfg.hidden)
+    lstm_state = (h, h.clone())
+    prev = (torch.full((len(hyps),), -1), torch.full((len(hyps),), -1), torch.zeros(len(hyps), 4), torch.zeros(len(hyps), 4))
+    finished: list[list] = [[] for _ in range(n_images)]
+    n_strokes, n_turns, n_values = widths
+    for t in range(cfg.max_steps):
+        if not hyps:
+            break
+        owner = torch.tensor([hp.image for hp in hyps])
+        states = torch.tensor([hp.state.as_tuple() for hp in hyps], dtype=torch.float32)
+        canvas = torch.from_numpy(np.stack([np.asarray(hp.canvas, np.uint8) for hp in hyps]))
+        g, l, global_view = model.views(inputs["image"], inputs["crop"], inputs["box"], owner, states, canvas)
+        out, lstm_state = model.lstm(torch.cat([model.embed_tokens(*prev), g, l], -1)[:, None], lstm_state)
+        ctx = torch.cat([out[:, 0], g, l], -1)
+        corr = model.correction_dist(ctx).mean * (cfg.correction_gain if gain is None else gain)
+        here = [hp.state if t == 0 else apply_correction(hp.state, c) for hp, c in zip(hyps, corr.tolist())]
+        lk = model.kind_dist(ctx).logits.log_softmax(-1)
+        shapes, actions = torch.tensor([hp.shapes for hp in hyps]), torch.tensor([hp.actions for hp in hyps])
+        allow = torch.ones_like(lk, dtype=torch.bool)
+        allow[:, LINE] = allow[:, ARC] = (shapes > 0) & (actions < cfg.max_shape_actions)
+        allow[:, NEXT] = (shapes == 0) | ((shapes == 1) & (actions > 0))
+        allow[:, STOP] = (shapes > 0) & (actions > 0)
+        if t == 0:
+            lk = torch.where(allow, 0.0, -torch.inf)
+        if t == cfg.max_steps - 1:
+            allow[:, :STOP] = False
+        lk = lk.masked_fill(~allow, -torch.inf)
+        cands: list[tuple[int, int, int, list, list, float]] = []  # parent, kind, stroke, values, start, delta
+        for r in allow[:, STOP].nonzero()[:, 0].tolist():
+            cands.append((r, STOP, -1, [0.0] * 4, [0.0] * 4, float(lk[r, STOP])))
+        rows = allow[:, NEXT].nonzero()[:, 0]
+        if len(rows):
+            cands += _start_options(model, inputs, ctx[rows], global_view[rows], owner[rows], canvas[rows], rows, lk[rows, NEXT], n_turns)
+        partial = []
+        for kind in (LINE, ARC):
+            rows = allow[:, kind].nonzero()[:, 0]
+            if len(rows):
+                partial += _action_options(model, ctx[rows], rows, kind, lk[rows, kind], actions[rows], n_turns, n_values)
+        if partial:
+            cands += _with_strokes(model, inputs["image"], ctx, hyps, here, partial, beam + 2 if not samples else 10 ** 6, n_strokes)
+        if not cands:
+            break
+        parent = torch.tensor([c[0] for c in cands])
+        total = torch.tensor([hyps[c[0]].logp + c[5] for c in cands])
+        if samples:
+            noisy = total - torch.empty_like(total).exponential_(generator=generator).log()
+            chosen = _first_per_group(parent, noisy, 1)
+        else:
+            chosen = _first_per_group(owner[parent], total, beam)
+        new_hyps, keep = [], []
+        for i in chosen.tolist():
+            p, kind, stroke, values, start, _ = cands[i]
+            hp = hyps[p]
+            tokens = hp.tokens + [(kind, stroke, tuple(values), tuple(start))]
+            if kind == STOP:
+                finished[hp.image].append((float(total[i]), tokens))
+                continue
+            box = tuple(inputs["box"][hp.image].tolist())
+            canvas = hp.canvas
+            if kind == NEXT:
+                state, shapes_n, actions_n = state_from_start(start, box), hp.shapes + 1, 0
+            else:
+                seg = _segment(kind, values)
+                path, state = walk(here[p], seg.kind, seg.turn, seg.length, seg.radius, seg.curvature)
+                canvas = canvas.copy()
+                draw_paths(canvas, [path], box, pen_width(state.u))
+                shapes_n, actions_n = hp.shapes, hp.actions + 1
+            new_hyps.append(Hypothesis(hp.image, state, canvas, tokens, float(total[i]), shapes_n, actions_n))
+            keep.append(i)
+        if not keep:
+            break
+        idx = torch.tensor(keep)
+        src = parent[idx]
+        lstm_state = (lstm_state[0][:, src], lstm_state[1][:, src])
+        prev = (torch.tensor([cands[i][1] for i in keep]), torch.tensor([cands[i][2] for i in keep]),
+                torch.tensor([cands[i][3] for i in keep], dtype=torch.float32), torch.tensor([cands[i][4] for i in keep], dtype=torch.float32))
+        hyps = new_hyps
+    return finished
+
+
+def _start_options(model: Decoder, inputs, ctx, global_view, owner, canvas, rows, lk_next, n_positions: int) -> list:
+    """NEXT options: the heaviest distinct start positions (closer than 3 % of the crop: one), per
+    position the 2 heaviest directions and the best unit."""
+    head = model.start_head
+    xy, w_xy = mixture_options(head.position_dist(ctx, global_view), 4 * n_positions)  # (R, P, 2), (R, P)
+    out = []
+    for r, row in enumerate(rows.tolist()):
+        picked: list[int] = []
+        for p in range(xy.shape[1]):
+            if all((xy[r, p] - xy[r, q]).norm() > 0.03 for q in picked):
+                picked.append(p)
+            if len(picked) == n_positions:
+                break
+        sel = torch.tensor(picked)
+        pos = xy[r, sel]
+        k = len(picked)
+        rr = torch.full((k,), r)
+        feature = model.start_features(inputs["image"], inputs["box"], owner[rr], canvas[rr], pos)
+        theta, w_theta = mixture_options(head.direction_dist(ctx[rr], feature), 2, tolerance=0.05)
+        for d in range(theta.shape[1]):
+            unit, w_unit = mixture_options(head.unit_dist(ctx[rr], feature, theta[:, d]), 1)
+            delta = (w_xy[r, sel] + w_theta[:, d] + w_unit[:, 0]).tolist()
+            starts = torch.stack([pos[:, 0], pos[:, 1], theta[:, d], unit[:, 0]], 1).tolist()
+            for j in range(k):
+                out.append((row, NEXT, -1, [0.0] * 4, starts[j], float(lk_next[r]) + delta[j]))
+    return out
+
+
+def _action_options(model: Decoder, ctx, rows, kind: int, lk, actions, n_turns: int, n_values: int) -> list:
+    kinds = torch.full((len(rows),), kind)
+    turn, w_turn = mixture_options(model.turn_dist(ctx, kinds), n_turns)
+    first = actions == 0  # the first action of a shape: no turn (its direction is the start's)
+    out = []
+    rows_l = rows.tolist()
+    for j in range(turn.shape[1]):
+        tj = torch.where(first, 0.0, turn[:, j])
+        wj = torch.where(first, 0.0 if j == 0 else -torch.inf, w_turn[:, j])
+        if kind == LINE:
+            value, w_value = mixture_options(model.length_dist(ctx, kinds, tj), n_values)
+        else:
+            value, w_value = mixture_options(model.curve_dist(ctx, kinds, tj), n_values)
+        tj_l = tj.tolist()
+        for v in range(value.shape[1]):
+            delta = lk + wj + w_value[:, v]
+            if kind == ARC:
+                radius, w_radius = mixture_options(model.radius_dist(ctx, kinds, tj, value[:, v]), 1)
+                delta = delta + w_radius[:, 0]
+                radius_l = radius[:, 0].tolist()
+            value_l, delta_l = value[:, v].tolist(), delta.tolist()
+            for r, row in enumerate(rows_l):
+                if delta_l[r] == -np.inf:
+                    continue
+                if kind == LINE:
+                    values = [value_l[r], 0.0, 0.0, tj_l[r]]
+                else:
+                    values = [0.0, radius_l[r], value_l[r], tj_l[r]]
+                out.append((row, kind, values, delta_l[r]))
+    return out
+
+
+def _with_strokes(model: Decoder, image, ctx, hyps, here, partial: list, keep: int, n_strokes: int) -> list:
+    """The best `keep` action options per image, each with its top stroke types (stroke strips)."""
+    owner = torch.tensor([hyps[p].image for p, *_ in partial])
+    score = torch.tensor([hyps[p].logp + d for p, _, _, d in partial])
+    partial = [partial[i] for i in _first_per_group(owner, score, keep).tolist()]
+    strips = torch.tensor([segment_middle(here[p], _segment(k, v)) for p, k, v, _ in partial], dtype=torch.float32)
+    parents = torch.tensor([p for p, *_ in partial])
+    u = torch.tensor([here[p].u for p, *_ in partial], dtype=torch.float32)
+    features = model.strip_features(image, torch.tensor([hyps[p].image for p in parents.tolist()]), strips, u)
+    kinds = torch.tensor([k for _, k, _, _ in partial])
+    values = torch.tensor([v for _, _, v, _ in partial], dtype=torch.float32)
+    logits = model.stroke_logits(ctx[parents], kinds, values, features).log_softmax(-1)
+    top = logits.topk(n_strokes, -1)
+    out = []
+    for i, (p, k, v, d) in enumerate(partial):
+        for s, w in zip(top.indices[i].tolist(), top.values[i].tolist()):
+            out.append((p, k, s, v, [0.0] * 4, d + w))
+    return out
+
+
+@torch.no_grad()
+def teacher_forced(model: Decoder, images: list[np.ndarray], steps: list[dict], gain: float | None = None) -> list[dict]:
+    """Step-by-step teacher forcing with the decoder's own turtle: the previous tokens are the truth
+    (`steps`: arrays of `perception.data.example_steps`, whose NEXT steps give the true starts), and the
+    turtle walks the true actions from the re-centred state, as in decoding. Per image, per step: the
+    argmax kind, the argmax stroke type given the true action, and the heaviest components of the
+    turn / length / curvature / radius heads."""
+    cfg, inputs = model.config, prepare(images)
+    n = len(images)
+    boxes = [tuple(b) for b in inputs["box"].tolist()]
+    states = [null_state(b) for b in boxes]
+    canvases = [Image.new("L", (CANVAS, CANVAS), 0) for _ in range(n)]
+    h = torch.zeros(1, n, cfg.hidden)
+    lstm_state = (h, h.clone())
+    prev = (torch.full((n,), -1), torch.full((n,), -1), torch.zeros(n, 4), torch.zeros(n, 4))
+    out: list[dict] = [{"kind": [], "stroke": [], "turn": [], "value": [], "radius": []} for _ in range(n)]
+    lengths = [len(s["kind"]) for s in steps]
+    for t in range(max(lengths)):
+        alive = [i for i in range(n) if t < lengths[i]]
+        idx = torch.tensor(alive)
+        owner = idx
+        st = torch.tensor([states[i].as_tuple() for i in alive], dtype=torch.float32)
+        canvas = torch.from_numpy(np.stack([np.asarray(canvases[i], np.uint8) for i in alive]))
+        g, l, _ = model.views(inputs["image"], inputs["crop"], inputs["box"], owner, st, canvas)
+        token = tuple(p[idx] for p in prev)
+        hs = (lstm_state[0][:, idx], lstm_state[1][:, idx])
+        o, hs = model.lstm(torch.cat([model.embed_tokens(*token), g, l], -1)[:, None], hs)
+        lstm_state[0][:, idx], lstm_state[1][:, idx] = hs
+        ctx = torch.cat([o[:, 0], g, l], -1)
+        corr = (model.correction_dist(ctx).mean * (cfg.correction_gain if gain is None else gain)).tolist()
+        kinds = model.kind_dist(ctx).logits.argmax(-1).tolist()
+        true_kind = torch.tensor([int(steps[i]["kind"][t]) for i in alive])
+        values = torch.tensor(np.stack([steps[i]["values"][t] for i in alive]))
+        act = ((true_kind == LINE) | (true_kind == ARC)).nonzero()[:, 0]
+        here = [states[i] if t == 0 else apply_correction(states[i], c) for i, c in zip(alive, corr)]
+        if len(act):
+            a_rows = act.tolist()
+            strips = torch.tensor([segment_middle(here[r], _segment(int(true_kind[r]), values[r].tolist())) for r in a_rows], dtype=torch.float32)
+            u = torch.tensor([here[r].u for r in a_rows], dtype=torch.float32)
+            feats = model.strip_features(inputs["image"], idx[act], strips, u)
+            a_ctx, a_kind, a_val = ctx[act], true_kind[act], values[act]
+            strokes = model.stroke_logits(a_ctx, a_kind, a_val, feats).argmax(-1).tolist()
+            turn = mixture_options(model.turn_dist(a_ctx, a_kind), 1)[0][:, 0].tolist()
+            length = mixture_options(model.length_dist(a_ctx, a_kind, a_val[:, TURN]), 1)[0][:, 0].tolist()
+            curve = mixture_options(model.curve_dist(a_ctx, a_kind, a_val[:, TURN]), 1)[0][:, 0]
+            radius = mixture_options(model.radius_dist(a_ctx, a_kind, a_val[:, TURN], a_val[:, CURVE]), 1)[0][:, 0].tolist()
+            for j, r in enumerate(a_rows):
+                i = alive[r]
+                out[i]["stroke"].append(strokes[j])
+                out[i]["turn"].append(turn[j])
+                out[i]["value"].append(length[j] if int(true_kind[r]) == LINE else float(curve[j]))
+                out[i]["radius"].append(radius[j])
+        for r, i in enumerate(alive):
+            out[i]["kind"].append(kinds[r])
+            k = int(true_kind[r])
+            if k == NEXT:
+                states[i] = state_from_start(steps[i]["start"][t], boxes[i])
+            elif k in (LINE, ARC):
+                seg = _segment(k, values[r].tolist())
+                path, states[i] = walk(here[r], seg.kind, seg.turn, seg.length, seg.radius, seg.curvature)
+                canvases[i] = canvases[i].copy()
+                draw_paths(canvases[i], [path], boxes[i], pen_width(states[i].u))
+            prev[0][i], prev[1][i] = k, int(steps[i]["stroke"][t])
+            prev[2][i] = torch.from_numpy(steps[i]["values"][t])
+            prev[3][i] = torch.from_numpy(steps[i]["start"][t])
+    return out

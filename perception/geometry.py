@@ -1,0 +1,187 @@
+"""Where the decoder's turtle is: travel-form walking in pixels, target tracings, canvases and glimpses.
+
+The decoder reads an image the way the turtle drew it: it keeps a turtle state — position `(x, y)` in the
+pixels of the 512 px image, travel direction `theta` (radians, pixel frame: +x right, +y down, so a left
+turn of tau degrees subtracts radians(tau)) and unit `u` (pixels per program unit: the shape's scale
+times the official 783 -> 512 framing) — and looks at the image through glimpses placed at that state:
+
+  local glimpse   a window of +-LOCAL_REACH units around the turtle, rotated so that the travel direction
+                  points along +x: what leaves the turtle here, and what is already drawn;
+  stroke strip    a narrow window along the middle of one action (given its kind and values): the stroke
+                  type (stamps are 0.111 u apart at any scale, the magnifier effect, so the strip has the
+                  same number of stamps at every scale).
+
+All of this is plain geometry shared by training (`perception.data`, true states) and decoding
+(`perception.decode`, decoded states), so both see exactly the same glimpses of the same kind of state.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from PIL import Image, ImageDraw
+
+from dsl.canonical import Segment, to_travel_form, travel_variants
+from dsl.raster import official_view
+from dsl.turtle import execute_shape
+from dsl.types import ActionKind, Pose, Shape
+
+PIXELS_PER_UNIT = official_view(512).pixels_per_unit  # 512 / 783: one turtle unit in pixels at 512 px
+LOCAL_REACH = 1.3  # the local glimpse spans +-1.3 program units around the turtle
+START_REACH = 0.2  # the upright glimpse around a start candidate spans +-0.2 crop sides
+STRIP_ALONG, STRIP_ACROSS = 0.6, 0.36  # the stroke strip: 0.6 x 0.36 program units around an action's middle
+CANVAS = 128  # the drawn-so-far canvas: the ink crop at 128 x 128
+ARC_POINTS = 9  # points per arc centreline
+
+
+@dataclass(frozen=True, slots=True)
+class State:
+    """The turtle in pixels of the 512 px image: position, travel direction (radians), pixels per unit."""
+
+    x: float
+    y: float
+    theta: float
+    u: float
+
+    def as_tuple(self) -> tuple[float, float, float, float]:
+        return (self.x, self.y, self.theta, self.u)
+
+
+def pose_state(pose: Pose, first_travel_turn: float = 0.0) -> State:
+    """The state a shape drawn at `pose` starts in (the official framing), before its first action."""
+    view = official_view(512)
+    (x, y), = view.to_pixels(np.array([[pose.x, pose.y]]))
+    return State(float(x), float(y), -math.radians(pose.heading + first_travel_turn), pose.scale * PIXELS_PER_UNIT)
+
+
+def walk(state: State, kind: ActionKind, turn: float, length: float, radius: float, curvature: float) -> tuple[np.ndarray, State]:
+    """Draw one travel-form segment from `state`: its centreline (N, 2) in pixels and the state after it."""
+    theta = state.theta - math.radians(turn)
+    p = np.array([state.x, state.y])
+    d = np.array([math.cos(theta), math.sin(theta)])
+    if kind is ActionKind.LINE:
+        end = p + state.u * length * d
+        return np.stack([p, end]), State(float(end[0]), float(end[1]), theta, state.u)
+    c = math.radians(curvature)
+    left = np.array([math.sin(theta), -math.cos(theta)])
+    centre = p + math.copysign(1.0, c or 1.0) * state.u * radius * left
+    angles = -c * np.linspace(0.0, 1.0, ARC_POINTS)
+    rel = p - centre
+    cos, sin = np.cos(angles), np.sin(angles)
+    path = centre + np.stack([rel[0] * cos - rel[1] * sin, rel[0] * sin + rel[1] * cos], 1)
+    return path, State(float(path[-1, 0]), float(path[-1, 1]), theta - c, state.u)
+
+
+def segment_middle(state: State, seg: Segment) -> tuple[float, float, float, float]:
+    """(x, y, tangent direction, length in units) at the middle of a segment drawn from `state`."""
+    path, _ = walk(state, seg.kind, seg.turn, seg.length, seg.radius, seg.curvature)
+    theta = state.theta - math.radians(seg.turn)
+    if seg.kind is ActionKind.LINE:
+        mid = path.mean(0)
+        return float(mid[0]), float(mid[1]), theta, seg.length
+    mid = path[ARC_POINTS // 2]
+    return float(mid[0]), float(mid[1]), theta - math.radians(seg.curvature) / 2, abs(math.radians(seg.curvature)) * seg.radius
+
+
+def walk_shape(start: State, segments: list[Segment]) -> tuple[list[State], list[np.ndarray]]:
+    """States before every segment (and after the last) and the centreline of every segment."""
+    states, paths = [start], []
+    for seg in segments:
+        path, nxt = walk(states[-1], seg.kind, seg.turn, seg.length, seg.radius, seg.curvature)
+        states.append(nxt)
+        paths.append(path)
+    return states, paths
+
+
+# --------------------------------------------------------------------------------- target tracings
+
+
+def variant_starts(shape: Shape, pose: Pose) -> list[tuple[list[Segment], State]]:
+    """Every travel variant of a shape (`dsl.canonical.travel_variants`, same order) with the state it
+    starts from when the shape is drawn at `pose`: rotation j forwards starts where action j starts,
+    heading along it; backwards it starts where the rotation's last action ends, heading back."""
+    forward = to_travel_form(shape)
+    first = shape.actions[0]
+    back0 = 180.0 if first.kind is ActionKind.ARC and first.angle < 0 else 0.0
+    start = pose_state(pose, first.turn + back0)
+    states, _ = walk_shape(start, forward)
+    n, variants = len(forward), travel_variants(shape)
+    closed = len(variants) == 2 * n
+    out = []
+    for v, variant in enumerate(variants):
+        j = v // 2 if closed else 0
+        if v % 2 == 0:
+            s = states[j]
+            theta = s.theta - (math.radians(forward[j].turn) if j else 0.0)
+            out.append((variant, State(s.x, s.y, theta, s.u)))
+        else:
+            last = (j - 1) % n if closed else n - 1
+            s = states[last + 1]
+            out.append((variant, State(s.x, s.y, s.theta + math.pi, s.u)))
+    return out
+
+
+def target_tracing(shapes: list[Shape], poses: list[Pose]) -> list[tuple[list[Segment], State]]:
+    """The tracing the decoder is taught: per shape, the variant starting at the top-most start point
+    (rows within 2 px count as level; then left-most), and of the two directions from there the one
+    heading further right (then further down); shapes in the order of their start points (same rule).
+    One deterministic choice from the image geometry: the picture decides where the turtle starts."""
+    chosen = []
+    for shape, pose in zip(shapes, poses):
+        options = variant_starts(shape, pose)
+        chosen.append(min(options, key=lambda o: _start_key(o[1])))
+    return sorted(chosen, key=lambda o: _start_key(o[1]))
+
+
+def _start_key(s: State) -> tuple:
+    return (round(s.y / 2.0), round(s.x / 2.0), -round(math.cos(s.theta), 3), -round(math.sin(s.theta), 3))
+
+
+# ------------------------------------------------------------------------------------ canvases
+
+
+def crop_transform(box: tuple[float, float, float], size: int) -> tuple[float, float, float]:
+    """(left, top, factor): crop pixel = (x - left) * factor for an ink box (left, top, side)."""
+    left, top, side = box
+    return float(left), float(top), size / float(side)
+
+
+def draw_paths(canvas: Image.Image, paths: list[np.ndarray], box: tuple[float, float, float], width: float) -> None:
+    """Draw centrelines (pixels of the 512 image) into a canvas over the ink crop `box`."""
+    left, top, factor = crop_transform(box, canvas.size[0])
+    draw = ImageDraw.Draw(canvas)
+    w = max(1, int(round(width * factor)))
+    for path in paths:
+        pts = [((x - left) * factor, (y - top) * factor) for x, y in path]
+        draw.line(pts, fill=255, width=w)
+
+
+def pen_width(u: float) -> float:
+    """Width of the drawn-so-far trace in 512 px: the ink of a stroke, stamps included (~0.12 units)."""
+    return max(5.0, 0.12 * u)
+
+
+# ------------------------------------------------------------------------------------- glimpses
+
+
+def glimpse_grid(states: torch.Tensor, reach: tuple[float, float], size: tuple[int, int], frame: torch.Tensor) -> torch.Tensor:
+    """Sampling grids for `grid_sample`: states (N, 4) = (x, y, theta, u) in 512 px; a window of
+    +-reach[0] units along theta and +-reach[1] across, sampled at size = (rows, cols); `frame` (N, 3)
+    = (left, top, side) of the image being sampled in 512 px (a 512 image: (0, 0, 512)). -> (N, rows, cols, 2)."""
+    rows, cols = size
+    along = torch.linspace(-1.0, 1.0, cols) * reach[0]
+    across = torch.linspace(-1.0, 1.0, rows) * reach[1]
+    a, c = along[None, None, :], across[None, :, None]  # (1, 1, C), (1, R, 1)
+    x, y, theta, u = (states[:, i, None, None] for i in range(4))
+    cos, sin = theta.cos(), theta.sin()
+    # glimpse +x along the travel direction, +y to its right (pixel frame: a rotation, no mirror)
+    px = x + u * (a * cos - c * sin)
+    py = y + u * (a * sin + c * cos)
+    left, top, side = (frame[:, i, None, None] for i in range(3))
+    gx = (px - left) / side * 2 - 1
+    gy = (py - top) / side * 2 - 1
+    return torch.stack([gx, gy], -1)
