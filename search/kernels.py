@@ -175,11 +175,50 @@ def pattern_search(
 
 @njit(cache=True)
 def window_l1_shifted(rendered: np.ndarray, image: np.ndarray, r0: int, c0: int, shift: int) -> float:
-    """The least `window_l1` sum over placements of the window shifted by up to `shift` pixels."""
+    """The least `window_l1` sum over placements of the window shifted by up to `shift` pixels.
+
+    Sparse form: where the render is white the difference is the image's darkness, so each sum is the
+    image's darkness over the (clipped) window, from an integral image, plus a correction over the
+    rendered window's non-white pixels only."""
+    h, w = image.shape
+    rh, rw = rendered.shape
+    top, left = r0 - shift, c0 - shift
+    ph, pw = rh + 2 * shift, rw + 2 * shift
+    # integral of darkness (255 - image) over the padded region (0 outside the image)
+    integral = np.zeros((ph + 1, pw + 1))
+    for i in range(ph):
+        ii = top + i
+        run = 0.0
+        for j in range(pw):
+            jj = left + j
+            if 0 <= ii < h and 0 <= jj < w:
+                run += 255.0 - float(image[ii, jj])
+            integral[i + 1, j + 1] = integral[i, j + 1] + run
+    count = 0
+    for i in range(rh):
+        for j in range(rw):
+            if rendered[i, j] < 255:
+                count += 1
+    rows = np.empty(count, dtype=np.int64)
+    cols = np.empty(count, dtype=np.int64)
+    values = np.empty(count)
+    k = 0
+    for i in range(rh):
+        for j in range(rw):
+            if rendered[i, j] < 255:
+                rows[k], cols[k], values[k] = i, j, float(rendered[i, j])
+                k += 1
     best = np.inf
     for dr in range(-shift, shift + 1):
         for dc in range(-shift, shift + 1):
-            total, _ = window_l1(rendered, image, r0 + dr, c0 + dc)
+            a, b = dr + shift, dc + shift
+            total = integral[a + rh, b + rw] - integral[a, b + rw] - integral[a + rh, b] + integral[a, b]
+            for q in range(count):
+                ii, jj = r0 + dr + rows[q], c0 + dc + cols[q]
+                if ii < 0 or ii >= h or jj < 0 or jj >= w:
+                    continue
+                v = float(image[ii, jj])
+                total += abs(values[q] - v) - (255.0 - v)
             if total < best:
                 best = total
     return best

@@ -17,12 +17,13 @@ is only taken when the image asks for it.
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 from typing import Iterator
 
 import numpy as np
 
-from dsl.canonical import canonical_shape, normalise_angle, shape_key, to_travel_form, travel_variants
+from dsl.canonical import canonical_shape, from_travel_form, normalise_angle, shape_key, to_travel_form, travel_variants
 from dsl.library import load_library
 from dsl.types import DATASET_STROKE_TYPES, Action, ActionKind, ImageProgram, Shape, StrokeType
 
@@ -78,16 +79,48 @@ def _snap_turn(turn: float, grid) -> float:
     return 180.0 if abs(abs(turn) - 180.0) < 1e-6 else snap(turn, grid)
 
 
-def free_form_action(kind: ActionKind, turn: float, stroke: StrokeType) -> Action:
+def free_form_action(kind: ActionKind, turn: float, stroke: StrokeType, sign: float = 1.0) -> Action:
+    """A free-form line or arc; `sign` -1 gives the arc traced backwards (angle -90 degrees), as free-form
+    arcs read in the opposite direction appear in canonical programs."""
     if kind is ActionKind.LINE:
         return Action.line(FREE_FORM_LINE, turn, stroke)
-    return Action.arc(FREE_FORM_RADIUS, FREE_FORM_ANGLE, turn, stroke)
+    return Action.arc(FREE_FORM_RADIUS, math.copysign(FREE_FORM_ANGLE, sign), turn, stroke)
+
+
+def forward_free_form(shape: Shape) -> Shape:
+    """The shape traced the other way if most of its arcs have negative angles: a free-form shape read
+    backwards (as canonical programs may read it) turned back into the generator's direction, where every
+    arc turns left (+90 degrees), so that the edits' free-form arcs fit it."""
+    angles = [a.angle for a in shape.actions if a.kind is ActionKind.ARC]
+    if sum(1 for x in angles if x < 0) * 2 <= len(angles):
+        return shape
+    segments = to_travel_form(shape)
+    back = [segments[-1].reversed(0.0)]
+    back += [segments[i].reversed(-segments[i + 1].turn) for i in range(len(segments) - 2, -1, -1)]
+    return from_travel_form(back)
 
 
 def snap_free_form(shape: Shape) -> Shape:
-    actions = [free_form_action(a.kind, 0.0 if i == 0 else _snap_turn(a.turn, FREE_FORM_TURNS), a.stroke)
+    """Every value of `shape` snapped to the free-form grid (arcs keep the sign of their angle)."""
+    actions = [free_form_action(a.kind, 0.0 if i == 0 else _snap_turn(a.turn, FREE_FORM_TURNS), a.stroke,
+                                a.angle if a.kind is ActionKind.ARC else 1.0)
                for i, a in enumerate(shape.actions)]
     return Shape(tuple(actions))
+
+
+def free_form_share(shape: Shape, length_tol: float = 0.3, angle_tol: float = 25.0) -> float:
+    """Share of the shape's actions whose values lie near the free-form grid (loose tolerances: a
+    jittered free-form action)."""
+    near = 0
+    for i, a in enumerate(shape.actions):
+        turn = normalise_angle(a.turn)
+        turn_ok = i == 0 or abs(turn - _snap_turn(turn, FREE_FORM_TURNS)) <= angle_tol or abs(abs(turn) - 180.0) <= angle_tol
+        if a.kind is ActionKind.LINE:
+            near += turn_ok and abs(a.length - FREE_FORM_LINE) <= length_tol
+        else:
+            near += turn_ok and abs(a.radius - FREE_FORM_RADIUS) <= length_tol * FREE_FORM_RADIUS and (
+                abs(abs(a.angle) - FREE_FORM_ANGLE) <= angle_tol)
+    return near / max(len(shape.actions), 1)
 
 
 def snap_library(shape: Shape) -> Shape:
@@ -110,7 +143,7 @@ def on_free_form_grid(action: Action, first: bool) -> bool:
     turn_ok = first or _near(normalise_angle(action.turn), np.array(FREE_FORM_TURNS + (-180.0,)), 2.0)
     if action.kind is ActionKind.LINE:
         return turn_ok and abs(action.length - FREE_FORM_LINE) <= 0.02
-    return turn_ok and abs(action.radius - FREE_FORM_RADIUS) <= 0.02 and abs(action.angle - FREE_FORM_ANGLE) <= 2.0
+    return turn_ok and abs(action.radius - FREE_FORM_RADIUS) <= 0.02 and abs(abs(action.angle) - FREE_FORM_ANGLE) <= 2.0
 
 
 def on_grid(action: Action, first: bool) -> bool:

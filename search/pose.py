@@ -29,6 +29,8 @@ CAP = 8.0  # px: truncation of the forward term
 REACH = 10.0  # px: truncation of the reverse term
 HEADINGS = np.arange(0.0, 360.0, 10.0)
 ORDER_REUSE_TOLERANCE = 1.5  # reuse an earlier shape-to-ink assignment unless the score is this much worse
+ORDER_REUSE_LIMIT = 2.5  # ... or worse than this (px): then every assignment is tried (a poor first candidate
+# must not fix the assignment for the rest of the search)
 FIT_EVALS = 60  # sparse-score evaluations refining each of the two best heading guesses
 NEAR_HEADINGS = np.arange(-30.0, 31.0, 15.0)
 STEPS = (1.5, 1.5, 4.0, 0.04)  # cx, cy (px), theta (degrees), log s
@@ -284,7 +286,8 @@ def fit(templates: list[Template], target: Target, max_evals: int = FIT_EVALS) -
     known = target.memo.get(("order", n))  # the assignment that won for an earlier candidate: tried first
     if known is not None:
         placements = [_fit_one_memo(tpl, g, n, target, max_evals) for tpl, g in zip(templates, known[0])]
-        if problem.cost(placements) <= known[1] * ORDER_REUSE_TOLERANCE:
+        cost = problem.cost(placements)
+        if cost <= known[1] * ORDER_REUSE_TOLERANCE and cost <= ORDER_REUSE_LIMIT:
             return refine(templates, placements, target, max_evals // 2)
     starts = [[_fit_one_memo(tpl, g, n, target, max_evals) for tpl, g in zip(templates, order)] for order in orders]
     costs = [problem.cost(p) for p in starts]
@@ -303,14 +306,29 @@ def render_window(
 ) -> np.ndarray:
     """Render the posed candidate into a size x size window whose top-left is image pixel (r0, c0)."""
     points, offsets, kinds = [], [0], []
+    reach = max(RENDER_PEN_RADIUS, RENDER_OUTLINE_RADIUS) + 2.0
     for tpl, place in zip(templates, placements):
         cx, cy, a, b = place.affine()
         x, y = tpl.mark_points[:, 0], tpl.mark_points[:, 1]
         cols = cx + a * x - b * y + (target.origin[1] - c0)
         rows = cy - (b * x + a * y) + (target.origin[0] - r0)
-        points.append(np.column_stack([cols, rows]))
-        offsets += list(offsets[-1] + tpl.mark_offsets[1:])
-        kinds.append(tpl.mark_kinds)
+        starts, ends = tpl.mark_offsets[:-1], tpl.mark_offsets[1:]
+        if len(starts) == 0:
+            continue
+        # only the marks whose box meets the window (the others cannot change a pixel of it)
+        keep = ((np.maximum.reduceat(cols, starts) > -reach) & (np.minimum.reduceat(cols, starts) < size + reach)
+                & (np.maximum.reduceat(rows, starts) > -reach) & (np.minimum.reduceat(rows, starts) < size + reach))
+        if keep.all():
+            points.append(np.column_stack([cols, rows]))
+            offsets += list(offsets[-1] + ends)
+            kinds.append(tpl.mark_kinds)
+            continue
+        for k in np.nonzero(keep)[0]:
+            points.append(np.column_stack([cols[starts[k]:ends[k]], rows[starts[k]:ends[k]]]))
+            offsets.append(offsets[-1] + int(ends[k] - starts[k]))
+        kinds.append(tpl.mark_kinds[keep])
+    if not points:
+        return np.full((size, size), 255, dtype=np.uint8)
     return render_marks(
         np.ascontiguousarray(np.concatenate(points)), np.array(offsets, dtype=np.int64),
         np.concatenate(kinds), size, RENDER_PEN_RADIUS, RENDER_OUTLINE_RADIUS,

@@ -33,12 +33,12 @@ from dsl.types import ImageProgram, Pose, Shape, StrokeType
 from search import enumerate as enumeration
 from search import pose, strokes
 from search.neighbourhood import (
-    Edit, is_library_or_free_form, library_edits, off_grid_count, snap_free_form, snap_library,
-    structural_neighbours,
+    Edit, forward_free_form, free_form_share, is_library_or_free_form, library_edits, off_grid_count, on_free_form_grid,
+    snap_free_form, snap_library, structural_neighbours,
 )
 from search.template import Target, make_target, template
 
-PROJECTED_STRUCTURES = 2  # best distinct structures whose shapes are projected onto the library
+PROJECTED_STRUCTURES = int(__import__("os").environ.get("H6_PROJ", 1))  # best distinct structures whose shapes are projected onto the library
 PROJECTIONS = 3  # library shapes tried in place of each non-free-form shape of the best structure
 RESCORE = 3  # best distinct structures fitted again from scratch before the stroke stage
 LOGP_WEIGHT = 0.02  # chamfer pixels per nat of decoder log-probability below the best proposal
@@ -47,12 +47,16 @@ NON_LIBRARY_COST = 0.3  # per shape that is neither free-form nor a library shap
 INSERT_GAIN = 4.0  # weight of the unexplained ink near a joint in the estimate of an insertion
 QUICK_EVALS = 16  # sparse-score evaluations refining a neighbour's pose from its parent's
 NEW_POSE_EDITS = ("split", "merge", "library")  # edits after which poses are fitted from scratch
-STRUCTURES = 1  # structures whose strokes are assigned and whose pixel score decides
-STRUCTURE_MARGIN = 0.3  # ... if their structure score is within this of the best
+STRUCTURES = 1  # structures whose strokes are assigned and whose pixel score decides (free-form images)
+LIBRARY_STRUCTURES = int(__import__('os').environ.get('H6_STRUCT', 3))  # ... when the best has a library shape
+STRUCTURE_MARGIN = float(__import__('os').environ.get('H6_MARGIN', 0.5))  # ... if their structure score is within this of the best
+FINAL_STRUCTURE_WEIGHT = float(__import__('os').environ.get('H6_FW', 0.3))  # final rank: pixel score + this x structure score
 PIXEL_WEIGHT = 100.0  # pixel score = PIXEL_WEIGHT * mean |grey difference| (0-1)
 LIBRARY_TOP = 3  # library shapes proposed per shape of a starting proposal
 POLISH_MS = 50.0  # time the stroke stage takes with POLISH_EVALS (fewer evaluations when less is left)
 STROKE_RESERVE_MS = 75.0  # time kept for rescoring and the stroke stage
+CONSENSUS_TEMPERATURES = (1.0, 0.0)  # majority programs started from: votes weighted by exp(t * logp)
+FREE_FORM_SHARE = 0.75  # a shape with this share of its actions near the free-form grid is snapped to it
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,12 +167,25 @@ def _expected_gain(edit: Edit, residuals: list[np.ndarray], reverse: float, lost
     return 0.0
 
 
+def _snap_shape(shape: Shape) -> Shape:
+    if free_form_share(shape) >= FREE_FORM_SHARE or _free_form_like(ImageProgram((shape,))):
+        return snap_free_form(forward_free_form(shape))
+    return snap_library(shape)
+
+
 def snapped(program: ImageProgram) -> ImageProgram:
-    """Every shape's values snapped to the free-form grid if they are near it, else to library values."""
-    return ImageProgram(tuple(
-        snap_free_form(shape) if _free_form_like(ImageProgram((shape,))) else snap_library(shape)
-        for shape in program.shapes
-    ))
+    """Every shape's values snapped to the free-form grid if most of them are near it (a free-form shape
+    read backwards is turned to the generator's direction first), else to library values."""
+    return ImageProgram(tuple(_snap_shape(shape) for shape in program.shapes))
+
+
+def _library_snapped(program: ImageProgram) -> ImageProgram:
+    return ImageProgram(tuple(snap_library(shape) for shape in program.shapes))
+
+
+def _free_form_program(program: ImageProgram) -> bool:
+    """True if every action of the program has free-form values."""
+    return all(on_free_form_grid(a, i == 0) for shape in program.shapes for i, a in enumerate(shape.actions))
 
 
 def _free_form_like(program: ImageProgram) -> bool:
@@ -180,14 +197,18 @@ def _free_form_like(program: ImageProgram) -> bool:
 
 
 def _action_vote_key(action) -> tuple:
-    return (action.kind, action.stroke, round(action.turn / 10.0), round(action.length * 5.0),
+    """What an action's vote is about: its kind and values (strokes are voted on separately, so that a
+    wrong stroke does not split the vote on the move)."""
+    return (action.kind, round(action.turn / 10.0), round(action.length * 5.0),
             round(action.radius * 5.0), round(action.angle / 10.0))
 
 
-def consensus(proposals) -> ImageProgram | None:
+def consensus(proposals, temperature: float = 1.0) -> ImageProgram | None:
     """The proposals' majority program: the commonest shape count, per shape the commonest action count,
-    per action the commonest action among the proposals that agree on those counts (weights exp(logp))."""
-    weights = {id(p): math.exp(p.logp) for p in proposals}
+    per action the commonest move (kind and values) and, separately, the commonest stroke among the
+    proposals that agree on those counts (weights exp(temperature * logp); 0 = one vote each)."""
+    top = max(p.logp for p in proposals)
+    weights = {id(p): math.exp(temperature * (p.logp - top)) for p in proposals}
     counts: dict[int, float] = {}
     for p in proposals:
         counts[len(p.program.shapes)] = counts.get(len(p.program.shapes), 0.0) + weights[id(p)]
@@ -208,7 +229,12 @@ def consensus(proposals) -> ImageProgram | None:
                 group = groups.setdefault(_action_vote_key(action), {})
                 group[action] = group.get(action, 0.0) + weights[id(p)]
             group = max(groups.values(), key=lambda g: sum(g.values()))
-            actions.append(max(group, key=group.get))  # the commonest exact action of the winning group
+            move = max(group, key=group.get)  # the commonest exact action of the winning group
+            stroke_votes: dict = {}
+            for p in agreeing:
+                stroke = p.program.shapes[s].actions[i].stroke
+                stroke_votes[stroke] = stroke_votes.get(stroke, 0.0) + weights[id(p)]
+            actions.append(move.with_stroke(max(stroke_votes, key=stroke_votes.get)))
         shapes.append(Shape(tuple(actions)))
     return ImageProgram(tuple(shapes))
 
@@ -264,7 +290,7 @@ def refine_image(
     proposals,
     budget_ms: float | None = 140.0,
     max_candidates: int = 150,
-    structures: int = STRUCTURES,
+    structures: int | None = None,
 ) -> Refinement:
     """The program that draws `image`, searched near `proposals` (objects with `program` and `logp`).
 
@@ -272,7 +298,8 @@ def refine_image(
     it, and the pose polishing of the stroke stage gets fewer evaluations when time is short (the stroke
     choice itself always runs). `max_candidates` bounds the structures scored. With `budget_ms=None` the
     run is deterministic. `structures`: at most this many structures, within STRUCTURE_MARGIN of the
-    best, get strokes."""
+    best, get strokes and are ranked by their pixel score (default: 1 when the best structure is free-form,
+    LIBRARY_STRUCTURES otherwise)."""
     started = time.perf_counter()
     proposals = list(proposals)
     if not proposals:
@@ -280,10 +307,16 @@ def refine_image(
     target = make_target(image)
     search = _StructureSearch(target)
     best_logp = max(p.logp for p in proposals)
-    starts = [(snapped(p.program), _Context(LOGP_WEIGHT * (best_logp - p.logp), p.program)) for p in proposals]
+    starts = []
+    for p in proposals:
+        context = _Context(LOGP_WEIGHT * (best_logp - p.logp), p.program)
+        starts.append((snapped(p.program), context))
+        if _library_snapped(p.program) != starts[-1][0]:  # the library reading too, when it differs
+            starts.append((_library_snapped(p.program), context))
     if len(proposals) > 2:
-        majority = snapped(consensus(proposals))
-        starts.insert(0, (majority, _Context(0.0, majority)))
+        for temperature in CONSENSUS_TEMPERATURES[::-1]:
+            majority = snapped(consensus(proposals, temperature))
+            starts.insert(0, (majority, _Context(0.0, majority)))
     generator = enumeration.best_first(
         starts, search.score, search.expand, _structure_key,
         enumeration.Budget(
@@ -297,20 +330,24 @@ def refine_image(
         ranked += _library_projections(search, best)
     rescored = _rescored(search, ranked, RESCORE)
     timings["rescore"] = _elapsed(started) - timings["search"]
+    if structures is None:  # library shapes look alike: let the pixel score decide among the best few
+        structures = 1 if _free_form_program(rescored[0].program) else LIBRARY_STRUCTURES
     chosen = [c for c in rescored[:structures] if c.score <= rescored[0].score + STRUCTURE_MARGIN]
     finals = []
     for scored in chosen:
         placements, context = scored.info
-        evals = strokes.POLISH_EVALS
+        evals = strokes.POLISH_EVALS / len(chosen)
         if budget_ms is not None:
             share = (budget_ms - _elapsed(started)) / POLISH_MS
-            evals = int(min(max(strokes.POLISH_EVALS * share, strokes.MIN_POLISH_EVALS), strokes.POLISH_EVALS))
+            evals = min(strokes.POLISH_EVALS * share / (len(chosen) - len(finals)), evals)
+        evals = int(max(evals, strokes.MIN_POLISH_EVALS))
         program, placements = strokes.assign_strokes(
             scored.program, list(placements), target, context.strokes_from, evals
         )
         templates = [template(s) for s in program.shapes]
         pixel = PIXEL_WEIGHT * pose.pixel_cost(templates, placements, target)
-        finals.append((pixel + scored.score, len(finals), program, tuple(p.pose(target) for p in placements), scored))
+        finals.append((pixel + FINAL_STRUCTURE_WEIGHT * scored.score, len(finals), program,
+                       tuple(p.pose(target) for p in placements), scored))
     finals.sort(key=lambda f: (f[0], f[1]))
     timings["strokes"] = _elapsed(started) - timings["search"] - timings["rescore"]
     best = finals[0]

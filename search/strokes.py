@@ -24,6 +24,8 @@ STROKE_PASSES = 2  # rounds of (polish, choose strokes)
 WINDOW_MARGIN = 6  # pixels around an action's marks in its window
 POLISH_EVALS = 60  # pixel-score evaluations polishing each shape's pose
 MIN_POLISH_EVALS = 12
+PRESELECT = int(__import__('os').environ.get('H6_PRE', 0))
+WINDOW_SHIFT = int(__import__('os').environ.get('H6_SHIFT', 2))  # pixels the action window may shift
 
 
 def _action_window(tpl, place: pose.Placement, target: Target, action: int) -> tuple[int, int, int]:
@@ -43,7 +45,7 @@ def _window_cost(program: ImageProgram, placements: list, target: Target, window
     """Least sum of |grey difference| / 255 over the window, the render shifted by up to one pixel."""
     r0, c0, size = window
     rendered = pose.render_window([template(s) for s in program.shapes], placements, target, r0, c0, size)
-    return kernels.window_l1_shifted(rendered, target.image, r0, c0, 1) / 255.0
+    return kernels.window_l1_shifted(rendered, target.image, r0, c0, WINDOW_SHIFT) / 255.0
 
 
 def _with_action(program: ImageProgram, s: int, i: int, action) -> ImageProgram:
@@ -73,6 +75,8 @@ def assign_strokes(
     program = ImageProgram(tuple(
         shape.with_strokes(StrokeType.NORMAL) if normal else shape for shape, normal in zip(program.shapes, fixed)
     ))
+    if PRESELECT:  # strokes read at the structure's pose first, so that the polish fits the right marks
+        program, _ = _choose_strokes(program, placements, target, decoder, fixed)
     evals = polish_evals
     for _ in range(STROKE_PASSES):
         placements = pose.polish([template(x) for x in program.shapes], list(placements), target, evals)
