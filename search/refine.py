@@ -2,8 +2,11 @@
 
     refine_image(image, proposals, budget_ms=...) -> Refinement(program, score, poses, alternatives)
 
-1. Starts. Every proposal with its values snapped to the free-form grid (or, when they are not near it, to
-   the library's values), and the proposals' majority program (`consensus`).
+1. Starts. Every proposal with its values snapped to the free-form grid when most of them are near it (a
+   free-form shape read backwards is first turned to the generator's direction), else to the library's
+   values, and also snapped to the library's values alone when that differs; and the proposals' majority
+   programs (`consensus`: moves and strokes voted separately, votes weighted by the decoder's probability
+   and unweighted).
 2. Structure. Best-first search (`search.enumerate`) over the typed neighbourhoods of the starts
    (`search.neighbourhood`): each candidate's poses are fitted (`search.pose`: near the parent's poses and
    the pose that keeps the part after the edit in place, or from scratch after a split, merge or library
@@ -13,7 +16,9 @@
    the ink) and are scored when they reach its front.
 3. Rescoring. The best structure's non-free-form shapes are also replaced by their nearest library
    shapes; the best few distinct structures are fitted again from scratch and ranked.
-4. Strokes. For the best structure: poses polished on the pixel score of the rendered candidate, then
+4. Strokes. For the best structure (the best LIBRARY_STRUCTURES within STRUCTURE_MARGIN when it has a
+   library shape: look-alike library shapes are told apart by the pixel score, which then ranks them):
+   poses polished on the pixel score of the rendered candidate, then
    each action's stroke type chosen by the pixel score in a window around it, with a small preference for
    the decoder's stroke; repeated once if a stroke changed. Library shapes whose table entry says
    `if stamp` = 0 are drawn with normal strokes only (spec §3.3).
@@ -38,19 +43,21 @@ from search.neighbourhood import (
 )
 from search.template import Target, make_target, template
 
-PROJECTED_STRUCTURES = int(__import__("os").environ.get("H6_PROJ", 1))  # best distinct structures whose shapes are projected onto the library
+PROJECTED_STRUCTURES = 1  # best distinct structures whose shapes are projected onto the library
 PROJECTIONS = 3  # library shapes tried in place of each non-free-form shape of the best structure
 RESCORE = 3  # best distinct structures fitted again from scratch before the stroke stage
 LOGP_WEIGHT = 0.02  # chamfer pixels per nat of decoder log-probability below the best proposal
 OFF_GRID_COST = 0.15  # per action whose values are neither free-form nor library values
 NON_LIBRARY_COST = 0.3  # per shape that is neither free-form nor a library shape
-INSERT_GAIN = 4.0  # weight of the unexplained ink near a joint in the estimate of an insertion
+INSERT_GAIN = 6.0  # weight of the unexplained ink near a joint in the estimate of an insertion
 QUICK_EVALS = 16  # sparse-score evaluations refining a neighbour's pose from its parent's
 NEW_POSE_EDITS = ("split", "merge", "library")  # edits after which poses are fitted from scratch
 STRUCTURES = 1  # structures whose strokes are assigned and whose pixel score decides (free-form images)
-LIBRARY_STRUCTURES = int(__import__('os').environ.get('H6_STRUCT', 3))  # ... when the best has a library shape
-STRUCTURE_MARGIN = float(__import__('os').environ.get('H6_MARGIN', 0.5))  # ... if their structure score is within this of the best
-FINAL_STRUCTURE_WEIGHT = float(__import__('os').environ.get('H6_FW', 0.3))  # final rank: pixel score + this x structure score
+LIBRARY_STRUCTURES = 3  # ... when the best structure has a non-free-form (library) shape: look-alike library
+# shapes are told apart by their pixel scores (the sparse chamfer score cannot)
+STRUCTURE_MARGIN = 0.5  # ... if their structure score is within this of the best
+OVERRUN_MS = 0.0  # a further structure gets strokes only if the last one's stroke stage fits in the budget + this
+FINAL_STRUCTURE_WEIGHT = 0.3  # final rank: pixel score + this x structure score
 PIXEL_WEIGHT = 100.0  # pixel score = PIXEL_WEIGHT * mean |grey difference| (0-1)
 LIBRARY_TOP = 3  # library shapes proposed per shape of a starting proposal
 POLISH_MS = 50.0  # time the stroke stage takes with POLISH_EVALS (fewer evaluations when less is left)
@@ -334,26 +341,43 @@ def refine_image(
         structures = 1 if _free_form_program(rescored[0].program) else LIBRARY_STRUCTURES
     chosen = [c for c in rescored[:structures] if c.score <= rescored[0].score + STRUCTURE_MARGIN]
     finals = []
+    stage_ms = 0.0
     for scored in chosen:
+        if finals and budget_ms is not None and _elapsed(started) + stage_ms > budget_ms + OVERRUN_MS:
+            break  # out of time: the structures not given strokes are left to the runners-up
+        stage_started = time.perf_counter()
         placements, context = scored.info
         evals = strokes.POLISH_EVALS / len(chosen)
         if budget_ms is not None:
             share = (budget_ms - _elapsed(started)) / POLISH_MS
             evals = min(strokes.POLISH_EVALS * share / (len(chosen) - len(finals)), evals)
         evals = int(max(evals, strokes.MIN_POLISH_EVALS))
+        # several structures: one round each (polish, strokes), a second round for the winner only
+        passes = 1 if len(chosen) > 1 else strokes.STROKE_PASSES
         program, placements = strokes.assign_strokes(
-            scored.program, list(placements), target, context.strokes_from, evals
+            scored.program, list(placements), target, context.strokes_from, evals, passes
         )
         templates = [template(s) for s in program.shapes]
         pixel = PIXEL_WEIGHT * pose.pixel_cost(templates, placements, target)
         finals.append((pixel + FINAL_STRUCTURE_WEIGHT * scored.score, len(finals), program,
-                       tuple(p.pose(target) for p in placements), scored))
+                       tuple(p.pose(target) for p in placements), scored, pixel, placements))
+        stage_ms = _elapsed(stage_started)
     finals.sort(key=lambda f: (f[0], f[1]))
+    if len(chosen) > 1 and strokes.STROKE_PASSES > 1:
+        first = finals[0]
+        evals = max(strokes.POLISH_EVALS // 3, strokes.MIN_POLISH_EVALS)
+        program, placements = strokes.assign_strokes(
+            first[2], list(first[6]), target, first[4].info[1].strokes_from, evals, strokes.STROKE_PASSES - 1
+        )
+        pixel = PIXEL_WEIGHT * pose.pixel_cost([template(s) for s in program.shapes], placements, target)
+        if pixel <= first[5]:
+            finals[0] = (first[0] - first[5] + pixel, first[1], program, tuple(p.pose(target) for p in placements),
+                         first[4], pixel, placements)
     timings["strokes"] = _elapsed(started) - timings["search"] - timings["rescore"]
     best = finals[0]
     others = [Alternative(f[2], f[4].score, f[3]) for f in finals[1:]]
     others += [
-        Alternative(c.program, c.score, tuple(p.pose(target) for p in c.info[0])) for c in rescored[len(chosen):]
+        Alternative(c.program, c.score, tuple(p.pose(target) for p in c.info[0])) for c in rescored[len(finals):]
     ]
     return Refinement(
         program=best[2],
@@ -362,6 +386,6 @@ def refine_image(
         alternatives=tuple(sorted(others, key=lambda a: a.score)),
         candidates=len(ranked),
         milliseconds=_elapsed(started),
-        pixel_score=best[0] - best[4].score,
+        pixel_score=best[5],
         timings=timings,
     )

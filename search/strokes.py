@@ -4,7 +4,9 @@ The sparse chamfer score of the structure search sees only centrelines; stroke t
 the three stamps) are decided here, once the structure and its poses are known: the poses are polished on
 the pixel score of the rendered candidate (`search.pose.polish`), then for each action every stroke type
 is rendered and compared with the image in a window around that action (`kernels.window_l1_shifted`,
-which tolerates a residual misalignment of one pixel), with a small preference for the decoder's stroke.
+which tolerates a residual misalignment of OVERLAP_PX = 3.0  # pixels: centreline points this near another action's are drawn over by it
+OVERLAP_SHARE = 0.6  # share of an action's centreline that must be covered for a pair to overlap
+WINDOW_SHIFT = 2 pixels), with a small preference for the decoder's stroke.
 Library shapes that the generators always draw with normal strokes (`if stamp` = 0, spec §3.3) keep them.
 """
 
@@ -24,8 +26,9 @@ STROKE_PASSES = 2  # rounds of (polish, choose strokes)
 WINDOW_MARGIN = 6  # pixels around an action's marks in its window
 POLISH_EVALS = 60  # pixel-score evaluations polishing each shape's pose
 MIN_POLISH_EVALS = 12
-PRESELECT = int(__import__('os').environ.get('H6_PRE', 0))
-WINDOW_SHIFT = int(__import__('os').environ.get('H6_SHIFT', 2))  # pixels the action window may shift
+OVERLAP_PX = 3.0  # pixels: centreline points this near another action's are drawn over by it
+OVERLAP_SHARE = 0.6  # share of an action's centreline that must be covered for a pair to overlap
+WINDOW_SHIFT = 2  # pixels the window of an action may shift when its stroke options are compared
 
 
 def _action_window(tpl, place: pose.Placement, target: Target, action: int) -> tuple[int, int, int]:
@@ -66,19 +69,18 @@ def _decoder_strokes(program: ImageProgram, source: ImageProgram) -> list[list[S
 
 
 def assign_strokes(
-    program: ImageProgram, placements: list, target: Target, source: ImageProgram, polish_evals: int = POLISH_EVALS
+    program: ImageProgram, placements: list, target: Target, source: ImageProgram, polish_evals: int = POLISH_EVALS,
+    passes: int = STROKE_PASSES,
 ):
     """Polish the poses on the pixel score, then choose each action's stroke; if strokes changed, polish
-    again with them and choose once more (STROKE_PASSES rounds at most) -> (program, placements)."""
+    again with them and choose once more (`passes` rounds at most) -> (program, placements)."""
     decoder = _decoder_strokes(program, source)
     fixed = [normal_strokes_only(shape) for shape in program.shapes]
     program = ImageProgram(tuple(
         shape.with_strokes(StrokeType.NORMAL) if normal else shape for shape, normal in zip(program.shapes, fixed)
     ))
-    if PRESELECT:  # strokes read at the structure's pose first, so that the polish fits the right marks
-        program, _ = _choose_strokes(program, placements, target, decoder, fixed)
     evals = polish_evals
-    for _ in range(STROKE_PASSES):
+    for _ in range(passes):
         placements = pose.polish([template(x) for x in program.shapes], list(placements), target, evals)
         program, changed = _choose_strokes(program, placements, target, decoder, fixed)
         if not changed:
@@ -109,4 +111,48 @@ def _choose_strokes(
             choice = options[int(np.argmin(costs))]
             if choice != current:
                 program, changed = _with_action(program, s, i, choice), True
+        for i, j in _overlapping_actions(tpl, placements[s]):
+            program, pair_changed = _choose_pair(program, placements, target, decoder, s, i, j)
+            changed |= pair_changed
     return program, changed
+
+
+def _overlapping_actions(tpl, place: pose.Placement) -> list[tuple[int, int]]:
+    """Pairs of actions of a shape that draw over each other (most of the shorter one's centreline lies
+    within OVERLAP_PX of the other's): their strokes are only seen together (the later one is on top)."""
+    points = tpl.coarse * place.s
+    owner = tpl.coarse_action
+    n = int(owner.max()) + 1 if len(owner) else 0
+    pairs = []
+    for i in range(n):
+        a = points[owner == i]
+        for j in range(i + 1, n):
+            b = points[owner == j]
+            if len(a) == 0 or len(b) == 0:
+                continue
+            d = np.sqrt(((a[:, None, :] - b[None, :, :]) ** 2).sum(-1))
+            if min((d.min(axis=1) < OVERLAP_PX).mean(), (d.min(axis=0) < OVERLAP_PX).mean()) >= OVERLAP_SHARE:
+                pairs.append((i, j))
+    return pairs
+
+
+def _choose_pair(program: ImageProgram, placements: list, target: Target, decoder, s: int, i: int, j: int):
+    """The strokes of two overlapping actions chosen jointly (every combination) in a window around both."""
+    tpl = template(program.shapes[s])
+    wi, wj = _action_window(tpl, placements[s], target, i), _action_window(tpl, placements[s], target, j)
+    r0, c0 = min(wi[0], wj[0]), min(wi[1], wj[1])
+    window = (r0, c0, max(wi[0] + wi[2] - r0, wj[0] + wj[2] - r0, wi[1] + wi[2] - c0, wj[1] + wj[2] - c0))
+    a, b = program.shapes[s].actions[i], program.shapes[s].actions[j]
+    best, best_cost = (a, b), np.inf
+    for x in [a] + list(stroke_variants(a)):
+        for y in [b] + list(stroke_variants(b)):
+            candidate = _with_action(_with_action(program, s, i, x), s, j, y)
+            cost = _window_cost(candidate, placements, target, window) + sum(
+                STROKE_PRIOR for k, option in ((i, x), (j, y))
+                if decoder[s][k] is not None and option.stroke is not decoder[s][k]
+            )
+            if cost < best_cost - 1e-9:
+                best, best_cost = (x, y), cost
+    if best == (a, b):
+        return program, False
+    return _with_action(_with_action(program, s, i, best[0]), s, j, best[1]), True

@@ -79,3 +79,17 @@ def test_sparse_scores_matches_reference():
         kernels.sparse_scores(points, radii, owner, pose_sets, dt, samples, 8.0, 10.0),
         kernels.sparse_scores_reference(points, radii, owner, pose_sets, dt, samples, 8.0, 10.0),
     )
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), shift=st.integers(0, 3))
+def test_window_l1_shifted_matches_reference_on_sparse_renders(seed, shift):
+    # renders are mostly white: the sparse form (integral image + ink pixels) must give the same sums
+    rng = np.random.default_rng(seed)
+    image = np.where(rng.random((30, 40)) < 0.3, rng.integers(0, 256, size=(30, 40)), 255).astype(np.uint8)
+    size = int(rng.integers(1, 25))
+    rendered = np.where(rng.random((size, size)) < 0.2, rng.integers(0, 255, size=(size, size)), 255).astype(np.uint8)
+    r0, c0 = (int(v) for v in rng.integers(-10, 35, size=2))
+    assert kernels.window_l1_shifted(rendered, image, r0, c0, shift) == pytest.approx(
+        kernels.window_l1_shifted_reference(rendered, image, r0, c0, shift)
+    )

@@ -41,3 +41,22 @@ def test_stroke_variants_cover_the_other_types():
     assert {a.stroke for a in stroke_variants(action)} == {
         StrokeType.NORMAL, StrokeType.CIRCLE, StrokeType.SQUARE, StrokeType.TRIANGLE
     }
+
+
+def test_free_form_shapes_read_backwards_are_turned_forwards_and_snapped():
+    from dsl.canonical import same_shape
+    from search.neighbourhood import forward_free_form, free_form_share
+
+    # a free-form shape in canonical (backwards) form: its arcs have negative angles
+    backwards = parse_image([["arc_normal_0.500_0.375-0.500", "arc_square_0.500_0.375-0.500",
+                              "line_triangle_1.000-1.000", "arc_circle_0.500_0.375-1.000"]]).shapes[0]
+    forwards = forward_free_form(backwards)
+    assert same_shape(backwards, forwards)
+    assert all(a.angle > 0 for a in forwards.actions if a.radius > 0)
+    assert off_grid_count(ImageProgram((backwards,))) == 0  # -90 degree arcs are free-form values too
+    assert same_shape(backwards, snap_free_form(backwards))  # snapping keeps the sign of an arc
+    from dsl.types import Action, Shape
+
+    jittered = Shape((Action.line(1.19, 0.0), Action.line(0.9, 93.0), Action.arc(0.52, 84.0, 0.0),
+                      Action.line(0.5, 0.0)))
+    assert free_form_share(jittered) == 0.75

@@ -42,3 +42,27 @@ def test_anchored_placement_keeps_the_joint():
         return np.array([cx + a * x - b * y, cy - (b * x + a * y)])
 
     np.testing.assert_allclose(pixel(child, moved, 2), pixel(parent, place, 2), atol=1e-9)
+
+
+def test_render_window_skips_marks_outside_the_window_without_changing_pixels():
+    from dsl.raster import render_marks
+
+    program = parse_image([["line_square_1.000-0.500", "arc_zigzag_0.500_0.625-0.750"], ["line_circle_1.000-0.500"]])
+    image = render_program(program, [Pose(-120.0, 40.0, 10.0, 110.0), Pose(140.0, -90.0, 50.0, 100.0)])
+    target = make_target(image)
+    templates = [template(s) for s in program.shapes]
+    placements, _ = pose.fit(templates, target)
+    rng = np.random.default_rng(1)
+    for _ in range(30):
+        r0, c0, size = int(rng.integers(100, 400)), int(rng.integers(100, 400)), int(rng.integers(10, 120))
+        points, offsets, kinds = [], [0], []
+        for tpl, place in zip(templates, placements):
+            cx, cy, a, b = place.affine()
+            x, y = tpl.mark_points[:, 0], tpl.mark_points[:, 1]
+            points.append(np.column_stack([cx + a * x - b * y + target.origin[1] - c0,
+                                           cy - (b * x + a * y) + target.origin[0] - r0]))
+            offsets += list(offsets[-1] + tpl.mark_offsets[1:])
+            kinds.append(tpl.mark_kinds)
+        full = render_marks(np.ascontiguousarray(np.concatenate(points)), np.array(offsets, dtype=np.int64),
+                            np.concatenate(kinds), size, pose.RENDER_PEN_RADIUS, pose.RENDER_OUTLINE_RADIUS)
+        assert np.array_equal(full, pose.render_window(templates, placements, target, r0, c0, size))

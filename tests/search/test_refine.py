@@ -68,3 +68,25 @@ def test_consensus_takes_the_majority_action_per_position():
     proposals = [Proposal(p.program, 0.0) for p in corrupted()] + [Proposal(TRUTH, 0.0)]
     majority = consensus(proposals)
     assert same_image(majority, TRUTH, length_tol=0.06, angle_tol=5.0)
+
+
+def test_consensus_votes_on_moves_and_strokes_separately():
+    # the top proposal's move is outvoted by the others even though their strokes differ
+    a = parse_image([["line_normal_1.000-0.500", "line_normal_1.000-1.000"]])
+    b = parse_image([["line_normal_1.000-0.500", "line_circle_1.000-0.833"]])
+    c = parse_image([["line_normal_1.000-0.500", "line_square_1.000-0.833"]])
+    d = parse_image([["line_normal_1.000-0.500", "line_circle_1.000-0.833"]])
+    proposals = [Proposal(a, 0.0), Proposal(b, -0.5), Proposal(c, -0.6), Proposal(d, -0.7)]
+    majority = consensus(proposals, temperature=0.0)
+    assert same_image(majority, parse_image([["line_normal_1.000-0.500", "line_circle_1.000-0.833"]]))
+
+
+def test_refinement_snaps_jittered_free_form_proposals():
+    image = render_program(TRUTH, POSES)
+    from dsl.types import Action, ImageProgram, Shape
+
+    a = TRUTH.shapes[0].actions
+    rough = ImageProgram((Shape((Action.line(1.19, 0.0, a[0].stroke), Action.arc(0.52, 84.0, a[1].turn + 8.0, a[1].stroke),
+                                 Action.line(0.85, a[2].turn - 5.0, a[2].stroke), a[3])),))
+    refinement = refine_image(image, [Proposal(rough, 0.0)], budget_ms=None, max_candidates=30)
+    assert same_image(refinement.program, TRUTH, ignore_strokes=True)
