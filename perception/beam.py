@@ -25,6 +25,9 @@ from perception.geometry import State, draw_paths, pen_width, segment_middle, wa
 from perception.model import ARC, CURVE, LENGTH, LINE, NEXT, RADIUS, STOP, TURN, Decoder, mixture_options
 
 
+MIN_NEXT_LOGP = -6.0  # NEXT is offered only where its probability is above ~0.25 %
+
+
 @dataclass
 class Hypothesis:
     image: int
@@ -102,7 +105,7 @@ def search(model: Decoder, images: list[np.ndarray], beam: int = 8, samples: int
         cands: list[tuple[int, int, int, list, list, float]] = []  # parent, kind, stroke, values, start, delta
         for r in allow[:, STOP].nonzero()[:, 0].tolist():
             cands.append((r, STOP, -1, [0.0] * 4, [0.0] * 4, float(lk[r, STOP])))
-        rows = allow[:, NEXT].nonzero()[:, 0]
+        rows = (allow[:, NEXT] & (lk[:, NEXT] > MIN_NEXT_LOGP)).nonzero()[:, 0]  # a new shape only where plausible
         if len(rows):
             cands += _start_options(model, inputs, ctx[rows], global_view[rows], owner[rows], canvas[rows], rows, lk[rows, NEXT], n_turns)
         partial = []
@@ -157,26 +160,28 @@ def _start_options(model: Decoder, inputs, ctx, global_view, owner, canvas, rows
     position the 2 heaviest directions and the best unit."""
     head = model.start_head
     xy, w_xy = mixture_options(head.position_dist(ctx, global_view), 4 * n_positions)  # (R, P, 2), (R, P)
-    out = []
-    for r, row in enumerate(rows.tolist()):
+    pick_r, pick_p = [], []
+    for r in range(len(rows)):
         picked: list[int] = []
         for p in range(xy.shape[1]):
-            if all((xy[r, p] - xy[r, q]).norm() > 0.03 for q in picked):
+            if all(float((xy[r, p] - xy[r, q]).norm()) > 0.03 for q in picked):
                 picked.append(p)
             if len(picked) == n_positions:
                 break
-        sel = torch.tensor(picked)
-        pos = xy[r, sel]
-        k = len(picked)
-        rr = torch.full((k,), r)
-        feature = model.start_features(inputs["image"], inputs["box"], owner[rr], canvas[rr], pos)
-        theta, w_theta = mixture_options(head.direction_dist(ctx[rr], feature), 2, tolerance=0.05)
-        for d in range(theta.shape[1]):
-            unit, w_unit = mixture_options(head.unit_dist(ctx[rr], feature, theta[:, d]), 1)
-            delta = (w_xy[r, sel] + w_theta[:, d] + w_unit[:, 0]).tolist()
-            starts = torch.stack([pos[:, 0], pos[:, 1], theta[:, d], unit[:, 0]], 1).tolist()
-            for j in range(k):
-                out.append((row, NEXT, -1, [0.0] * 4, starts[j], float(lk_next[r]) + delta[j]))
+        pick_r += [r] * len(picked)
+        pick_p += picked
+    rr, pp = torch.tensor(pick_r), torch.tensor(pick_p)
+    pos, w_pos = xy[rr, pp], w_xy[rr, pp]
+    feature = model.start_features(inputs["image"], inputs["box"], owner[rr], canvas[rr], pos)
+    theta, w_theta = mixture_options(head.direction_dist(ctx[rr], feature), 2, tolerance=0.05)
+    out = []
+    rows_l, lk_l = rows.tolist(), lk_next.tolist()
+    for d in range(theta.shape[1]):
+        unit, w_unit = mixture_options(head.unit_dist(ctx[rr], feature, theta[:, d]), 1)
+        delta = (w_pos + w_theta[:, d] + w_unit[:, 0]).tolist()
+        starts = torch.stack([pos[:, 0], pos[:, 1], theta[:, d], unit[:, 0]], 1).tolist()
+        for j, r in enumerate(pick_r):
+            out.append((rows_l[r], NEXT, -1, [0.0] * 4, starts[j], lk_l[r] + delta[j]))
     return out
 
 

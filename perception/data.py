@@ -143,7 +143,8 @@ def sample_training_program(rng: np.random.Generator, free_form_share: float = 0
 
 # ------------------------------------------------------------------------------------------ steps
 
-JITTER = (0.05, math.radians(3.0), 0.04)  # std of the state jitter: position (units), direction, log u
+JITTER = (0.05, math.radians(4.0), 0.06)  # std of the state jitter: position (units), direction, log u ...
+JITTER_SCALES = (0.5, 1.0, 2.0)  # ... times one of these per step: small and large errors both seen
 STRIP_JITTER = (0.04, math.radians(4.0))  # std of the stroke strip's jitter: position (units), direction
 
 
@@ -160,8 +161,9 @@ def null_state(box: tuple[float, float, float]) -> State:
 
 def jitter(state: State, rng: np.random.Generator) -> tuple[State, np.ndarray]:
     """A perturbed copy of `state` and the correction that undoes it (see the module notes)."""
-    dx, dy = rng.normal(0.0, JITTER[0], 2) * state.u
-    dtheta, dlog = rng.normal(0.0, JITTER[1]), rng.normal(0.0, JITTER[2])
+    k = JITTER_SCALES[rng.integers(len(JITTER_SCALES))]
+    dx, dy = rng.normal(0.0, k * JITTER[0], 2) * state.u
+    dtheta, dlog = rng.normal(0.0, k * JITTER[1]), rng.normal(0.0, k * JITTER[2])
     seen = State(state.x + dx, state.y + dy, state.theta + dtheta, state.u * math.exp(dlog))
     return seen, correction_target(state, seen)
 

@@ -13,6 +13,7 @@ value counts as the weight of the mixture component it came from.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,12 +46,26 @@ def load_decoder(path: str | Path | None = None) -> Decoder:
     if not path.is_file():
         raise FileNotFoundError(f"decoder checkpoint not found: {path}")
     state = torch.load(path, map_location="cpu", weights_only=True)
-    config = dict(state["config"])
+    known = {f.name for f in dataclasses.fields(DecoderConfig)}
+    config = {k: v for k, v in state["config"].items() if k in known}  # settings retired since: ignored
     config["channels"] = tuple(config["channels"])
     config["strip_size"] = tuple(config["strip_size"])
     model = Decoder(DecoderConfig(**config))
     model.load_state_dict(state["model"])
-    return model.eval()
+    return fuse_batch_norms(model.eval())
+
+
+def fuse_batch_norms(model: Decoder) -> Decoder:
+    """Fold every BatchNorm that follows a convolution into it (inference only: same outputs, faster)."""
+    for module in model.modules():
+        if isinstance(module, torch.nn.Sequential):
+            layers = list(module)
+            for i in range(len(layers) - 1):
+                conv, norm = layers[i], layers[i + 1]
+                if isinstance(conv, torch.nn.Conv2d) and isinstance(norm, torch.nn.BatchNorm2d):
+                    module[i] = torch.nn.utils.fusion.fuse_conv_bn_eval(conv, norm)
+                    module[i + 1] = torch.nn.Identity()
+    return model
 
 
 @torch.no_grad()

@@ -22,12 +22,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from PIL import Image, ImageDraw
 
 from dsl.canonical import Segment, to_travel_form, travel_variants
 from dsl.raster import official_view
-from dsl.turtle import execute_shape
 from dsl.types import ActionKind, Pose, Shape
 
 PIXELS_PER_UNIT = official_view(512).pixels_per_unit  # 512 / 783: one turtle unit in pixels at 512 px

@@ -244,7 +244,7 @@ def register(subcommands: argparse._SubParsersAction) -> None:
     evaluation.add_argument("--limit", type=int, default=None, help="first N problems of the split")
     evaluation.add_argument("--oracle", action="store_true", help="use the ground-truth action programs")
     evaluation.add_argument("--workers", type=int, default=2,
-                            help="processes: problems in parallel with --oracle, else refinement in parallel")
+                            help="processes: problems in parallel with --oracle, else decoding and refinement split across them")
     evaluation.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT, help="seconds per problem")
     evaluation.add_argument("--json", required=True, help="summary JSON (per-problem lines go to OUT.jsonl)")
     evaluation.add_argument("--dump", type=Path, default=None, help="write an explanation report per problem here")

@@ -113,3 +113,22 @@ def test_shipped_checkpoint_decodes_an_official_image():
     assert proposals[0].logp >= proposals[-1].logp
     # the decoder is trained for this: some proposal has the right number of shapes
     assert any(len(p.program.shapes) == len(image.program.shapes) for p in proposals)
+
+
+def test_teacher_forcing_walks_every_true_step():
+    from perception.beam import teacher_forced
+    from perception.config import DecoderConfig
+    from perception.model import Decoder
+
+    torch.manual_seed(0)
+    model = Decoder(DecoderConfig(feature=16, hidden=32, channels=(4, 8, 8, 8), head_hidden=16)).eval()
+    rng = np.random.default_rng(8)
+    drawn = [sample_training_program(rng) for _ in range(3)]
+    images = [render_program(p, q) for p, q in drawn]
+    steps = [example_steps(p, q, im, None) for (p, q), im in zip(drawn, images)]
+    out = teacher_forced(model, images, steps)
+    for s, o in zip(steps, out):
+        n_actions = int(np.isin(s["kind"], (0, 1)).sum())
+        assert len(o["kind"]) == len(s["kind"])
+        assert len(o["stroke"]) == len(o["turn"]) == len(o["value"]) == n_actions
+        assert all(0 <= k < 4 for k in o["kind"]) and all(0 <= x < 5 for x in o["stroke"])
