@@ -15,7 +15,10 @@ Figures (all images of all problems):
                                  tracing the decoder is taught (top-most start, rightward direction);
                                  the turtle walks the true actions from its own re-centred state.
                                  Official images: the true poses are fitted by `search.pose` (the
-                                 dataset does not store them); generated images: the true poses
+                                 dataset does not store them); generated images: the true poses.
+  kind_well_fitted, type_well_fitted   the same on the images whose fitted poses reproduce the image
+                                 (ink IoU >= 0.85; `images_well_fitted` of them, `fit_iou_mean`): a poor
+                                 fit starts the turtle in the wrong place, which is not the decoder's fault
   turn_error_deg, length_error, arc_angle_error_deg, radius_error
                                  teacher-forced mean absolute error of the heaviest mixture component
   exact_top1, exact_topk         the top-1 / any of the top-k decoded programs equals the truth up to
@@ -49,6 +52,8 @@ from perception.data import sample_training_program
 from perception.decode import decode_images, load_decoder, snap_free_form
 from perception.model import ARC, CURVE, LENGTH, LINE, RADIUS, TURN, Decoder
 
+FIT_POLISH_EVALS = 300  # pixel-polish evaluations of the fitted poses of official images
+WELL_FITTED_IOU = 0.85  # teacher-forced figures are also given on images fitted at least this well
 SNAPPED_TOLERANCE = {"length_tol": 0.02, "angle_tol": 2.0}
 RAW_TOLERANCE = {"length_tol": 0.05, "angle_tol": 5.0}
 
@@ -95,16 +100,43 @@ def dataset_images(root: str, split: str, limit: int | None) -> list[tuple[np.nd
     return [(image.load(), image.program, None) for p in problems for image in p.positives + p.negatives]
 
 
-def fitted_poses(image: np.ndarray, program: ImageProgram) -> tuple:
-    """Poses of the true program in an official image (not stored in the dataset): the search's pose fit
-    and pixel polish (`search.pose`), on the program with its 3-decimal rounding undone."""
+def fitted_poses(image: np.ndarray, program: ImageProgram) -> tuple[ImageProgram, tuple]:
+    """The true program and its poses in an official image (poses are not stored in the dataset): the
+    search's pose fit and pixel polish (`search.pose`). A symmetric outline fits equally well from several
+    start points, and only the stroke types tell them apart, so every tracing of each shape
+    (`dsl.canonical.travel_variants`: same picture) is fitted and the one whose render matches the image
+    best is kept, shape by shape."""
+    from dsl.canonical import from_travel_form, travel_variants
     from search.pose import fit, polish
     from search.template import make_target, template
 
     target = make_target(image)
-    templates = [template(s) for s in program.shapes]
-    placements, _ = fit(templates, target)
-    return tuple(p.pose(target) for p in polish(templates, placements, target, 60))
+
+    def fitted(prog: ImageProgram) -> tuple[float, tuple]:
+        templates = [template(s) for s in prog.shapes]
+        placements, _ = fit(templates, target)
+        poses = tuple(p.pose(target) for p in polish(templates, placements, target, FIT_POLISH_EVALS))
+        return fit_iou(image, prog, poses), poses
+
+    best_iou, best_poses = fitted(program)
+    for i, shape in enumerate(program.shapes):
+        for variant in travel_variants(shape)[1:]:
+            shapes = list(program.shapes)
+            shapes[i] = from_travel_form(variant)
+            candidate = ImageProgram(tuple(shapes))
+            iou, poses = fitted(candidate)
+            if iou > best_iou + 1e-3:
+                best_iou, best_poses, program = iou, poses, candidate
+    return program, best_poses
+
+
+def fit_iou(image: np.ndarray, program: ImageProgram, poses) -> float:
+    """IoU of the ink masks of the image and of the program drawn at `poses` (how good a pose fit is)."""
+    from dsl.raster import render_program
+
+    a, b = image < 128, render_program(program, poses) < 128
+    union = np.logical_or(a, b).sum()
+    return float(np.logical_and(a, b).sum() / union) if union else 1.0
 
 
 def teacher_forced(model: Decoder, items: list[tuple]) -> dict[str, list]:
@@ -115,23 +147,30 @@ def teacher_forced(model: Decoder, items: list[tuple]) -> dict[str, list]:
     from perception.beam import teacher_forced as run
     from perception.data import example_steps
 
-    images, steps = [], []
+    images, steps, fits = [], [], []
     for image, truth, poses in items:
         program = exact_program(truth)
         if poses is None:
-            poses = fitted_poses(image, program)
+            program, poses = fitted_poses(image, program)
+            fits.append(fit_iou(image, program, poses))
         else:
             program = truth
+            fits.append(1.0)
         images.append(image)
         steps.append(example_steps(program, poses, image, None))
-    out = {"kind": [], "type": [], "turn_error_deg": [], "length_error": [], "arc_angle_error_deg": [], "radius_error": []}
-    for s, pred in zip(steps, run(model, images, steps)):
+    out = {"kind": [], "type": [], "turn_error_deg": [], "length_error": [], "arc_angle_error_deg": [], "radius_error": [],
+           "kind_well_fitted": [], "type_well_fitted": [], "fit_iou": fits}
+    for s, pred, fit in zip(steps, run(model, images, steps), fits):
         kind = s["kind"]
         out["kind"] += [int(p == k) for p, k in zip(pred["kind"][1:], kind[1:])]
+        if fit >= WELL_FITTED_IOU:
+            out["kind_well_fitted"] += out["kind"][len(out["kind"]) - len(kind) + 1 :]
         act = [t for t, k in enumerate(kind) if k in (LINE, ARC)]
         for j, t in enumerate(act):
             v = s["values"][t]
             out["type"].append(int(pred["stroke"][j] == s["stroke"][t]))
+            if fit >= WELL_FITTED_IOU:
+                out["type_well_fitted"].append(out["type"][-1])
             if s["has_turn"][t]:
                 out["turn_error_deg"].append(abs((pred["turn"][j] * 180 - v[TURN] * 180 + 180) % 360 - 180))
             if kind[t] == LINE:
@@ -184,7 +223,9 @@ def main(argv: list[str] | None = None) -> int:
         "data": args.data, "split": args.split, "images": len(items), "top_k": args.top_k,
         "checkpoint": str(args.checkpoint or "shipped"),
         "kind_accuracy": float(np.mean(steps["kind"])), "type_accuracy": float(np.mean(steps["type"])),
-        **{k: float(np.mean(v)) if v else None for k, v in steps.items() if k not in ("kind", "type")},
+        **{k: float(np.mean(v)) if v else None for k, v in steps.items() if k not in ("kind", "type", "fit_iou")},
+        "fit_iou_mean": float(np.mean(steps["fit_iou"])),
+        "images_well_fitted": int(np.sum(np.array(steps["fit_iou"]) >= WELL_FITTED_IOU)),
         **{k: float(np.mean(v)) for k, v in per_image.items()},
         "tolerances": {"snapped": SNAPPED_TOLERANCE if free_form else None, "raw": RAW_TOLERANCE},
         "seconds_per_image": seconds / max(1, len(items)),

@@ -22,7 +22,7 @@ from dsl.canonical import Segment
 from dsl.types import DATASET_STROKE_TYPES, ActionKind
 from perception.data import CANVAS, _as_official, apply_correction, crop_box, null_state, prepare_image, state_from_start
 from perception.geometry import State, draw_paths, pen_width, segment_middle, walk
-from perception.model import ARC, CURVE, LENGTH, LINE, NEXT, RADIUS, STOP, TURN, Decoder, mixture_options
+from perception.model import ARC, CURVE, LINE, NEXT, STOP, TURN, Decoder, mixture_options
 
 
 MIN_NEXT_LOGP = -6.0  # NEXT is offered only where its probability is above ~0.25 %
