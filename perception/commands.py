@@ -87,7 +87,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workers", type=int, default=1, help="DataLoader worker processes (0 = in the loop)")
     parser.add_argument("--threads", type=int, default=2, help="torch threads")
     parser.add_argument("--time-limit", type=float, default=0.0, help="stop after this many minutes (0 = none)")
-    parser.add_argument("--init", type=Path, default=None, help="start from this checkpoint's weights")
+    parser.add_argument("--init", type=Path, default=None, help="start from this checkpoint's weights (new parts from scratch)")
+    parser.add_argument("--stop-after", type=int, default=0, help="stop after this many steps (the LR schedule still spans --steps)")
 
 
 def register(subcommands: argparse._SubParsersAction) -> None:

@@ -106,7 +106,7 @@ def train(args: argparse.Namespace) -> dict:
         optimizer.step()
         bar.update(1)
         bar.set_postfix(loss=f"{loss.item():.3f}", refresh=False)
-        out_of_time = args.time_limit and time.time() - start > 60 * args.time_limit
+        out_of_time = (args.time_limit and time.time() - start > 60 * args.time_limit) or step == args.stop_after
         if step % args.val_every == 0 or step == args.steps or out_of_time:
             metrics = {"step": step, "minutes": round((time.time() - start) / 60, 2), "train_loss": loss.item(), **validate(model, val)}
             tqdm.write(json.dumps(metrics))
