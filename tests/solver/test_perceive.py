@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 
+from dsl.canonical import same_image
 from dsl.raster import render_program
 from dsl.syntax import parse_image
 from dsl.types import Pose
@@ -9,6 +10,8 @@ from solver.perceive import PerceptionError, PixelPerception, seed_proposals
 
 SQUARE = parse_image([["line_normal_1.000-0.500", "line_normal_1.000-0.750", "line_normal_1.000-0.750",
                        "line_normal_1.000-0.750"]])
+SMALL_SQUARE = parse_image([["line_normal_0.700-0.500", "line_normal_0.700-0.750", "line_normal_0.700-0.750",
+                             "line_normal_0.700-0.750"]])  # off the free-form grid
 
 
 class FakeDecoderPerception(PixelPerception):
@@ -47,8 +50,29 @@ def test_a_failing_refinement_is_recorded_and_falls_back(monkeypatch):
 
     monkeypatch.setattr(perceive, "refine_image", broken)
     image = np.full((512, 512), 255, np.uint8)
-    [result] = FakeDecoderPerception([Proposal(SQUARE, 0.0)]).perceive([image])
-    assert result.program == SQUARE and "kernel exploded" in result.error
+    [result] = FakeDecoderPerception([Proposal(SMALL_SQUARE, 0.0)]).perceive([image])
+    assert result.program == SMALL_SQUARE and "kernel exploded" in result.error
+
+
+def test_a_decoded_free_form_program_is_kept_and_only_fitted(monkeypatch):
+    import solver.perceive as perceive
+
+    def unused(*args, **kwargs):
+        raise AssertionError("free-form programs on the grid are not refined")
+
+    monkeypatch.setattr(perceive, "refine_image", unused)
+    rough = parse_image([["line_normal_0.980-0.500", "line_normal_0.990-0.745", "line_normal_1.000-0.752",
+                          "line_normal_0.990-0.750"]])
+    image = render_program(SQUARE, [Pose(-40, 20, 15, 120)])
+    [result] = FakeDecoderPerception([Proposal(rough, 0.0)]).perceive([image])
+    assert result.error is None and result.poses is not None
+    assert same_image(result.program, SQUARE, length_tol=1e-6, angle_tol=1e-6)
+
+
+def test_a_library_like_program_is_refined():
+    image = render_program(SMALL_SQUARE, [Pose(-40, 20, 15, 200)])
+    [result] = FakeDecoderPerception([Proposal(SMALL_SQUARE, 0.0)]).perceive([image])
+    assert result.error is None and result.score is not None  # refinement ran (fit-only has no score)
 
 
 def test_missing_checkpoint_is_a_clear_perception_error(tmp_path):
