@@ -109,11 +109,12 @@ def _refine_one(job: tuple[np.ndarray, tuple, float, bool]) -> Perceived:
         free_form = on_free_form_grid(proposals[0].program) if decoded and proposals else None
         if free_form is not None:  # the decoder reads free-form programs better than refinement does
             return _fit_only(image, free_form, proposals)
+        starts = proposals
         if decoded:  # library-like: searched from the generic seeds (and the top LIBRARY_DECODED readings)
             floor = min(p.logp for p in proposals) if proposals else 0.0
-            proposals = tuple(proposals[:LIBRARY_DECODED]) + tuple(Proposal(s.program, floor) for s in seed_proposals())
-        result = refine_image(image, list(proposals), budget_ms=budget_ms)
-    except Exception as error:  # one image's failure is recorded, the problem goes on
+            starts = tuple(proposals[:LIBRARY_DECODED]) + tuple(Proposal(s.program, floor) for s in seed_proposals())
+        result = refine_image(image, list(starts), budget_ms=budget_ms)
+    except Exception as error:  # one image's failure is recorded (the decoder's best reading kept), the problem goes on
         fallback = proposals[0].program if proposals else None
         return Perceived(fallback, proposals=proposals, error=f"refinement failed: {error!r}")
     return Perceived(result.program, result.poses, result.score, proposals)
