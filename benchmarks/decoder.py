@@ -107,15 +107,13 @@ def fitted_poses(image: np.ndarray, program: ImageProgram) -> tuple[ImageProgram
     (`dsl.canonical.travel_variants`: same picture) is fitted and the one whose render matches the image
     best is kept, shape by shape."""
     from dsl.canonical import from_travel_form, travel_variants
-    from search.pose import fit, polish
-    from search.template import make_target, template
+    from search.pose import fit_poses
+    from search.template import make_target
 
     target = make_target(image)
 
     def fitted(prog: ImageProgram) -> tuple[float, tuple]:
-        templates = [template(s) for s in prog.shapes]
-        placements, _ = fit(templates, target)
-        poses = tuple(p.pose(target) for p in polish(templates, placements, target, FIT_POLISH_EVALS))
+        poses = fit_poses(prog, target, FIT_POLISH_EVALS)
         return fit_iou(image, prog, poses), poses
 
     best_iou, best_poses = fitted(program)
@@ -132,11 +130,10 @@ def fitted_poses(image: np.ndarray, program: ImageProgram) -> tuple[ImageProgram
 
 def fit_iou(image: np.ndarray, program: ImageProgram, poses) -> float:
     """IoU of the ink masks of the image and of the program drawn at `poses` (how good a pose fit is)."""
+    from benchmarks.fidelity import INK_THRESHOLD, mask_iou
     from dsl.raster import render_program
 
-    a, b = image < 128, render_program(program, poses) < 128
-    union = np.logical_or(a, b).sum()
-    return float(np.logical_and(a, b).sum() / union) if union else 1.0
+    return mask_iou(image < INK_THRESHOLD, render_program(program, poses) < INK_THRESHOLD)
 
 
 def teacher_forced(model: Decoder, items: list[tuple]) -> dict[str, list]:

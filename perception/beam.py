@@ -1,9 +1,9 @@
 """Decoding: beam search (or ancestral sampling) in which every hypothesis walks its own turtle.
 
 A hypothesis is a partial program, its LSTM state, its turtle state and its drawn-so-far canvas. Per step
-the decoder looks at the image from the hypothesis's turtle (`Decoder.views`), re-centres the turtle
-(the correction head's mean times `gain`, by default the config's `correction_gain`), and offers discrete continuations: NEXT with the heaviest start
-components (position x direction, best unit), STOP, and LINE / ARC with the heaviest turn and value
+the decoder looks at the image from the hypothesis's turtle (`_look`: `Decoder.views`, the LSTM), re-centres
+the turtle (the correction head's mean times `gain`, by default the config's `correction_gain`), and
+offers discrete continuations: NEXT with the heaviest start components (position x direction, best unit), STOP, and LINE / ARC with the heaviest turn and value
 components (close components merged, `mixture_options`); the best of these by score get a stroke strip
 each and their top stroke types. The score of an option is its log-probability (continuous values: the
 log-weight of the component they came from). A hypothesis that chooses an action walks its turtle along
@@ -19,8 +19,8 @@ import torch
 from PIL import Image
 
 from dsl.canonical import Segment
-from dsl.types import DATASET_STROKE_TYPES, ActionKind
-from perception.data import CANVAS, _as_official, apply_correction, crop_box, null_state, prepare_image, state_from_start
+from perception.data import (CANVAS, _as_official, apply_correction, crop_box, null_state, prepare_image, state_from_start,
+                             token_segment)
 from perception.geometry import State, draw_paths, pen_width, segment_middle, walk
 from perception.model import ARC, CURVE, LINE, NEXT, STOP, TURN, Decoder, mixture_options
 
@@ -50,10 +50,23 @@ def prepare(images: list[np.ndarray]) -> dict[str, torch.Tensor]:
 
 
 def _segment(kind: int, values) -> Segment:
-    length, radius, curve, turn = (float(v) for v in values)
-    if kind == LINE:
-        return Segment(ActionKind.LINE, DATASET_STROKE_TYPES[0], max(length, 0.0), 0.0, 0.0, turn * 180.0)
-    return Segment(ActionKind.ARC, DATASET_STROKE_TYPES[0], 0.0, max(radius, 0.0), curve * 360.0, turn * 180.0)
+    """The geometry of a LINE / ARC option (its stroke type does not change where the turtle goes)."""
+    return token_segment(kind, 0, values)
+
+
+def _look(model: Decoder, inputs: dict, owner: torch.Tensor, states: list[State], canvases: list[Image.Image],
+          token: tuple, lstm_state: tuple, first: bool, gain: float | None):
+    """One step of reading for N turtles: views at their states, the LSTM step on the previous tokens,
+    the re-centred states. -> ctx (N, C), global view, canvas tensor (N, 128, 128), LSTM state, states."""
+    st = torch.tensor([s.as_tuple() for s in states], dtype=torch.float32)
+    canvas = torch.from_numpy(np.stack([np.asarray(c, np.uint8) for c in canvases]))
+    g, l, global_view = model.views(inputs["image"], inputs["crop"], inputs["box"], owner, st, canvas)
+    out, lstm_state = model.lstm(torch.cat([model.embed_tokens(*token), g, l], -1)[:, None], lstm_state)
+    ctx = torch.cat([out[:, 0], g, l], -1)
+    if first:  # nothing to re-centre on yet
+        return ctx, global_view, canvas, lstm_state, list(states)
+    corr = model.correction_dist(ctx).mean * (model.config.correction_gain if gain is None else gain)
+    return ctx, global_view, canvas, lstm_state, [apply_correction(s, c) for s, c in zip(states, corr.tolist())]
 
 
 def _first_per_group(group: torch.Tensor, score: torch.Tensor, count: int) -> torch.Tensor:
@@ -84,13 +97,8 @@ def search(model: Decoder, images: list[np.ndarray], beam: int = 8, samples: int
         if not hyps:
             break
         owner = torch.tensor([hp.image for hp in hyps])
-        states = torch.tensor([hp.state.as_tuple() for hp in hyps], dtype=torch.float32)
-        canvas = torch.from_numpy(np.stack([np.asarray(hp.canvas, np.uint8) for hp in hyps]))
-        g, l, global_view = model.views(inputs["image"], inputs["crop"], inputs["box"], owner, states, canvas)
-        out, lstm_state = model.lstm(torch.cat([model.embed_tokens(*prev), g, l], -1)[:, None], lstm_state)
-        ctx = torch.cat([out[:, 0], g, l], -1)
-        corr = model.correction_dist(ctx).mean * (cfg.correction_gain if gain is None else gain)
-        here = [hp.state if t == 0 else apply_correction(hp.state, c) for hp, c in zip(hyps, corr.tolist())]
+        ctx, global_view, canvas, lstm_state, here = _look(model, inputs, owner, [hp.state for hp in hyps],
+                                                           [hp.canvas for hp in hyps], prev, lstm_state, t == 0, gain)
         lk = model.kind_dist(ctx).logits.log_softmax(-1)
         shapes, actions = torch.tensor([hp.shapes for hp in hyps]), torch.tensor([hp.actions for hp in hyps])
         allow = torch.ones_like(lk, dtype=torch.bool)
@@ -257,21 +265,13 @@ def teacher_forced(model: Decoder, images: list[np.ndarray], steps: list[dict], 
     for t in range(max(lengths)):
         alive = [i for i in range(n) if t < lengths[i]]
         idx = torch.tensor(alive)
-        owner = idx
-        st = torch.tensor([states[i].as_tuple() for i in alive], dtype=torch.float32)
-        canvas = torch.from_numpy(np.stack([np.asarray(canvases[i], np.uint8) for i in alive]))
-        g, l, _ = model.views(inputs["image"], inputs["crop"], inputs["box"], owner, st, canvas)
-        token = tuple(p[idx] for p in prev)
-        hs = (lstm_state[0][:, idx], lstm_state[1][:, idx])
-        o, hs = model.lstm(torch.cat([model.embed_tokens(*token), g, l], -1)[:, None], hs)
+        ctx, _, _, hs, here = _look(model, inputs, idx, [states[i] for i in alive], [canvases[i] for i in alive],
+                                    tuple(p[idx] for p in prev), (lstm_state[0][:, idx], lstm_state[1][:, idx]), t == 0, gain)
         lstm_state[0][:, idx], lstm_state[1][:, idx] = hs
-        ctx = torch.cat([o[:, 0], g, l], -1)
-        corr = (model.correction_dist(ctx).mean * (cfg.correction_gain if gain is None else gain)).tolist()
         kinds = model.kind_dist(ctx).logits.argmax(-1).tolist()
         true_kind = torch.tensor([int(steps[i]["kind"][t]) for i in alive])
         values = torch.tensor(np.stack([steps[i]["values"][t] for i in alive]))
         act = ((true_kind == LINE) | (true_kind == ARC)).nonzero()[:, 0]
-        here = [states[i] if t == 0 else apply_correction(states[i], c) for i, c in zip(alive, corr)]
         if len(act):
             a_rows = act.tolist()
             strips = torch.tensor([segment_middle(here[r], _segment(int(true_kind[r]), values[r].tolist())) for r in a_rows], dtype=torch.float32)

@@ -49,7 +49,7 @@ from dsl.library import load_library
 from dsl.raster import render_drawing
 from dsl.turtle import execute_image
 from dsl.types import DATASET_STROKE_TYPES, ActionKind, ImageProgram, Pose, Shape
-from perception.geometry import CANVAS, State, draw_paths, pen_width, target_tracing, walk
+from perception.geometry import CANVAS, State, draw_paths, pen_width, segment_middle, target_tracing, walk
 
 INK_THRESHOLD = 48  # ink level (0-255) that counts as drawn when finding the crop
 CROP_MARGIN = 0.06  # margin around the ink, a fraction of the ink's larger side, plus 3 px
@@ -196,8 +196,6 @@ def state_from_start(values, box: tuple[float, float, float]) -> State:
 
 def strip_of(state: State, seg: Segment, rng: np.random.Generator | None = None) -> np.ndarray:
     """(x, y, tangent, length) of the segment's middle; with rng, jittered as a decoded turtle would be."""
-    from perception.geometry import segment_middle
-
     strip = np.array(segment_middle(state, seg), np.float32)
     if rng is not None:
         strip[:2] += rng.normal(0.0, STRIP_JITTER[0], 2) * state.u
@@ -218,7 +216,7 @@ def example_steps(program: ImageProgram, poses, image: np.ndarray, rng: np.rando
         rows.append({"kind": kind, "state": np.array(seen.as_tuple(), np.float32), "correction": corr,
                      "canvas": np.asarray(canvas, np.uint8).copy(), **fields})
 
-    for s, (segments, start) in enumerate(tracing):
+    for segments, start in tracing:
         add(StepKind.NEXT, start=start_values(start, box))
         state = start
         for i, seg in enumerate(segments):
@@ -228,8 +226,7 @@ def example_steps(program: ImageProgram, poses, image: np.ndarray, rng: np.rando
             path, state = walk(state, seg.kind, seg.turn, seg.length, seg.radius, seg.curvature)
             draw_paths(canvas, [path], box, pen_width(state.u))
     add(StepKind.STOP)
-    n = len(rows)
-    out = {
+    return {
         "kind": np.array([r["kind"] for r in rows], np.int64),
         "stroke": np.array([r.get("stroke", -1) for r in rows], np.int64),
         "values": np.stack([r.get("values", np.zeros(4, np.float32)) for r in rows]),
@@ -240,14 +237,26 @@ def example_steps(program: ImageProgram, poses, image: np.ndarray, rng: np.rando
         "strip": np.stack([r.get("strip", np.zeros(4, np.float32)) for r in rows]),
         "canvas": np.stack([r["canvas"] for r in rows]),
     }
-    assert len(out["kind"]) == n
-    return out
 
 
 def steps_program(steps: dict) -> ImageProgram:
     """The program the step arrays of `example_steps` encode (for tests)."""
     n = int(np.nonzero(steps["kind"] == StepKind.STOP)[0][0]) + 1
     return detokenize(list(steps["kind"][:n]), list(steps["stroke"][:n]), [tuple(v) for v in steps["values"][:n]])
+
+
+def token_segment(kind: int, stroke: int, values) -> Segment:
+    """One LINE / ARC step's token (kind, stroke index, values) -> its travel-form segment."""
+    length, radius, curvature, turn = (float(x) for x in values)
+    line = kind == StepKind.LINE
+    return Segment(
+        ActionKind.LINE if line else ActionKind.ARC,
+        DATASET_STROKE_TYPES[stroke],
+        max(length, 0.0) if line else 0.0,
+        0.0 if line else max(radius, 0.0),
+        0.0 if line else curvature * 360.0,
+        turn * 180.0,
+    )
 
 
 def detokenize(kinds: list[int], strokes: list[int], values: list[tuple[float, ...]]) -> ImageProgram:
@@ -260,18 +269,8 @@ def detokenize(kinds: list[int], strokes: list[int], values: list[tuple[float, .
             if shapes[-1]:
                 shapes.append([])
             continue
-        length, radius, curvature, turn = (float(x) for x in v)
-        line = k == StepKind.LINE
-        shapes[-1].append(
-            Segment(
-                ActionKind.LINE if line else ActionKind.ARC,
-                DATASET_STROKE_TYPES[s],
-                max(length, 0.0) if line else 0.0,
-                0.0 if line else max(radius, 0.0),
-                0.0 if line else curvature * 360.0,
-                turn * 180.0 if shapes[-1] else 0.0,
-            )
-        )
+        seg = token_segment(k, s, v)
+        shapes[-1].append(seg if shapes[-1] else seg.with_turn(0.0))
     return ImageProgram(tuple(from_travel_form(segs) for segs in shapes if segs))
 
 

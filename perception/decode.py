@@ -4,7 +4,7 @@
     proposals = decode_images(model, [image], top_k=10)[0]
     proposals[0].program, proposals[0].logp       # ImageProgram, log-probability
 
-Beam search (and optionally ancestral sampling) over the decoder's discrete options (`Decoder.expand`);
+Beam search (and optionally ancestral sampling) over the decoder's discrete options (`perception.beam`);
 the finished programs are canonicalised (`dsl.canonical`), equivalent ones merged (their probabilities
 added: they are different tracings of the same picture) and the top-k returned, best first.
 `logp` is the log of the summed probability of the program's decoded tracings, where each continuous

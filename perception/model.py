@@ -44,6 +44,11 @@ def _mlp(n_in: int, n_out: int, hidden: int) -> nn.Sequential:
     return nn.Sequential(nn.Linear(n_in, hidden), nn.ReLU(), nn.Linear(hidden, n_out))
 
 
+def _conv(c_in: int, c_out: int, stride: int) -> list[nn.Module]:
+    """A 3x3 convolution (no bias), BatchNorm, ReLU."""
+    return [nn.Conv2d(c_in, c_out, 3, stride, 1, bias=False), nn.BatchNorm2d(c_out), nn.ReLU(inplace=True)]
+
+
 class ViewCNN(nn.Module):
     """Stride-2 3x3 conv stages (BatchNorm, ReLU), flattened (positions matter), then a linear layer."""
 
@@ -51,11 +56,11 @@ class ViewCNN(nn.Module):
         super().__init__()
         layers, c = [], c_in
         if stem:  # a stride-1 layer first: stamp outlines are 1-2 px thick
-            layers += [nn.Conv2d(c, channels[0], 3, 1, 1, bias=False), nn.BatchNorm2d(channels[0]), nn.ReLU(inplace=True)]
+            layers += _conv(c, channels[0], 1)
             c = channels[0]
         h, w = size
         for width in channels:
-            layers += [nn.Conv2d(c, width, 3, 2, 1, bias=False), nn.BatchNorm2d(width), nn.ReLU(inplace=True)]
+            layers += _conv(c, width, 2)
             c, h, w = width, (h + 1) // 2, (w + 1) // 2
         self.net = nn.Sequential(*layers, nn.Flatten(), nn.Linear(c * h * w, out), nn.ReLU(inplace=True))
 
@@ -88,8 +93,7 @@ class StartHead(nn.Module):
         super().__init__()
         g = config.global_size
         self.cells = g // 2
-        conv = lambda i, o, s: [nn.Conv2d(i, o, 3, s, 1, bias=False), nn.BatchNorm2d(o), nn.ReLU(inplace=True)]  # noqa: E731
-        self.map = nn.Sequential(*conv(4, 16, 1), *conv(16, 32, 2), *conv(32, 32, 1), *conv(32, 32, 1))
+        self.map = nn.Sequential(*_conv(4, 16, 1), *_conv(16, 32, 2), *_conv(32, 32, 1), *_conv(32, 32, 1))
         self.film = nn.Linear(n_in, 64)
         self.out = nn.Conv2d(32, 4, 1)  # logit, offset x, offset y, log std
         centres = (torch.arange(self.cells) + 0.5) / self.cells

@@ -21,9 +21,9 @@ import numpy as np
 from scipy import ndimage
 
 from dsl.raster import render_marks
-from dsl.types import Pose
+from dsl.types import ImageProgram, Pose
 from search import kernels
-from search.template import PEN_RADIUS_PX, Target, Template, affine_to_pose
+from search.template import PEN_RADIUS_PX, Target, Template, affine_to_pose, template
 
 CAP = 8.0  # px: truncation of the forward term
 REACH = 10.0  # px: truncation of the reverse term
@@ -374,3 +374,10 @@ def polish(
 
         placements[s] = _pattern_search(cost, [placements[s]], POLISH_STEPS, max_evals)[0][0]
     return placements
+
+
+def fit_poses(program: ImageProgram, target: Target, polish_evals: int = 30) -> tuple[Pose, ...]:
+    """The poses of a known program in an image: `fit`, then `polish` on the pixel score."""
+    templates = [template(s) for s in program.shapes]
+    placements, _ = fit(templates, target)
+    return tuple(p.pose(target) for p in polish(templates, placements, target, polish_evals))

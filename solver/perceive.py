@@ -81,7 +81,7 @@ def _decode_chunk(job: tuple) -> list[tuple]:
     return [tuple(Proposal(p.program, p.logp) for p in props) for props in decoded]
 
 
-def on_free_form_grid(program: ImageProgram) -> ImageProgram | None:
+def free_form_reading(program: ImageProgram) -> ImageProgram | None:
     """The program snapped to the free-form grid if it already lies on it (every line of length 1, every
     arc a quarter circle of radius 0.5, turns multiples of 30 degrees, within 0.05 / 5 degrees), else None."""
     from dsl.canonical import same_image
@@ -93,20 +93,16 @@ def on_free_form_grid(program: ImageProgram) -> ImageProgram | None:
 
 def _fit_only(image: np.ndarray, program: ImageProgram, proposals: tuple) -> Perceived:
     """Keep `program`; fit its poses (for the report's overlay)."""
-    from search.pose import fit, polish
-    from search.template import make_target, template
+    from search.pose import fit_poses
+    from search.template import make_target
 
-    target = make_target(image)
-    templates = [template(s) for s in program.shapes]
-    placements, _ = fit(templates, target)
-    poses = tuple(p.pose(target) for p in polish(templates, placements, target))
-    return Perceived(program, poses, None, proposals)
+    return Perceived(program, fit_poses(program, make_target(image)), None, proposals)
 
 
 def _refine_one(job: tuple[np.ndarray, tuple, float, bool]) -> Perceived:
     image, proposals, budget_ms, decoded = job
     try:
-        free_form = on_free_form_grid(proposals[0].program) if decoded and proposals else None
+        free_form = free_form_reading(proposals[0].program) if decoded and proposals else None
         if free_form is not None:  # the decoder reads free-form programs better than refinement does
             return _fit_only(image, free_form, proposals)
         starts = proposals
