@@ -69,6 +69,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=20261121, help="seed of generated held-out images")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--refine", action="store_true", help="also run benchmarks.refine_metrics.measure")
+    parser.add_argument("--product", action="store_true",
+                        help="with --refine: refine as the product does (solver.perceive: a free-form top reading "
+                             "is kept and fitted; other images are searched from the shape classifier's library shapes)")
     parser.add_argument("--json", type=Path, default=None, help="write the figures here")
     return parser.parse_args(argv)
 
@@ -192,6 +195,19 @@ def exact(proposals, truth: ImageProgram, free_form: bool) -> dict[str, list[boo
     }
 
 
+def product_refiner():
+    """(image, decoder proposals) -> the product's `Perceived` (`solver.perceive`, one process)."""
+    from solver.perceive import PixelPerception, refine_perceived
+
+    perception = PixelPerception()
+
+    def run(image: np.ndarray, proposals: list):
+        proposals = tuple(proposals)
+        return refine_perceived(image, proposals, perception.budget_ms, perception.library([image], [proposals])[0])
+
+    return run
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     torch.set_num_threads(args.threads)
@@ -231,7 +247,8 @@ def main(argv: list[str] | None = None) -> int:
         from benchmarks import refine_metrics
 
         refined = refine_metrics.measure([(im, t, p) for (im, t, _), p in zip(items, proposals_all)],
-                                         basic=args.split.endswith("bd"))
+                                         basic=args.split.endswith("bd"), refine=product_refiner() if args.product else None)
+        refined["refine_path"] = "product" if args.product else "search"
         result.update({k if k not in result else f"refine_{k}": v for k, v in refined.items()})
     print(json.dumps(result, indent=1))
     if args.json:

@@ -1,26 +1,32 @@
-"""From pixels to programs: the decoder proposes, the enumerator refines.
+"""From pixels to programs: the decoder and the shape classifier propose, the enumerator refines.
 
 `PixelPerception` is the perception `solve_problem` takes: it decodes all images of a problem in one
-batch (`perception.decode`), then refines every image's proposals by render-and-compare
-(`search.refine`), in parallel across processes when `workers` > 1. A failure on one image is recorded
-on that image (and the best program found so far is used) — it never stops the problem.
+batch (`perception.decode`), names the library shapes of every image that does not read as free-form
+(`perception.shapes`), then refines every image's proposals by render-and-compare (`search.refine`), in
+parallel across processes when `workers` > 1. A failure on one image is recorded on that image (and the
+best program found so far is used) — it never stops the problem.
 
 Modes (for the ablations): `refine=False` keeps the decoder's top proposal ("decoder without search");
-`use_decoder=False` starts the enumerator from generic seed programs instead of the decoder's proposals
-("search without the decoder": library shapes and grid values only).
+`use_decoder=False` starts the enumerator from generic seed programs instead of the decoder's and the
+classifier's proposals ("search without the decoder": library shapes and grid values only).
 
-A decoded top proposal that lies on the free-form grid is kept as it is (snapped) and only its poses are
-fitted: on official free-form images the decoder's top-1 is exact more often than its refinement
-(`bongard-solver bench decoder --data ../shared/data/official_dev --split dev_ff --refine`: 72.3 % vs
-67.3 %); the render-and-compare score still prefers some near misses (extra actions over drawn ink,
-stroke types under overlaps). For an image whose top proposal is library-like (basic and abstract
-shapes) the enumerator starts from the generic seed programs instead: the decoder reads library shapes
-only roughly and its readings led the search astray (first 8 official dev problems: abstract 31 % from
-the decoder's proposals, 56 % from both, 75 % from the seeds; basic 69 / 75 / 69 %).
+Per image (`refine_perceived`):
+  * a decoded top proposal that lies on the free-form grid is kept as it is (snapped) and only its poses
+    are fitted: on official free-form images the decoder's top-1 is exact more often than its refinement
+    (`bongard-solver bench decoder --data ../shared/data/official_dev --split dev_ff --refine`: 72.3 % vs
+    67.3 %); the render-and-compare score still prefers some near misses (extra actions over drawn ink,
+    stroke types under overlaps);
+  * any other image (basic and abstract shapes) is searched from the classifier's library shapes
+    (`library_proposals`: the whole image's best groups, and pairs when it has two ink parts or the
+    decoder reads two shapes), or from the generic seed programs when there is no classifier. The
+    decoder's own readings of library shapes are rough (continuous values) and led the search astray, so
+    they are not searched from (LIBRARY_DECODED = 0).
 """
 
 from __future__ import annotations
 
+import itertools
+import math
 import multiprocessing
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,9 +38,13 @@ from dsl.types import Action, ImageProgram, Pose, Shape
 from search.refine import Proposal, refine_image
 
 TOP_K = 6
-LIBRARY_DECODED = 0  # decoded proposals kept beside the seed programs for library-like images (see below)
+LIBRARY_DECODED = 0  # decoded proposals kept beside the library proposals for library-like images (see below)
 BEAM = 6
 REFINE_BUDGET_MS = 80.0
+LIBRARY_TOP = 5  # the classifier's best groups for the whole image, proposed as one-shape programs
+PART_TOP = 3  # ... for each of two separate ink parts, combined into two-shape programs
+PAIR_TOP = 4  # ... for the whole image, combined in pairs when the decoder reads two (touching) shapes
+LIBRARY_LOGP_SCALE = 10.0  # the classifier's log-probabilities are given to the search times this (0.2 px per nat)
 SEED_LIBRARY_SHAPES = ("equilateral_traingle", "square", "closed_circle", "regular_hexagon", "closed_semi_circle")
 
 
@@ -64,6 +74,29 @@ def seed_proposals() -> list[Proposal]:
 
 
 _WORKER_DECODERS: dict = {}
+
+
+def library_proposals(guesses: dict, shapes_read: int) -> list[Proposal]:
+    """Programs of library shapes from the shape classifier's guesses (`perception.shapes.library_guesses`),
+    most probable first: one shape per top group of the whole image; two shapes, one per ink part, when
+    the image has two separate parts; else pairs of the whole image's top groups when the decoder reads
+    two shapes. Log-probabilities are the classifier's (summed over a pair)."""
+    library = load_library()
+
+    def shape(group) -> Shape:
+        return library[group[0]].shape
+
+    def logp(*ps: float) -> float:
+        return LIBRARY_LOGP_SCALE * float(sum(math.log(max(p, 1e-9)) for p in ps))
+
+    out = [Proposal(ImageProgram((shape(g),)), logp(p)) for g, p in guesses["whole"][:LIBRARY_TOP]]
+    if len(guesses["parts"]) == 2:
+        first, second = (part[:PART_TOP] for part in guesses["parts"])
+        out += [Proposal(ImageProgram((shape(a), shape(b))), logp(pa, pb)) for a, pa in first for b, pb in second]
+    elif shapes_read == 2:
+        pairs = itertools.combinations(guesses["whole"][:PAIR_TOP], 2)
+        out += [Proposal(ImageProgram((shape(a), shape(b))), logp(pa, pb)) for (a, pa), (b, pb) in pairs]
+    return sorted(out, key=lambda p: -p.logp)
 
 
 def _decode_chunk(job: tuple) -> list[tuple]:
@@ -99,16 +132,23 @@ def _fit_only(image: np.ndarray, program: ImageProgram, proposals: tuple) -> Per
     return Perceived(program, fit_poses(program, make_target(image)), None, proposals)
 
 
-def _refine_one(job: tuple[np.ndarray, tuple, float, bool]) -> Perceived:
-    image, proposals, budget_ms, decoded = job
+def _refine_one(job: tuple) -> Perceived:
+    return refine_perceived(*job)
+
+
+def refine_perceived(image: np.ndarray, proposals: tuple, budget_ms: float, library: tuple = (), decoded: bool = True) -> Perceived:
+    """One image's program from the decoder's `proposals` and the classifier's `library` proposals (see the
+    module docstring); `decoded=False`: `proposals` are seed programs, searched as they are."""
     try:
         free_form = free_form_reading(proposals[0].program) if decoded and proposals else None
         if free_form is not None:  # the decoder reads free-form programs better than refinement does
             return _fit_only(image, free_form, proposals)
         starts = proposals
-        if decoded:  # library-like: searched from the generic seeds (and the top LIBRARY_DECODED readings)
+        if decoded:  # library-like: searched from the classifier's library shapes, else the generic seeds
             floor = min(p.logp for p in proposals) if proposals else 0.0
-            starts = tuple(proposals[:LIBRARY_DECODED]) + tuple(Proposal(s.program, floor) for s in seed_proposals())
+            starts = tuple(proposals[:LIBRARY_DECODED]) + (
+                tuple(library) if library else tuple(Proposal(s.program, floor) for s in seed_proposals())
+            )
         result = refine_image(image, list(starts), budget_ms=budget_ms)
     except Exception as error:  # one image's failure is recorded (the decoder's best reading kept), the problem goes on
         fallback = proposals[0].program if proposals else None
@@ -137,6 +177,8 @@ class PixelPerception:
         refine: bool = True,
         use_decoder: bool = True,
         beam: int = BEAM,
+        shapes_checkpoint: Path | str | None = None,
+        use_classifier: bool = True,
     ) -> None:
         self.checkpoint = checkpoint
         self.beam = beam
@@ -145,6 +187,9 @@ class PixelPerception:
         self.workers = max(1, int(workers))
         self.refine = refine
         self.use_decoder = use_decoder
+        self.shapes_checkpoint = shapes_checkpoint
+        self.use_classifier = use_classifier and use_decoder
+        self._classifier = None
         self._model = None
         self._pool = None
 
@@ -155,6 +200,30 @@ class PixelPerception:
 
             self._model = load_decoder(self.checkpoint)
         return self._model
+
+    def classifier(self):
+        """The library-shape classifier, loaded on first use."""
+        if self._classifier is None:
+            from perception.shapes import load_classifier
+
+            self._classifier = load_classifier(self.shapes_checkpoint)
+        return self._classifier
+
+    def library(self, images: list[np.ndarray], proposals: list[tuple]) -> list[tuple]:
+        """Library-shape proposals per image from the shape classifier (none for an image whose decoded
+        top reading is free-form: it is kept as decoded)."""
+        if not self.use_classifier:
+            return [()] * len(images)
+        from perception.shapes import library_guesses
+
+        out = []
+        for image, props in zip(images, proposals):
+            if props and free_form_reading(props[0].program) is not None:
+                out.append(())
+                continue
+            shapes_read = len(props[0].program.shapes) if props else 1
+            out.append(tuple(library_proposals(library_guesses(self.classifier(), image), shapes_read)))
+        return out
 
     def proposals(self, images: list[np.ndarray]) -> list[tuple]:
         if not self.use_decoder:
@@ -184,12 +253,17 @@ class PixelPerception:
             proposals = self.proposals(images)
         except Exception as error:
             raise PerceptionError(f"decoding failed: {error}") from error
+        try:
+            library = self.library(images, proposals) if self.refine else [()] * len(images)
+        except Exception as error:
+            raise PerceptionError(f"shape classification failed: {error}") from error
         if not self.refine:
             return [
                 Perceived(p[0].program if p else None, proposals=p, error=None if p else "no proposal decoded")
                 for p in proposals
             ]
-        return self._refine_all([(image, props, self.budget_ms, self.use_decoder) for image, props in zip(images, proposals)])
+        jobs = [(image, props, self.budget_ms, lib, self.use_decoder) for image, props, lib in zip(images, proposals, library)]
+        return self._refine_all(jobs)
 
     def __call__(self, images: list[np.ndarray]) -> list[ImageProgram]:
         return require_programs(self.perceive(images), [f"image {k}" for k in range(len(images))])

@@ -1,0 +1,72 @@
+import numpy as np
+import pytest
+import torch
+
+from dsl.library import load_library
+from dsl.raster import render_program
+from dsl.types import ImageProgram, Pose
+from perception.shapes import (
+    DEFAULT_CHECKPOINT, ShapeClassifier, ShapeConfig, group_of, ink_parts, library_guesses, load_classifier, shape_groups,
+    soft_targets,
+)
+from solver.perceive import library_proposals
+
+
+def test_every_library_shape_is_in_exactly_one_group():
+    names = [n for group in shape_groups() for n in group]
+    assert sorted(names) == sorted(load_library())
+    assert len(shape_groups()) < len(load_library())  # geometric twins share a class
+    assert all(shape_groups()[group_of()[n]] for n in names)
+
+
+def test_soft_targets_split_a_pair_evenly():
+    target = soft_targets(torch.tensor([[3, -1], [1, 4]]), 6)
+    assert torch.allclose(target.sum(1), torch.ones(2))
+    assert target[0, 3] == 1.0 and target[1, 1] == 0.5 and target[1, 4] == 0.5
+
+
+def test_classifier_outputs_one_logit_per_group():
+    model = ShapeClassifier(ShapeConfig(channels=(8, 8, 8, 8, 8), hidden=16), classes=7)
+    assert model(torch.zeros(3, 1, 96, 96)).shape == (3, 7)
+
+
+def _shape(name: str):
+    return load_library()[name].shape
+
+
+def test_two_separate_shapes_are_two_parts_and_one_shape_is_none():
+    square, circle = _shape("square"), _shape("closed_circle")
+    two = render_program(ImageProgram((square, circle)), [Pose(-250, 100, 0, 150), Pose(120, -100, 0, 150)])
+    parts = ink_parts(two)
+    assert len(parts) == 2
+    ink = (255 - two) > 48
+    covered = sum(((255 - p) > 48) for p in parts)
+    assert covered[ink].min() == 1  # every inked pixel lies in exactly one part
+    one = render_program(ImageProgram((square,)), [Pose(-40, 20, 15, 200)])
+    assert ink_parts(one) == []
+
+
+def test_library_proposals_make_singles_from_the_whole_image_and_pairs_from_the_parts():
+    square, circle, triangle = ("square",), ("closed_circle",), ("equilateral_traingle",)
+    guesses = {"whole": [(square, 0.6), (circle, 0.3), (triangle, 0.1)], "parts": [[(square, 0.9)], [(circle, 0.8)]]}
+    proposals = library_proposals(guesses, shapes_read=1)
+    assert [len(p.program.shapes) for p in proposals].count(1) == 3
+    pair = [p for p in proposals if len(p.program.shapes) == 2]
+    assert [s for s in pair[0].program.shapes] == [_shape("square"), _shape("closed_circle")]
+    assert [p.logp for p in proposals] == sorted((p.logp for p in proposals), reverse=True)
+    no_parts = dict(guesses, parts=[])
+    assert all(len(p.program.shapes) == 1 for p in library_proposals(no_parts, shapes_read=1))
+    assert sum(len(p.program.shapes) == 2 for p in library_proposals(no_parts, shapes_read=2)) == 3
+
+
+@pytest.mark.skipif(not DEFAULT_CHECKPOINT.exists(), reason="no shipped shape classifier")
+def test_the_shipped_classifier_names_plain_library_shapes():
+    model = load_classifier()
+    rng = np.random.default_rng(3)
+    hits = 0
+    names = ["square", "closed_circle", "equilateral_traingle", "regular_hexagon", "closed_semi_circle"]
+    for name in names:
+        image = render_program(ImageProgram((_shape(name),)), [Pose(rng.uniform(-60, 60), 0, rng.uniform(0, 360), 220)])
+        top = [group for group, _ in library_guesses(model, image)["whole"]]
+        hits += any(name in group for group in top)
+    assert hits >= 4
