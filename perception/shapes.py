@@ -45,7 +45,7 @@ from perception.data import INK_THRESHOLD, _as_official, prepare_image
 DEFAULT_CHECKPOINT = Path(__file__).parent / "checkpoints" / "shapes.pt"
 PAIR_SHARE = 0.4  # training images with two shapes
 FULL_STROKES_SHARE = 0.6  # single-shape images whose stroke types are drawn from all five (else an abstract concept's)
-PART_MIN_SHARE = 0.15  # an ink component is a part if it holds at least this share of the ink
+PART_MIN_SHARE = 0.03  # an ink component is a part if it holds at least this share of the ink
 PART_DILATION = 9  # ink dilated by this many pixels (at 512) before components are found: stamps are dotted
 
 
@@ -279,12 +279,13 @@ def group_probabilities(model: ShapeClassifier, images: list[np.ndarray]) -> np.
 
 
 def library_guesses(model: ShapeClassifier, image: np.ndarray, top: int = 5) -> dict:
-    """What the classifier makes of one image: {"whole": [(group names, p)...], "parts": [[...], [...]]}
-    (parts empty unless the image has two separate ink components)."""
+    """What the classifier makes of one image: {"whole": [(group names, p)...], "parts": [[...], [...]],
+    "part_images": [...]} (parts empty unless the image has two separate ink components; a part image
+    holds only that part's ink)."""
     parts = ink_parts(image)
     probs = group_probabilities(model, [image] + parts)
     ranked = [[(model.groups[k], float(p[k])) for k in np.argsort(p)[::-1][:top]] for p in probs]
-    return {"whole": ranked[0], "parts": ranked[1:]}
+    return {"whole": ranked[0], "parts": ranked[1:], "part_images": parts}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import itertools
 import math
 import multiprocessing
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -76,11 +76,11 @@ def seed_proposals() -> list[Proposal]:
 _WORKER_DECODERS: dict = {}
 
 
-def library_proposals(guesses: dict, shapes_read: int) -> list[Proposal]:
-    """Programs of library shapes from the shape classifier's guesses (`perception.shapes.library_guesses`),
-    most probable first: one shape per top group of the whole image; two shapes, one per ink part, when
-    the image has two separate parts; else pairs of the whole image's top groups when the decoder reads
-    two shapes. Log-probabilities are the classifier's (summed over a pair)."""
+def library_proposals(guesses: list, pair_guesses: list | None = None) -> list[Proposal]:
+    """Programs of library shapes from the shape classifier's guesses ([(group names, probability), ...],
+    best first, from `perception.shapes.library_guesses`): one shape per top group; and with
+    `pair_guesses` (when the decoder reads two touching shapes), pairs of their top groups. Log-probabilities
+    are the classifier's (summed over a pair) times LIBRARY_LOGP_SCALE, most probable first."""
     library = load_library()
 
     def shape(group) -> Shape:
@@ -89,14 +89,31 @@ def library_proposals(guesses: dict, shapes_read: int) -> list[Proposal]:
     def logp(*ps: float) -> float:
         return LIBRARY_LOGP_SCALE * float(sum(math.log(max(p, 1e-9)) for p in ps))
 
-    out = [Proposal(ImageProgram((shape(g),)), logp(p)) for g, p in guesses["whole"][:LIBRARY_TOP]]
-    if len(guesses["parts"]) == 2:
-        first, second = (part[:PART_TOP] for part in guesses["parts"])
-        out += [Proposal(ImageProgram((shape(a), shape(b))), logp(pa, pb)) for a, pa in first for b, pb in second]
-    elif shapes_read == 2:
-        pairs = itertools.combinations(guesses["whole"][:PAIR_TOP], 2)
+    out = [Proposal(ImageProgram((shape(g),)), logp(p)) for g, p in guesses[:LIBRARY_TOP]]
+    if pair_guesses:
+        pairs = itertools.combinations(pair_guesses[:PAIR_TOP], 2)
         out += [Proposal(ImageProgram((shape(a), shape(b))), logp(pa, pb)) for (a, pa), (b, pb) in pairs]
     return sorted(out, key=lambda p: -p.logp)
+
+
+@dataclass(frozen=True)
+class LibraryPlan:
+    """The classifier's proposals for one image: programs for the whole image, and, when the image has two
+    separate ink parts, one-shape programs for each part (each part is then searched alone, on an image
+    holding only its ink, and the two programs are joined)."""
+
+    whole: tuple = ()
+    parts: tuple = ()  # ((part image, proposals), (part image, proposals))
+
+
+def library_plan(guesses: dict, shapes_read: int) -> LibraryPlan:
+    """A `LibraryPlan` from `perception.shapes.library_guesses` (with part images) and the number of
+    shapes the decoder reads."""
+    if len(guesses["parts"]) == 2:
+        parts = tuple((image, tuple(library_proposals(part))) for image, part in zip(guesses["part_images"], guesses["parts"]))
+        return LibraryPlan(tuple(library_proposals(guesses["whole"])), parts)
+    pairs = guesses["whole"] if shapes_read == 2 else None
+    return LibraryPlan(tuple(library_proposals(guesses["whole"], pairs)))
 
 
 def _decode_chunk(job: tuple) -> list[tuple]:
@@ -136,18 +153,31 @@ def _refine_one(job: tuple) -> Perceived:
     return refine_perceived(*job)
 
 
-def refine_perceived(image: np.ndarray, proposals: tuple, budget_ms: float, library: tuple = (), decoded: bool = True) -> Perceived:
-    """One image's program from the decoder's `proposals` and the classifier's `library` proposals (see the
+def _refine_parts(parts: tuple, budget_ms: float) -> Perceived:
+    """Each ink part searched alone (half the budget each); the programs, poses and scores joined."""
+    results = [refine_image(image, list(props), budget_ms=budget_ms / len(parts)) for image, props in parts]
+    program = ImageProgram(tuple(shape for r in results for shape in r.program.shapes))
+    poses = tuple(pose for r in results for pose in r.poses)
+    return Perceived(program, poses, float(sum(r.score for r in results)))
+
+
+def refine_perceived(
+    image: np.ndarray, proposals: tuple, budget_ms: float, library: LibraryPlan | None = None, decoded: bool = True
+) -> Perceived:
+    """One image's program from the decoder's `proposals` and the classifier's `library` plan (see the
     module docstring); `decoded=False`: `proposals` are seed programs, searched as they are."""
     try:
         free_form = free_form_reading(proposals[0].program) if decoded and proposals else None
         if free_form is not None:  # the decoder reads free-form programs better than refinement does
             return _fit_only(image, free_form, proposals)
         starts = proposals
+        if decoded and library is not None and library.parts:  # two separate shapes: each searched alone
+            return replace(_refine_parts(library.parts, budget_ms), proposals=proposals)
         if decoded:  # library-like: searched from the classifier's library shapes, else the generic seeds
             floor = min(p.logp for p in proposals) if proposals else 0.0
+            whole = library.whole if library is not None else ()
             starts = tuple(proposals[:LIBRARY_DECODED]) + (
-                tuple(library) if library else tuple(Proposal(s.program, floor) for s in seed_proposals())
+                tuple(whole) if whole else tuple(Proposal(s.program, floor) for s in seed_proposals())
             )
         result = refine_image(image, list(starts), budget_ms=budget_ms)
     except Exception as error:  # one image's failure is recorded (the decoder's best reading kept), the problem goes on
@@ -209,20 +239,20 @@ class PixelPerception:
             self._classifier = load_classifier(self.shapes_checkpoint)
         return self._classifier
 
-    def library(self, images: list[np.ndarray], proposals: list[tuple]) -> list[tuple]:
-        """Library-shape proposals per image from the shape classifier (none for an image whose decoded
-        top reading is free-form: it is kept as decoded)."""
+    def library(self, images: list[np.ndarray], proposals: list[tuple]) -> list[LibraryPlan | None]:
+        """The shape classifier's `LibraryPlan` per image (None for an image whose decoded top reading is
+        free-form: it is kept as decoded)."""
         if not self.use_classifier:
-            return [()] * len(images)
+            return [None] * len(images)
         from perception.shapes import library_guesses
 
         out = []
         for image, props in zip(images, proposals):
             if props and free_form_reading(props[0].program) is not None:
-                out.append(())
+                out.append(None)
                 continue
             shapes_read = len(props[0].program.shapes) if props else 1
-            out.append(tuple(library_proposals(library_guesses(self.classifier(), image), shapes_read)))
+            out.append(library_plan(library_guesses(self.classifier(), image), shapes_read))
         return out
 
     def proposals(self, images: list[np.ndarray]) -> list[tuple]:
@@ -254,7 +284,7 @@ class PixelPerception:
         except Exception as error:
             raise PerceptionError(f"decoding failed: {error}") from error
         try:
-            library = self.library(images, proposals) if self.refine else [()] * len(images)
+            library = self.library(images, proposals) if self.refine else [None] * len(images)
         except Exception as error:
             raise PerceptionError(f"shape classification failed: {error}") from error
         if not self.refine:

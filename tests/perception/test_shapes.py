@@ -9,7 +9,7 @@ from perception.shapes import (
     DEFAULT_CHECKPOINT, ShapeClassifier, ShapeConfig, group_of, ink_parts, library_guesses, load_classifier, shape_groups,
     soft_targets,
 )
-from solver.perceive import library_proposals
+from solver.perceive import library_plan, library_proposals
 
 
 def test_every_library_shape_is_in_exactly_one_group():
@@ -46,17 +46,25 @@ def test_two_separate_shapes_are_two_parts_and_one_shape_is_none():
     assert ink_parts(one) == []
 
 
-def test_library_proposals_make_singles_from_the_whole_image_and_pairs_from_the_parts():
+def test_library_proposals_make_singles_and_pairs_when_two_shapes_are_read():
     square, circle, triangle = ("square",), ("closed_circle",), ("equilateral_traingle",)
-    guesses = {"whole": [(square, 0.6), (circle, 0.3), (triangle, 0.1)], "parts": [[(square, 0.9)], [(circle, 0.8)]]}
-    proposals = library_proposals(guesses, shapes_read=1)
-    assert [len(p.program.shapes) for p in proposals].count(1) == 3
-    pair = [p for p in proposals if len(p.program.shapes) == 2]
-    assert [s for s in pair[0].program.shapes] == [_shape("square"), _shape("closed_circle")]
-    assert [p.logp for p in proposals] == sorted((p.logp for p in proposals), reverse=True)
-    no_parts = dict(guesses, parts=[])
-    assert all(len(p.program.shapes) == 1 for p in library_proposals(no_parts, shapes_read=1))
-    assert sum(len(p.program.shapes) == 2 for p in library_proposals(no_parts, shapes_read=2)) == 3
+    whole = [(square, 0.6), (circle, 0.3), (triangle, 0.1)]
+    singles = library_proposals(whole)
+    assert [p.program.shapes for p in singles] == [(_shape(n),) for n in ("square", "closed_circle", "equilateral_traingle")]
+    assert [p.logp for p in singles] == sorted((p.logp for p in singles), reverse=True)
+    with_pairs = library_proposals(whole, whole)
+    assert sum(len(p.program.shapes) == 2 for p in with_pairs) == 3
+
+
+def test_an_image_of_two_parts_is_planned_part_by_part():
+    square, circle = ("square",), ("closed_circle",)
+    part_images = [np.zeros((4, 4), np.uint8), np.ones((4, 4), np.uint8)]
+    guesses = {"whole": [(square, 0.5)], "parts": [[(square, 0.9)], [(circle, 0.8)]], "part_images": part_images}
+    plan = library_plan(guesses, shapes_read=1)
+    assert [image is given for (image, _), given in zip(plan.parts, part_images)] == [True, True]
+    assert [props[0].program.shapes for _, props in plan.parts] == [(_shape("square"),), (_shape("closed_circle"),)]
+    whole_only = library_plan(dict(guesses, parts=[], part_images=[]), shapes_read=2)
+    assert whole_only.parts == () and len(whole_only.whole) == 1  # one group: no pair to make
 
 
 @pytest.mark.skipif(not DEFAULT_CHECKPOINT.exists(), reason="no shipped shape classifier")
