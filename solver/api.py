@@ -143,7 +143,12 @@ def _programs(
     if oracle:
         raise SolverError(f"oracle perception asked for, but these images have no program: {where}")
     perception = perception or _default_perception()
-    decoded = perception([items[s][k] for s, k in arrays])
+    pixels = [items[s][k] for s, k in arrays]
+    a_images = sum(s == 0 for s, _ in arrays)
+    if getattr(perception, "reconciles", False) and a_images == len(items[0]):  # set A perceived here: reconcile
+        decoded = perception(pixels, positives=a_images)
+    else:
+        decoded = perception(pixels)
     if len(decoded) != len(arrays):
         raise SolverError(f"perception returned {len(decoded)} programs for {len(arrays)} images")
     for (s, k), program in zip(arrays, decoded):

@@ -10,6 +10,11 @@ Modes (for the ablations): `refine=False` keeps the decoder's top proposal ("dec
 `use_decoder=False` starts the enumerator from generic seed programs instead of the decoder's and the
 classifier's proposals ("search without the decoder": library shapes and grid values only).
 
+Per problem (`reconcile_with_context`, when the caller says which images are set A): the A images of a
+free-form problem draw one program; the reading that draws most of them at least as well as their own
+readings is drawn into every other image, which takes it if it draws that image at least as well as its
+own reading (generated free-form problems, seed 4242: 75 % -> 83 % of queries; seed 8080: 75 % -> 92 %).
+
 Per image (`refine_perceived`):
   * a decoded top proposal that lies on the free-form grid is kept as it is (snapped) and only its poses
     are fitted: on official free-form images the decoder's top-1 is exact more often than its refinement
@@ -44,6 +49,8 @@ REFINE_BUDGET_MS = 80.0
 LIBRARY_TOP = 5  # the classifier's best groups for the whole image, proposed as one-shape programs
 PART_TOP = 3  # ... for each of two separate ink parts, combined into two-shape programs
 PAIR_TOP = 4  # ... for the whole image, combined in pairs when the decoder reads two (touching) shapes
+CONSENSUS_MIN = 3  # set-A images that must agree on a free-form reading before the others are checked against it
+CONSENSUS_MARGIN = 0.0  # ... and an image takes it if it draws the image within this (mean grey difference) of its own
 LIBRARY_LOGP_SCALE = 10.0  # the classifier's log-probabilities are given to the search times this (0.2 px per nat)
 SEED_LIBRARY_SHAPES = ("equilateral_traingle", "square", "closed_circle", "regular_hexagon", "closed_semi_circle")
 
@@ -186,6 +193,71 @@ def refine_perceived(
     return Perceived(result.program, result.poses, result.score, proposals)
 
 
+def pixel_fit(image: np.ndarray | "Target", program: ImageProgram, polish_evals: int = 30) -> tuple[float, tuple[Pose, ...]]:
+    """How well `program` draws `image`: its poses fitted and polished, and the mean absolute grey
+    difference (0-1) of its render (stroke types included) in the image's ink crop; lower is better."""
+    from search import pose
+    from search.template import Target, make_target, template
+
+    target = image if isinstance(image, Target) else make_target(image)
+    templates = [template(s) for s in program.shapes]
+    placements, _ = pose.fit(templates, target)
+    placements = pose.polish(templates, placements, target, polish_evals)
+    return pose.pixel_cost(templates, placements, target), tuple(p.pose(target) for p in placements)
+
+
+def _fit_job(job: tuple) -> float:
+    image, program = job
+    return pixel_fit(image, program)[0]
+
+
+def reconcile_with_context(
+    images: list[np.ndarray], results: list[Perceived], positives: int, map_=map
+) -> list[Perceived]:
+    """Problem-level perception for free-form problems: the images of set A (the first `positives`) draw
+    one program. Every distinct free-form reading of an A image is drawn into every A image; the reading
+    that draws the most A images at least as well as their own readings (`pixel_fit`, within
+    CONSENSUS_MARGIN; ties: the lower total) is the consensus if it draws at least CONSENSUS_MIN of them.
+    Then every image read otherwise (A, B and queries) takes the consensus if it draws the image at least
+    as well as its own reading. Library readings are left alone. `map_`: a map to run the fits with
+    (e.g. a process pool's)."""
+    from dsl.canonical import image_key
+
+    free = [k for k, r in enumerate(results) if r.program is not None and free_form_reading(r.program) is not None]
+    a_free = [k for k in free if k < positives]
+    candidates: dict[tuple, ImageProgram] = {}
+    for k in a_free:
+        candidates.setdefault(image_key(results[k].program), results[k].program)
+    if len(a_free) < CONSENSUS_MIN or len(candidates) < 2 and len(a_free) == positives:
+        return results  # too few free-form readings, or all of A already agree
+    keys = {k: image_key(results[k].program) for k in free}
+    jobs = [(images[k], results[k].program) for k in free]  # every image's own reading
+    jobs += [(images[k], c) for key, c in candidates.items() for k in a_free if keys[k] != key]
+    values = list(map_(_fit_job, jobs))
+    own = dict(zip(free, values[: len(free)]))
+    fits = iter(values[len(free):])
+    ranked = []
+    for key, c in candidates.items():
+        drawn = {k: (next(fits) if keys[k] != key else own[k]) for k in a_free}
+        explained = sum(drawn[k] <= own[k] + CONSENSUS_MARGIN for k in a_free)
+        ranked.append((-explained, sum(drawn.values()), key))
+    explained, _, best = min(ranked)
+    if -explained < CONSENSUS_MIN:
+        return results
+    consensus = candidates[best]
+    others = [k for k in free if keys[k] != best]
+    fitted = list(map_(_consensus_job, [(images[k], consensus) for k in others]))
+    out = list(results)
+    for k, (value, poses) in zip(others, fitted):
+        if value <= own[k] + CONSENSUS_MARGIN:
+            out[k] = replace(results[k], program=consensus, poses=poses, score=None)
+    return out
+
+
+def _consensus_job(job: tuple) -> tuple:
+    return pixel_fit(*job)
+
+
 def require_programs(results: list[Perceived], names: list[str]) -> list[ImageProgram]:
     """The programs of `results`; a PerceptionError naming the first image that has none."""
     missing = [k for k, r in enumerate(results) if r.program is None]
@@ -197,6 +269,8 @@ def require_programs(results: list[Perceived], names: list[str]) -> list[ImagePr
 
 class PixelPerception:
     """Callable images -> programs for `solve_problem`; `perceive` keeps poses, scores and errors."""
+
+    reconciles = True  # takes `positives=` (the images of set A come first): see `reconcile_with_context`
 
     def __init__(
         self,
@@ -275,7 +349,9 @@ class PixelPerception:
             return [_refine_one(job) for job in jobs]
         return self._pool.map(_refine_one, jobs)
 
-    def perceive(self, images: list[np.ndarray]) -> list[Perceived]:
+    def perceive(self, images: list[np.ndarray], positives: int | None = None) -> list[Perceived]:
+        """Every image's program. `positives`: the first this many images are set A of one problem (the
+        readings are then reconciled with the context: `reconcile_with_context`)."""
         images = [np.asarray(image) for image in images]
         if self.workers > 1 and self._pool is None:
             self._pool = multiprocessing.get_context("fork").Pool(self.workers)  # before torch starts threads
@@ -293,10 +369,13 @@ class PixelPerception:
                 for p in proposals
             ]
         jobs = [(image, props, self.budget_ms, lib, self.use_decoder) for image, props, lib in zip(images, proposals, library)]
-        return self._refine_all(jobs)
+        results = self._refine_all(jobs)
+        if positives:
+            results = reconcile_with_context(images, results, positives, self._pool.map if self._pool else map)
+        return results
 
-    def __call__(self, images: list[np.ndarray]) -> list[ImageProgram]:
-        return require_programs(self.perceive(images), [f"image {k}" for k in range(len(images))])
+    def __call__(self, images: list[np.ndarray], positives: int | None = None) -> list[ImageProgram]:
+        return require_programs(self.perceive(images, positives), [f"image {k}" for k in range(len(images))])
 
     def close(self) -> None:
         if self._pool is not None:

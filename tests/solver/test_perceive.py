@@ -84,3 +84,18 @@ def test_missing_checkpoint_is_a_clear_perception_error(tmp_path):
 def test_seed_proposals_cover_one_and_two_shapes():
     seeds = seed_proposals()
     assert {len(p.program.shapes) for p in seeds} == {1, 2}
+
+
+def test_context_reconciles_misread_set_a_images_but_not_a_different_drawing():
+    from solver.perceive import Perceived, reconcile_with_context
+
+    concept = parse_image([["line_normal_1.000-0.500", "line_normal_1.000-0.750", "arc_normal_0.500_0.250-0.500"]])
+    misread = parse_image([["line_normal_1.000-0.500", "line_normal_1.000-0.833", "arc_normal_0.500_0.250-0.500"]])
+    other = parse_image([["line_normal_1.000-0.500", "line_normal_1.000-0.583", "line_normal_1.000-0.500"]])
+    poses = [Pose(-60 + 20 * k, 10 * k, 40 * k, 150) for k in range(5)]
+    images = [render_program(concept, [p]) for p in poses[:4]] + [render_program(other, [poses[4]])]
+    readings = [concept, concept, misread, misread, other]
+    results = [Perceived(r) for r in readings]
+    out = reconcile_with_context(images, results, positives=4)
+    assert [r.program for r in out[:4]] == [concept] * 4  # the misread A images take the consensus
+    assert out[4].program == other  # a B image that draws something else keeps its reading
