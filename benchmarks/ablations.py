@@ -4,9 +4,11 @@
                                    --json OUT [--markdown OUT.md] [--workers K]
 
 Systems
-  full            decoder proposals refined by the enumerator, then induction (the product)
-  decoder_only    the decoder's top proposal, no search
+  full            the product: the decoder's and the shape classifier's proposals refined by the
+                  enumerator, free-form readings reconciled with set A, then induction
+  decoder_only    the decoder's top proposal, no search (no classifier, no reconciling)
   search_only     the enumerator from generic seed programs (library shapes, grid values), no decoder
+                  and no classifier; free-form readings reconciled with set A
   oracle          the dataset's ground-truth programs (the reasoning layer alone)
   nearest_proto   no rule: each query goes to the nearer prototype (mean of the decoder's image features
                   of A or of B, cosine similarity) — a Meta-Baseline-style few-shot classifier
@@ -73,7 +75,7 @@ class Runner:
         if system == "nearest_proto":
             model = self.perceptions["decoder_only"].decoder()
             return nearest_prototype(decoder_features(model, _images(problem)))
-        programs = self.perceptions[system](_images(problem))
+        programs = self.perceptions[system](_images(problem), positives=6)
         given = ProblemInput(programs[:6], programs[6:12], programs[12:])
         return solve_problem(given, oracle=True, decoded=True).labels
 

@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
         return float(np.mean(values)) if values else None
 
     result = {
-        "data": args.data, "split": args.split, "images": len(items),
+        "data": args.data, "split": None if args.data == "generated" else args.split, "images": len(items),
         "one_shape_images": len(one1), "two_shape_images": len(whole4),
         "one_shape_top1": share(one1), "one_shape_top5": share(one5),
         "two_shapes_parts_top3": share(parts3), "two_shapes_whole_top4": share(whole4),

@@ -261,7 +261,7 @@ def load_classifier(path: Path | str | None = None) -> ShapeClassifier:
     path = Path(path) if path else DEFAULT_CHECKPOINT
     if not path.exists():
         raise FileNotFoundError(f"{path}: no shape-classifier checkpoint")
-    saved = torch.load(path, map_location="cpu", weights_only=False)
+    saved = torch.load(path, map_location="cpu", weights_only=True)
     config = ShapeConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in saved["config"].items()})
     model = ShapeClassifier(config, classes=len(saved["groups"]))
     model.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in saved["state"].items()})

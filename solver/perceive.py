@@ -49,6 +49,7 @@ REFINE_BUDGET_MS = 80.0
 LIBRARY_TOP = 5  # the classifier's best groups for the whole image, proposed as one-shape programs
 PART_TOP = 3  # ... for each of two separate ink parts, combined into two-shape programs
 PAIR_TOP = 4  # ... for the whole image, combined in pairs when the decoder reads two (touching) shapes
+PART_BUDGET_SHARE = 0.5  # each ink part of a two-part image is searched with this share of the image's budget
 CONSENSUS_MIN = 3  # set-A images that must agree on a free-form reading before the others are checked against it
 CONSENSUS_MARGIN = 0.0  # ... and an image takes it if it draws the image within this (mean grey difference) of its own
 LIBRARY_LOGP_SCALE = 10.0  # the classifier's log-probabilities are given to the search times this (0.2 px per nat)
@@ -78,9 +79,6 @@ def seed_proposals() -> list[Proposal]:
     singles = [Proposal(ImageProgram((s,)), 0.0) for s in seeds]
     pairs = [Proposal(ImageProgram((seeds[0], s)), 0.0) for s in seeds[:4]]
     return singles + pairs
-
-
-_WORKER_DECODERS: dict = {}
 
 
 def library_proposals(guesses: list, pair_guesses: list | None = None) -> list[Proposal]:
@@ -123,6 +121,9 @@ def library_plan(guesses: dict, shapes_read: int) -> LibraryPlan:
     return LibraryPlan(tuple(library_proposals(guesses["whole"], pairs)))
 
 
+_WORKER_DECODERS: dict = {}
+
+
 def _decode_chunk(job: tuple) -> list[tuple]:
     """Decode some images in a worker process (its own copy of the model, loaded once per process)."""
     checkpoint, top_k, beam, images = job
@@ -161,8 +162,8 @@ def _refine_one(job: tuple) -> Perceived:
 
 
 def _refine_parts(parts: tuple, budget_ms: float) -> Perceived:
-    """Each ink part searched alone (half the budget each); the programs, poses and scores joined."""
-    results = [refine_image(image, list(props), budget_ms=budget_ms / len(parts)) for image, props in parts]
+    """Each ink part searched alone (PART_BUDGET_SHARE of the budget each); the programs, poses and scores joined."""
+    results = [refine_image(image, list(props), budget_ms=budget_ms * PART_BUDGET_SHARE) for image, props in parts]
     program = ImageProgram(tuple(shape for r in results for shape in r.program.shapes))
     poses = tuple(pose for r in results for pose in r.poses)
     return Perceived(program, poses, float(sum(r.score for r in results)))
@@ -193,13 +194,13 @@ def refine_perceived(
     return Perceived(result.program, result.poses, result.score, proposals)
 
 
-def pixel_fit(image: np.ndarray | "Target", program: ImageProgram, polish_evals: int = 30) -> tuple[float, tuple[Pose, ...]]:
+def pixel_fit(image: np.ndarray, program: ImageProgram, polish_evals: int = 30) -> tuple[float, tuple[Pose, ...]]:
     """How well `program` draws `image`: its poses fitted and polished, and the mean absolute grey
     difference (0-1) of its render (stroke types included) in the image's ink crop; lower is better."""
     from search import pose
-    from search.template import Target, make_target, template
+    from search.template import make_target, template
 
-    target = image if isinstance(image, Target) else make_target(image)
+    target = make_target(image)
     templates = [template(s) for s in program.shapes]
     placements, _ = pose.fit(templates, target)
     placements = pose.polish(templates, placements, target, polish_evals)
