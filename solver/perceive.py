@@ -22,8 +22,9 @@ Per image (`refine_perceived`):
     67.3 %); the render-and-compare score still prefers some near misses (extra actions over drawn ink,
     stroke types under overlaps);
   * any other image (basic and abstract shapes) is searched from the classifier's library shapes
-    (`library_proposals`: the whole image's best groups, and pairs when it has two ink parts or the
-    decoder reads two shapes), or from the generic seed programs when there is no classifier. The
+    (`library_plan`: an image of two separate ink parts part by part, each part from its own best
+    groups; else the whole image's best groups, and their pairs when the decoder reads two shapes), or
+    from the generic seed programs when there is no classifier. The
     decoder's own readings of library shapes are rough (continuous values) and led the search astray, so
     they are not searched from (LIBRARY_DECODED = 0).
 """
@@ -47,8 +48,7 @@ LIBRARY_DECODED = 0  # decoded proposals kept beside the library proposals for l
 BEAM = 6
 REFINE_BUDGET_MS = 80.0
 LIBRARY_TOP = 5  # the classifier's best groups for the whole image, proposed as one-shape programs
-PART_TOP = 3  # ... for each of two separate ink parts, combined into two-shape programs
-PAIR_TOP = 4  # ... for the whole image, combined in pairs when the decoder reads two (touching) shapes
+PAIR_TOP = 4  # ... combined in pairs when the decoder reads two shapes that do not fall apart into two ink parts
 PART_BUDGET_SHARE = 0.5  # each ink part of a two-part image is searched with this share of the image's budget
 CONSENSUS_MIN = 3  # set-A images that must agree on a free-form reading before the others are checked against it
 CONSENSUS_MARGIN = 0.0  # ... and an image takes it if it draws the image within this (mean grey difference) of its own
@@ -103,7 +103,7 @@ def library_proposals(guesses: list, pair_guesses: list | None = None) -> list[P
 
 @dataclass(frozen=True)
 class LibraryPlan:
-    """The classifier's proposals for one image: programs for the whole image, and, when the image has two
+    """The classifier's proposals for one image: programs for the whole image or, when the image has two
     separate ink parts, one-shape programs for each part (each part is then searched alone, on an image
     holding only its ink, and the two programs are joined)."""
 
@@ -116,7 +116,7 @@ def library_plan(guesses: dict, shapes_read: int) -> LibraryPlan:
     shapes the decoder reads."""
     if len(guesses["parts"]) == 2:
         parts = tuple((image, tuple(library_proposals(part))) for image, part in zip(guesses["part_images"], guesses["parts"]))
-        return LibraryPlan(tuple(library_proposals(guesses["whole"])), parts)
+        return LibraryPlan(parts=parts)
     pairs = guesses["whole"] if shapes_read == 2 else None
     return LibraryPlan(tuple(library_proposals(guesses["whole"], pairs)))
 
