@@ -1,4 +1,4 @@
-"""`bongard-solver train-decoder` and `bongard-solver decode`."""
+"""`bongard-solver train-decoder`, `bongard-solver train-shapes` and `bongard-solver decode`."""
 
 from __future__ import annotations
 
@@ -91,10 +91,34 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--stop-after", type=int, default=0, help="stop after this many steps (the LR schedule still spans --steps)")
 
 
+def add_shape_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", type=Path, default=None, help="checkpoint to write after every epoch (default: the shipped one)")
+    parser.add_argument("--images", type=int, default=120_000, help="rendered training images (made once)")
+    parser.add_argument("--epochs", type=int, default=6)
+    parser.add_argument("--batch", type=int, default=128)
+    parser.add_argument("--lr", type=float, default=2e-3, help="peak AdamW learning rate (one-cycle)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--threads", type=int, default=2, help="torch threads")
+    parser.add_argument("--workers", type=int, default=2, help="processes rendering the images")
+    parser.add_argument("--cache", type=Path, default=None, help="an .npz to keep the rendered images in (made if missing)")
+
+
+def run_train_shapes(args: argparse.Namespace) -> int:
+    from perception.shapes import DEFAULT_CHECKPOINT, train
+
+    args.out = args.out or DEFAULT_CHECKPOINT
+    print(json.dumps(train(args)))
+    return 0
+
+
 def register(subcommands: argparse._SubParsersAction) -> None:
     train = subcommands.add_parser("train-decoder", help="train the image -> program decoder on generated images")
     add_arguments(train)
     train.set_defaults(func=run_train)
+
+    shapes = subcommands.add_parser("train-shapes", help="train the library-shape classifier on generated images")
+    add_shape_arguments(shapes)
+    shapes.set_defaults(func=run_train_shapes)
 
     decode = subcommands.add_parser("decode", help="propose the top-k programs that could have drawn each image")
     decode.add_argument("images", nargs="+", help="PNG files")

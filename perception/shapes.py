@@ -12,14 +12,13 @@ one class (627 shapes, 626 groups). The input is the ink crop at `ShapeConfig.si
 is taught as half of each group; at inference a two-shape image is also classified part by part: its two
 largest ink components, each cropped alone (`ink_parts`).
 
-Training (`python3 -m perception.shapes train`, recipe in docs/decoder.md): rendered images of random
+Training (`bongard-solver train-shapes`, recipe in docs/decoder.md): rendered images of random
 library shapes in official poses (one shape at the abstract painter scales, two at the basic ones), with
 the generators' stroke rules; the images are made once (in worker processes) and reused every epoch.
 """
 
 from __future__ import annotations
 
-import argparse
 import functools
 import json
 import math
@@ -212,7 +211,9 @@ def save(model: ShapeClassifier, path: Path, metrics: dict, args: dict) -> None:
     torch.save({"config": asdict(model.config), "groups": shape_groups(), "state": state, "metrics": metrics, "args": args}, path)
 
 
-def train(args: argparse.Namespace) -> dict:
+def train(args) -> dict:
+    """Make the images (or read them from `args.cache`), train, save after every epoch; the last metrics.
+    `args`: the options of `bongard-solver train-shapes` (`perception.commands`)."""
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
     config = ShapeConfig()
@@ -250,7 +251,9 @@ def train(args: argparse.Namespace) -> dict:
                 print(f"epoch {epoch} step {step}/{steps} loss {loss.item():.3f} {(time.time() - started) / 60:.1f} min", flush=True)
         metrics = {"epoch": epoch, "step": step, "minutes": (time.time() - started) / 60, **evaluate(model, val_crops, val_labels)}
         print(json.dumps(metrics), flush=True)
-        save(model, Path(args.out), metrics, vars(args))
+        options = {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()
+                   if isinstance(v, (bool, int, float, str, Path, type(None)))}
+        save(model, Path(args.out), metrics, options)
     return metrics
 
 
@@ -286,25 +289,3 @@ def library_guesses(model: ShapeClassifier, image: np.ndarray, top: int = 5) -> 
     probs = group_probabilities(model, [image] + parts)
     ranked = [[(model.groups[k], float(p[k])) for k in np.argsort(p)[::-1][:top]] for p in probs]
     return {"whole": ranked[0], "parts": ranked[1:], "part_images": parts}
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python3 -m perception.shapes", description="train the library-shape classifier")
-    sub = parser.add_subparsers(dest="command", required=True)
-    t = sub.add_parser("train")
-    t.add_argument("--out", default=str(DEFAULT_CHECKPOINT))
-    t.add_argument("--images", type=int, default=120_000)
-    t.add_argument("--epochs", type=int, default=6)
-    t.add_argument("--batch", type=int, default=128)
-    t.add_argument("--lr", type=float, default=2e-3)
-    t.add_argument("--seed", type=int, default=1)
-    t.add_argument("--threads", type=int, default=2)
-    t.add_argument("--workers", type=int, default=2)
-    t.add_argument("--cache", default=None, help="an .npz to keep the rendered images in (made if missing)")
-    args = parser.parse_args(argv)
-    train(args)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

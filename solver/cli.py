@@ -1,7 +1,7 @@
 """The `bongard-solver` command line.
 
 Each package owns the subcommands of its own work (`dsl.commands`: generate; `perception.commands`:
-train-decoder, decode; `solver.commands`: solve, eval;
+train-decoder, train-shapes, decode; `solver.commands`: solve, eval;
 `solver.product`: explain, demo; `benchmarks.commands`: bench).
 This module only gathers them. The benchmarks are looked up by name at run time so that no library
 package imports `benchmarks` (the entry point is the one place that sees every package).

@@ -78,3 +78,13 @@ def test_the_shipped_classifier_names_plain_library_shapes():
         top = [group for group, _ in library_guesses(model, image)["whole"]]
         hits += any(name in group for group in top)
     assert hits >= 4
+
+
+def test_train_shapes_writes_a_checkpoint_that_loads(tmp_path):
+    from solver.cli import main
+
+    out = tmp_path / "shapes.pt"
+    assert main(["train-shapes", "--out", str(out), "--images", "80", "--epochs", "1", "--batch", "16",
+                 "--workers", "1", "--threads", "1"]) == 0
+    model = load_classifier(out)
+    assert model.classes == len(shape_groups()) and model.groups == shape_groups()
