@@ -103,12 +103,12 @@ def dataset_images(root: str, split: str, limit: int | None) -> list[tuple[np.nd
     return [(image.load(), image.program, None) for p in problems for image in p.positives + p.negatives]
 
 
-def fitted_poses(image: np.ndarray, program: ImageProgram) -> tuple[ImageProgram, tuple]:
+def fitted_poses(image: np.ndarray, program: ImageProgram) -> tuple[ImageProgram, tuple, float]:
     """The true program and its poses in an official image (poses are not stored in the dataset): the
     search's pose fit and pixel polish (`search.pose`). A symmetric outline fits equally well from several
     start points, and only the stroke types tell them apart, so every tracing of each shape
     (`dsl.canonical.travel_variants`: same picture) is fitted and the one whose render matches the image
-    best is kept, shape by shape."""
+    best is kept, shape by shape. Returns the program, its poses and their `fit_iou`."""
     from dsl.canonical import from_travel_form, travel_variants
     from search.pose import fit_poses
     from search.template import make_target
@@ -128,7 +128,7 @@ def fitted_poses(image: np.ndarray, program: ImageProgram) -> tuple[ImageProgram
             iou, poses = fitted(candidate)
             if iou > best_iou + 1e-3:
                 best_iou, best_poses, program = iou, poses, candidate
-    return program, best_poses
+    return program, best_poses, best_iou
 
 
 def fit_iou(image: np.ndarray, program: ImageProgram, poses) -> float:
@@ -151,8 +151,8 @@ def teacher_forced(model: Decoder, items: list[tuple]) -> dict[str, list]:
     for image, truth, poses in items:
         program = exact_program(truth)
         if poses is None:
-            program, poses = fitted_poses(image, program)
-            fits.append(fit_iou(image, program, poses))
+            program, poses, iou = fitted_poses(image, program)
+            fits.append(iou)
         else:
             program = truth
             fits.append(1.0)

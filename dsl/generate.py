@@ -138,7 +138,7 @@ def _assemble(
     )
 
 
-def _random_strokes(rng: np.random.Generator, shape: Shape, allowed: tuple[StrokeType, ...]) -> Shape:
+def random_strokes(rng: np.random.Generator, shape: Shape, allowed: tuple[StrokeType, ...]) -> Shape:
     picks = rng.integers(len(allowed), size=len(shape))
     return Shape(tuple(a.with_stroke(allowed[i]) for a, i in zip(shape.actions, picks)))
 
@@ -290,7 +290,7 @@ def _basic_image(rng: np.random.Generator, slots: tuple[str, ...], drawn: list[s
     for original, name in zip(slots, drawn):
         stampable = library[original].if_stamp and library[name].if_stamp
         allowed = DATASET_STROKE_TYPES if stampable else (StrokeType.NORMAL,)
-        shapes.append(_random_strokes(rng, library[name].shape, allowed))
+        shapes.append(random_strokes(rng, library[name].shape, allowed))
     return ImageProgram(tuple(shapes))
 
 
@@ -369,7 +369,7 @@ def _abstract_negative_names(rng: np.random.Generator, attributes: tuple[str, ..
 
 def _abstract_image(rng: np.random.Generator, name: str, allowed: tuple[StrokeType, ...]) -> ImageProgram:
     shape = load_library()[name]
-    return ImageProgram((_random_strokes(rng, shape.shape, allowed if shape.if_stamp else (StrokeType.NORMAL,)),))
+    return ImageProgram((random_strokes(rng, shape.shape, allowed if shape.if_stamp else (StrokeType.NORMAL,)),))
 
 
 def generate_abstract(rng: np.random.Generator, attributes: tuple[str, ...], number: int = 0) -> GeneratedProblem:

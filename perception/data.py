@@ -44,7 +44,7 @@ import torch
 from PIL import Image
 
 from dsl.canonical import Segment, from_travel_form
-from dsl.generate import ProblemKind, perturb_shape, sample_free_form_shape, sample_pose
+from dsl.generate import ProblemKind, perturb_shape, random_strokes, sample_free_form_shape, sample_pose
 from dsl.library import load_library
 from dsl.raster import render_drawing
 from dsl.turtle import execute_image
@@ -111,8 +111,7 @@ def _random_library_shape(rng: np.random.Generator) -> Shape:
     entry = library[names[rng.integers(len(names))]]
     if not entry.if_stamp:
         return entry.shape
-    picks = rng.integers(len(DATASET_STROKE_TYPES), size=len(entry.shape))
-    return Shape(tuple(a.with_stroke(DATASET_STROKE_TYPES[i]) for a, i in zip(entry.shape.actions, picks)))
+    return random_strokes(rng, entry.shape, DATASET_STROKE_TYPES)
 
 
 def _free_form_program(rng: np.random.Generator) -> ImageProgram:

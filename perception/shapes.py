@@ -34,11 +34,11 @@ import torch.nn as nn
 import torch.nn.functional as F
 from scipy import ndimage
 
-from dsl.generate import ProblemKind, abstract_concepts, abstract_strokes, place
+from dsl.generate import ProblemKind, abstract_concepts, abstract_strokes, place, random_strokes
 from dsl.library import load_library
 from dsl.raster import render_drawing
 from dsl.turtle import execute_image
-from dsl.types import DATASET_STROKE_TYPES, ImageProgram, Shape, StrokeType
+from dsl.types import DATASET_STROKE_TYPES, ImageProgram, StrokeType
 from perception.data import INK_THRESHOLD, _as_official, prepare_image
 
 DEFAULT_CHECKPOINT = Path(__file__).parent / "checkpoints" / "shapes.pt"
@@ -101,11 +101,6 @@ class ShapeClassifier(nn.Module):
 # ------------------------------------------------------------------------------------------- images
 
 
-def _strokes(rng: np.random.Generator, shape: Shape, allowed: tuple[StrokeType, ...]) -> Shape:
-    picks = rng.integers(len(allowed), size=len(shape))
-    return Shape(tuple(a.with_stroke(allowed[i]) for a, i in zip(shape.actions, picks)))
-
-
 def sample_library_image(rng: np.random.Generator) -> tuple[np.ndarray, tuple[str, ...]]:
     """A rendered 512 px image of one or two random library shapes, and their names."""
     library = load_library()
@@ -116,7 +111,7 @@ def sample_library_image(rng: np.random.Generator) -> tuple[np.ndarray, tuple[st
         allowed = DATASET_STROKE_TYPES
     else:
         allowed = abstract_strokes(abstract_concepts()[rng.integers(len(abstract_concepts()))])
-    shapes = [_strokes(rng, library[n].shape, allowed if library[n].if_stamp else (StrokeType.NORMAL,)) for n in chosen]
+    shapes = [random_strokes(rng, library[n].shape, allowed if library[n].if_stamp else (StrokeType.NORMAL,)) for n in chosen]
     program = ImageProgram(tuple(shapes))
     kind = ProblemKind.BASIC if pair else (ProblemKind.ABSTRACT if rng.random() < 0.7 else ProblemKind.BASIC)
     with warnings.catch_warnings():
@@ -234,6 +229,8 @@ def train(args) -> dict:
     optimiser = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
     schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, max_lr=args.lr, total_steps=steps, pct_start=0.1)
     generator = torch.Generator().manual_seed(args.seed)
+    options = {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()
+               if isinstance(v, (bool, int, float, str, Path, type(None)))}  # stored with the checkpoint
     step, started, metrics = 0, time.time(), {}
     for epoch in range(args.epochs):
         order = torch.randperm(len(crops), generator=generator).numpy()
@@ -251,8 +248,6 @@ def train(args) -> dict:
                 print(f"epoch {epoch} step {step}/{steps} loss {loss.item():.3f} {(time.time() - started) / 60:.1f} min", flush=True)
         metrics = {"epoch": epoch, "step": step, "minutes": (time.time() - started) / 60, **evaluate(model, val_crops, val_labels)}
         print(json.dumps(metrics), flush=True)
-        options = {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()
-                   if isinstance(v, (bool, int, float, str, Path, type(None)))}
         save(model, Path(args.out), metrics, options)
     return metrics
 

@@ -194,22 +194,18 @@ def refine_perceived(
     return Perceived(result.program, result.poses, result.score, proposals)
 
 
-def pixel_fit(image: np.ndarray, program: ImageProgram, polish_evals: int = 30) -> tuple[float, tuple[Pose, ...]]:
-    """How well `program` draws `image`: its poses fitted and polished, and the mean absolute grey
-    difference (0-1) of its render (stroke types included) in the image's ink crop; lower is better."""
-    from search import pose
-    from search.template import make_target, template
+def pixel_fit(image: np.ndarray, program: ImageProgram) -> tuple[float, tuple[Pose, ...]]:
+    """How well `program` draws `image`: the mean absolute grey difference (0-1) of its render (stroke
+    types included) in the image's ink crop, lower is better, and its fitted poses
+    (`search.pose.fitted_pixel_cost`)."""
+    from search.pose import fitted_pixel_cost
+    from search.template import make_target
 
-    target = make_target(image)
-    templates = [template(s) for s in program.shapes]
-    placements, _ = pose.fit(templates, target)
-    placements = pose.polish(templates, placements, target, polish_evals)
-    return pose.pixel_cost(templates, placements, target), tuple(p.pose(target) for p in placements)
+    return fitted_pixel_cost(program, make_target(image))
 
 
-def _fit_job(job: tuple) -> float:
-    image, program = job
-    return pixel_fit(image, program)[0]
+def _pixel_fit_job(job: tuple) -> tuple[float, tuple[Pose, ...]]:
+    return pixel_fit(*job)
 
 
 def reconcile_with_context(
@@ -232,11 +228,11 @@ def reconcile_with_context(
     if len(a_free) < CONSENSUS_MIN or len(candidates) < 2 and len(a_free) == positives:
         return results  # too few free-form readings, or all of A already agree
     keys = {k: image_key(results[k].program) for k in free}
-    jobs = [(images[k], results[k].program) for k in free]  # every image's own reading
+    jobs = [(images[k], results[k].program) for k in a_free]  # the A images' own readings
     jobs += [(images[k], c) for key, c in candidates.items() for k in a_free if keys[k] != key]
-    values = list(map_(_fit_job, jobs))
-    own = dict(zip(free, values[: len(free)]))
-    fits = iter(values[len(free):])
+    values = [value for value, _ in map_(_pixel_fit_job, jobs)]
+    own = dict(zip(a_free, values[: len(a_free)]))
+    fits = iter(values[len(a_free):])
     ranked = []
     for key, c in candidates.items():
         drawn = {k: (next(fits) if keys[k] != key else own[k]) for k in a_free}
@@ -247,16 +243,16 @@ def reconcile_with_context(
         return results
     consensus = candidates[best]
     others = [k for k in free if keys[k] != best]
-    fitted = list(map_(_consensus_job, [(images[k], consensus) for k in others]))
+    unseen = [k for k in others if k not in own]  # B images and queries: their own readings are fitted now
+    jobs = [(images[k], results[k].program) for k in unseen] + [(images[k], consensus) for k in others]
+    done = list(map_(_pixel_fit_job, jobs))
+    own.update((k, value) for k, (value, _) in zip(unseen, done))
+    fitted = done[len(unseen):]
     out = list(results)
     for k, (value, poses) in zip(others, fitted):
         if value <= own[k] + CONSENSUS_MARGIN:
             out[k] = replace(results[k], program=consensus, poses=poses, score=None)
     return out
-
-
-def _consensus_job(job: tuple) -> tuple:
-    return pixel_fit(*job)
 
 
 def require_programs(results: list[Perceived], names: list[str]) -> list[ImageProgram]:
