@@ -75,7 +75,7 @@ class Runner:
         if system == "nearest_proto":
             model = self.perceptions["decoder_only"].decoder()
             return nearest_prototype(decoder_features(model, _images(problem)))
-        programs = self.perceptions[system](_images(problem), positives=6)
+        programs = self.perceptions[system](_images(problem), positives=6, negatives=6)
         given = ProblemInput(programs[:6], programs[6:12], programs[12:])
         return solve_problem(given, oracle=True, decoded=True).labels
 

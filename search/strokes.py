@@ -89,6 +89,29 @@ def assign_strokes(
     return program, placements
 
 
+def stroke_margins(program: ImageProgram, target: Target, polish_evals: int = POLISH_EVALS):
+    """How firmly an image holds each action's stroke type in `program`: the poses fitted and polished on
+    the pixel score, then per action the window pixel score of every other stroke type minus that of the
+    action's own (negative: another stroke draws the image better there) -> (margins, alternatives,
+    placements), margins and alternatives (the best other action) as one list per shape."""
+    templates = [template(x) for x in program.shapes]
+    placements, _ = pose.fit(templates, target)
+    placements = pose.polish(templates, list(placements), target, polish_evals)
+    margins, alternatives = [], []
+    for s, shape in enumerate(program.shapes):
+        margins.append([])
+        alternatives.append([])
+        for i, current in enumerate(shape.actions):
+            window = _action_window(templates[s], placements[s], target, i)
+            own = _window_cost(program, placements, target, window)
+            options = list(stroke_variants(current))
+            costs = [_window_cost(_with_action(program, s, i, option), placements, target, window) for option in options]
+            best = int(np.argmin(costs))
+            margins[-1].append(float(costs[best] - own))
+            alternatives[-1].append(options[best])
+    return margins, alternatives, placements
+
+
 def _choose_strokes(
     program: ImageProgram, placements: list, target: Target, decoder, fixed: list[bool]
 ) -> tuple[ImageProgram, bool]:

@@ -145,8 +145,9 @@ def _programs(
     perception = perception or _default_perception()
     pixels = [items[s][k] for s, k in arrays]
     a_images = sum(s == 0 for s, _ in arrays)
+    b_images = sum(s == 1 for s, _ in arrays)
     if getattr(perception, "reconciles", False) and a_images == len(items[0]):  # set A perceived here: reconcile
-        decoded = perception(pixels, positives=a_images)
+        decoded = perception(pixels, positives=a_images, negatives=b_images)
     else:
         decoded = perception(pixels)
     if len(decoded) != len(arrays):

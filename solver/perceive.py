@@ -52,6 +52,7 @@ PAIR_TOP = 4  # ... combined in pairs when the decoder reads two shapes that do 
 PART_BUDGET_SHARE = 0.5  # each ink part of a two-part image is searched with this share of the image's budget
 CONSENSUS_MIN = 3  # set-A images that must agree on a free-form reading before the others are checked against it
 CONSENSUS_MARGIN = 0.0  # ... and an image takes it if it draws the image within this (mean grey difference) of its own
+STROKE_SLACK = 2.0  # window pixel-score units beyond the A images' least stroke margin before a stroke is changed
 LIBRARY_LOGP_SCALE = 10.0  # the classifier's log-probabilities are given to the search times this (0.2 px per nat)
 SEED_LIBRARY_SHAPES = ("equilateral_traingle", "square", "closed_circle", "regular_hexagon", "closed_semi_circle")
 
@@ -141,12 +142,15 @@ def _decode_chunk(job: tuple) -> list[tuple]:
 
 def free_form_reading(program: ImageProgram) -> ImageProgram | None:
     """The program snapped to the free-form grid if it already lies on it (every line of length 1, every
-    arc a quarter circle of radius 0.5, turns multiples of 30 degrees, within 0.05 / 5 degrees), else None."""
+    arc a quarter circle of radius 0.5, turns multiples of 30 degrees, within 0.05 / 5 degrees), its
+    retraced end actions dropped (`search.retrace`: a closed outline read as going round once more), else
+    None."""
     from dsl.canonical import same_image
     from perception.decode import snap_free_form
+    from search.retrace import without_retraced_ends
 
     snapped = snap_free_form(program)
-    return snapped if same_image(program, snapped, length_tol=0.05, angle_tol=5.0) else None
+    return without_retraced_ends(snapped) if same_image(program, snapped, length_tol=0.05, angle_tol=5.0) else None
 
 
 def _fit_only(image: np.ndarray, program: ImageProgram, proposals: tuple) -> Perceived:
@@ -208,16 +212,29 @@ def _pixel_fit_job(job: tuple) -> tuple[float, tuple[Pose, ...]]:
     return pixel_fit(*job)
 
 
+def _margins_job(job: tuple) -> tuple[list, list, tuple[Pose, ...]]:
+    """(image, program) -> `search.strokes.stroke_margins` of the program in the image, poses as Poses."""
+    from search.strokes import stroke_margins
+    from search.template import make_target
+
+    image, program = job
+    target = make_target(image)
+    margins, alternatives, placements = stroke_margins(program, target)
+    return margins, alternatives, tuple(p.pose(target) for p in placements)
+
+
 def reconcile_with_context(
-    images: list[np.ndarray], results: list[Perceived], positives: int, map_=map
+    images: list[np.ndarray], results: list[Perceived], positives: int, map_=map, negatives: int = 0
 ) -> list[Perceived]:
     """Problem-level perception for free-form problems: the images of set A (the first `positives`) draw
     one program. Every distinct free-form reading of an A image is drawn into every A image; the reading
     that draws the most A images at least as well as their own readings (`pixel_fit`, within
     CONSENSUS_MARGIN; ties: the lower total) is the consensus if it draws at least CONSENSUS_MIN of them.
-    Then every image read otherwise (A, B and queries) takes the consensus if it draws the image at least
-    as well as its own reading. Library readings are left alone. `map_`: a map to run the fits with
-    (e.g. a process pool's)."""
+    Then every image read otherwise takes the consensus if it draws the image at least as well as its own
+    reading, except the `negatives` images that follow A (set B: they violate A's concept, so A's program
+    is never forced on them; a reading that overlays two shapes can draw a near miss as well as its own
+    reading does). Library readings are left alone. `map_`: a map to run the fits with (e.g. a process
+    pool's)."""
     from dsl.canonical import image_key
 
     free = [k for k, r in enumerate(results) if r.program is not None and free_form_reading(r.program) is not None]
@@ -242,7 +259,7 @@ def reconcile_with_context(
     if -explained < CONSENSUS_MIN:
         return results
     consensus = candidates[best]
-    others = [k for k in free if keys[k] != best]
+    others = [k for k in free if keys[k] != best and not positives <= k < positives + negatives]
     unseen = [k for k in others if k not in own]  # B images and queries: their own readings are fitted now
     jobs = [(images[k], results[k].program) for k in unseen] + [(images[k], consensus) for k in others]
     done = list(map_(_pixel_fit_job, jobs))
@@ -252,6 +269,24 @@ def reconcile_with_context(
     for k, (value, poses) in zip(others, fitted):
         if value <= own[k] + CONSENSUS_MARGIN:
             out[k] = replace(results[k], program=consensus, poses=poses, score=None)
+    # An image outside A that now reads as the consensus may be a near miss whose stroke differs in one
+    # action (spec §3.2). Each action's stroke margin in it is compared with the least margin the A images
+    # (drawn by the consensus by definition) show for that action: the noise of the stroke test there.
+    drawn = [k for k in range(positives, len(out)) if out[k].program is not None and image_key(out[k].program) == best]
+    if drawn:
+        checked = list(map_(_margins_job, [(images[k], consensus) for k in list(range(positives)) + drawn]))
+        def floor(values: list[float]) -> float:  # below the A images' least margin by their spread at least
+            return min(0.0, min(values)) - max(STROKE_SLACK, max(values) - min(values))
+
+        noise = [[floor([checked[a][0][s][i] for a in range(positives)]) for i in range(len(shape))]
+                 for s, shape in enumerate(consensus.shapes)]
+        for k, (margins, alternatives, poses) in zip(drawn, checked[positives:]):
+            excess = [(m - noise[s][i], s, i) for s, row in enumerate(margins) for i, m in enumerate(row)]
+            worst, s, i = min(excess)
+            if worst < 0.0:
+                shapes = list(consensus.shapes)
+                shapes[s] = Shape(shapes[s].actions[:i] + (alternatives[s][i],) + shapes[s].actions[i + 1:])
+                out[k] = replace(out[k], program=ImageProgram(tuple(shapes)), poses=poses, score=None)
     return out
 
 
@@ -346,9 +381,10 @@ class PixelPerception:
             return [_refine_one(job) for job in jobs]
         return self._pool.map(_refine_one, jobs)
 
-    def perceive(self, images: list[np.ndarray], positives: int | None = None) -> list[Perceived]:
+    def perceive(self, images: list[np.ndarray], positives: int | None = None, negatives: int = 0) -> list[Perceived]:
         """Every image's program. `positives`: the first this many images are set A of one problem (the
-        readings are then reconciled with the context: `reconcile_with_context`)."""
+        readings are then reconciled with the context: `reconcile_with_context`); `negatives`: the next
+        this many are set B (kept as read)."""
         images = [np.asarray(image) for image in images]
         if self.workers > 1 and self._pool is None:
             self._pool = multiprocessing.get_context("fork").Pool(self.workers)  # before torch starts threads
@@ -368,11 +404,11 @@ class PixelPerception:
         jobs = [(image, props, self.budget_ms, lib, self.use_decoder) for image, props, lib in zip(images, proposals, library)]
         results = self._refine_all(jobs)
         if positives:
-            results = reconcile_with_context(images, results, positives, self._pool.map if self._pool else map)
+            results = reconcile_with_context(images, results, positives, self._pool.map if self._pool else map, negatives)
         return results
 
-    def __call__(self, images: list[np.ndarray], positives: int | None = None) -> list[ImageProgram]:
-        return require_programs(self.perceive(images, positives), [f"image {k}" for k in range(len(images))])
+    def __call__(self, images: list[np.ndarray], positives: int | None = None, negatives: int = 0) -> list[ImageProgram]:
+        return require_programs(self.perceive(images, positives, negatives), [f"image {k}" for k in range(len(images))])
 
     def close(self) -> None:
         if self._pool is not None:

@@ -71,7 +71,7 @@ def solve_folder(
         shown = [_oracle_picture(p, image.program) for p, image in zip(pixels, images)]
         programs = [image.program for image in images]
     else:
-        perceived = perception.perceive(pixels, positives=len(problem.context_a))
+        perceived = perception.perceive(pixels, positives=len(problem.context_a), negatives=len(problem.context_b))
         errors = [f"{image.path}: {r.error}" for image, r in zip(images, perceived) if r.error]
         programs = require_programs(perceived, [str(image.path) for image in images])
         shown = [ReportImage(p, r.program, r.poses) for p, r in zip(pixels, perceived)]
