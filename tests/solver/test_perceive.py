@@ -99,3 +99,22 @@ def test_context_reconciles_misread_set_a_images_but_not_a_different_drawing():
     out = reconcile_with_context(images, results, positives=4)
     assert [r.program for r in out[:4]] == [concept] * 4  # the misread A images take the consensus
     assert out[4].program == other  # a B image that draws something else keeps its reading
+
+
+def test_context_leaves_set_b_as_read_and_finds_a_stroke_near_miss():
+    from solver.perceive import Perceived, reconcile_with_context
+
+    concept = parse_image([["line_normal_1.000-0.500", "line_normal_1.000-0.750", "line_normal_1.000-0.833"]])
+    misread = parse_image([["line_normal_1.000-0.500", "line_normal_1.000-0.750", "line_normal_1.000-0.917"]])
+    near_miss = parse_image([["line_normal_1.000-0.500", "line_circle_1.000-0.750", "line_normal_1.000-0.833"]])
+    poses = [Pose(-60 + 20 * k, 10 * k, 40 * k, 150) for k in range(6)]
+    images = [render_program(concept, [p]) for p in poses[:4]]  # set A
+    images += [render_program(concept, [poses[4]])]  # set B (a B image drawn like A, only to see it kept)
+    images += [render_program(near_miss, [poses[5]])]  # a query read as the concept
+    readings = [concept, concept, misread, concept, misread, concept]
+    out = reconcile_with_context(images, [Perceived(r) for r in readings], positives=4, negatives=1)
+    assert [r.program for r in out[:4]] == [concept] * 4
+    assert out[4].program == misread  # set B keeps its reading
+    assert same_image(out[5].program, near_miss)  # the query's second action is drawn with circles
+    out = reconcile_with_context(images, [Perceived(r) for r in readings], positives=4)
+    assert out[4].program == concept  # not named as set B: it takes the consensus
