@@ -10,14 +10,17 @@ Modes (for the ablations): `refine=False` keeps the decoder's top proposal ("dec
 `use_decoder=False` starts the enumerator from generic seed programs instead of the decoder's and the
 classifier's proposals ("search without the decoder": library shapes and grid values only).
 
-Per problem (`reconcile_with_context`, when the caller says which images are set A): the A images of a
-free-form problem draw one program; the reading that draws most of them at least as well as their own
-readings is drawn into every other image, which takes it if it draws that image at least as well as its
-own reading (generated free-form problems, seed 4242: 75 % -> 83 % of queries; seed 8080: 75 % -> 92 %).
+Per problem (`reconcile_with_context`, when the caller says which images are set A and set B): the A
+images of a free-form problem draw one program; the reading that draws most of them at least as well as
+their own readings is drawn into the queries (and into the A images read otherwise), which take it if it
+draws them at least as well as their own readings (generated free-form problems, seed 4242: 75 % -> 83 %
+of queries; seed 8080: 75 % -> 92 %). Set B keeps its readings. An image outside A that reads as the
+consensus is then checked for a free-form near miss in one action's stroke type, against the stroke
+margins the A images show.
 
 Per image (`refine_perceived`):
-  * a decoded top proposal that lies on the free-form grid is kept as it is (snapped) and only its poses
-    are fitted: on official free-form images the decoder's top-1 is exact more often than its refinement
+  * a decoded top proposal that lies on the free-form grid is kept as it is (snapped, retraced end actions
+    dropped: `search.retrace`) and only its poses are fitted: on official free-form images the decoder's top-1 is exact more often than its refinement
     (`bongard-solver bench decoder --data ../shared/data/official_dev --split dev_ff --refine`: 72.3 % vs
     67.3 %); the render-and-compare score still prefers some near misses (extra actions over drawn ink,
     stroke types under overlaps);
