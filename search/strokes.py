@@ -101,15 +101,20 @@ def stroke_margins(program: ImageProgram, target: Target, polish_evals: int = PO
     for s, shape in enumerate(program.shapes):
         margins.append([])
         alternatives.append([])
-        for i, current in enumerate(shape.actions):
-            window = _action_window(templates[s], placements[s], target, i)
-            own = _window_cost(program, placements, target, window)
-            options = list(stroke_variants(current))
-            costs = [_window_cost(_with_action(program, s, i, option), placements, target, window) for option in options]
-            best = int(np.argmin(costs))
-            margins[-1].append(float(costs[best] - own))
+        for i in range(len(shape)):
+            options, costs = _stroke_costs(program, placements, target, templates[s], s, i)
+            best = 1 + int(np.argmin(costs[1:]))
+            margins[-1].append(float(costs[best] - costs[0]))
             alternatives[-1].append(options[best])
     return margins, alternatives, placements
+
+
+def _stroke_costs(program: ImageProgram, placements: list, target: Target, tpl, s: int, i: int):
+    """Action i of shape s with its own stroke and every other -> (actions, window pixel scores), own first."""
+    window = _action_window(tpl, placements[s], target, i)
+    current = program.shapes[s].actions[i]
+    options = [current] + list(stroke_variants(current))
+    return options, [_window_cost(_with_action(program, s, i, option), placements, target, window) for option in options]
 
 
 def _choose_strokes(
@@ -123,13 +128,11 @@ def _choose_strokes(
             continue
         tpl = template(shape)
         for i in range(len(shape)):
-            window = _action_window(tpl, placements[s], target, i)
             current = program.shapes[s].actions[i]
-            options = [current] + list(stroke_variants(current))
+            options, costs = _stroke_costs(program, placements, target, tpl, s, i)
             costs = [
-                _window_cost(_with_action(program, s, i, option), placements, target, window)
-                + (STROKE_PRIOR if decoder[s][i] is not None and option.stroke is not decoder[s][i] else 0.0)
-                for option in options
+                cost + (STROKE_PRIOR if decoder[s][i] is not None and option.stroke is not decoder[s][i] else 0.0)
+                for option, cost in zip(options, costs)
             ]
             choice = options[int(np.argmin(costs))]
             if choice != current:
