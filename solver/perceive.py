@@ -20,10 +20,10 @@ margins the A images show.
 
 Per image (`refine_perceived`):
   * a decoded top proposal that lies on the free-form grid is kept as it is (snapped, retraced end actions
-    dropped: `search.retrace`) and only its poses are fitted: on official free-form images the decoder's top-1 is exact more often than its refinement
-    (`bongard-solver bench decoder --data ../shared/data/official_dev --split dev_ff --refine`: 72.3 % vs
-    67.3 %); the render-and-compare score still prefers some near misses (extra actions over drawn ink,
-    stroke types under overlaps);
+    dropped: `search.retrace`) and only its poses are fitted: on official free-form images the decoder's
+    top-1 is exact more often than its refinement (`bongard-solver bench decoder --data
+    ../shared/data/official_dev --split dev_ff --refine`: 72.3 % vs 67.3 %); the render-and-compare score
+    still prefers some near misses (extra actions over drawn ink, stroke types under overlaps);
   * any other image (basic and abstract shapes) is searched from the classifier's library shapes
     (`library_plan`: an image of two separate ink parts part by part, each part from its own best
     groups; else the whole image's best groups, and their pairs when the decoder reads two shapes), or
