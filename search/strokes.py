@@ -114,7 +114,8 @@ def _stroke_costs(program: ImageProgram, placements: list, target: Target, tpl, 
     window = _action_window(tpl, placements[s], target, i)
     current = program.shapes[s].actions[i]
     options = [current] + list(stroke_variants(current))
-    return options, [_window_cost(_with_action(program, s, i, option), placements, target, window) for option in options]
+    costs = [_window_cost(_with_action(program, s, i, option), placements, target, window) for option in options]
+    return options, costs
 
 
 def _choose_strokes(
