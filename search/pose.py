@@ -376,7 +376,8 @@ def polish(
     return placements
 
 
-def _fit_polished(program: ImageProgram, target: Target, polish_evals: int) -> tuple[list[Template], list[Placement]]:
+def fit_polished(program: ImageProgram, target: Target, polish_evals: int) -> tuple[list[Template], list[Placement]]:
+    """A known program's templates and placements in an image: `fit`, then `polish` on the pixel score."""
     templates = [template(s) for s in program.shapes]
     placements, _ = fit(templates, target)
     return templates, polish(templates, placements, target, polish_evals)
@@ -384,11 +385,11 @@ def _fit_polished(program: ImageProgram, target: Target, polish_evals: int) -> t
 
 def fit_poses(program: ImageProgram, target: Target, polish_evals: int = 30) -> tuple[Pose, ...]:
     """The poses of a known program in an image: `fit`, then `polish` on the pixel score."""
-    _, placements = _fit_polished(program, target, polish_evals)
+    _, placements = fit_polished(program, target, polish_evals)
     return tuple(p.pose(target) for p in placements)
 
 
 def fitted_pixel_cost(program: ImageProgram, target: Target, polish_evals: int = 30) -> tuple[float, tuple[Pose, ...]]:
     """`fit_poses`, and the `pixel_cost` of the program (stroke types included) drawn at those poses."""
-    templates, placements = _fit_polished(program, target, polish_evals)
+    templates, placements = fit_polished(program, target, polish_evals)
     return pixel_cost(templates, placements, target), tuple(p.pose(target) for p in placements)

@@ -94,9 +94,7 @@ def stroke_margins(program: ImageProgram, target: Target, polish_evals: int = PO
     the pixel score, then per action the window pixel score of every other stroke type minus that of the
     action's own (negative: another stroke draws the image better there) -> (margins, alternatives,
     placements), margins and alternatives (the best other action) as one list per shape."""
-    templates = [template(x) for x in program.shapes]
-    placements, _ = pose.fit(templates, target)
-    placements = pose.polish(templates, list(placements), target, polish_evals)
+    templates, placements = pose.fit_polished(program, target, polish_evals)
     margins, alternatives = [], []
     for s, shape in enumerate(program.shapes):
         margins.append([])

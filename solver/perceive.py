@@ -320,7 +320,7 @@ def require_programs(results: list[Perceived], names: list[str]) -> list[ImagePr
 class PixelPerception:
     """Callable images -> programs for `solve_problem`; `perceive` keeps poses, scores and errors."""
 
-    reconciles = True  # takes `positives=` (the images of set A come first): see `reconcile_with_context`
+    reconciles = True  # takes `positives=` and `negatives=` (set A first, then set B): see `reconcile_with_context`
 
     def __init__(
         self,
