@@ -4,9 +4,9 @@ The sparse chamfer score of the structure search sees only centrelines; stroke t
 the three stamps) are decided here, once the structure and its poses are known: the poses are polished on
 the pixel score of the rendered candidate (`search.pose.polish`), then for each action every stroke type
 is rendered and compared with the image in a window around that action (`kernels.window_l1_shifted`,
-which tolerates a residual misalignment of OVERLAP_PX = 3.0  # pixels: centreline points this near another action's are drawn over by it
-OVERLAP_SHARE = 0.6  # share of an action's centreline that must be covered for a pair to overlap
-WINDOW_SHIFT = 2 pixels), with a small preference for the decoder's stroke.
+which tolerates a residual misalignment of WINDOW_SHIFT = 2 pixels), with a small preference for the
+decoder's stroke. Actions that draw over each other (OVERLAP_PX, OVERLAP_SHARE) have their strokes chosen
+together.
 Library shapes that the generators always draw with normal strokes (`if stamp` = 0, spec §3.3) keep them.
 """
 
