@@ -58,6 +58,9 @@ class Segment:
     def with_turn(self, turn: float) -> "Segment":
         return Segment(self.kind, self.stroke, self.length, self.radius, self.curvature, turn)
 
+    def with_stroke(self, stroke) -> "Segment":
+        return Segment(self.kind, stroke, self.length, self.radius, self.curvature, self.turn)
+
 
 def _backwards(action: Action) -> float:
     """180 if the turtle travels against its heading while drawing `action` (negative arc), else 0."""

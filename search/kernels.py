@@ -19,6 +19,9 @@ Kernels
                   over shifts of the window by up to a few pixels (tolerates residual misalignment).
   `sparse_scores` `sparse_score` of many pose sets (the heading scan of the initial guesses).
   `pattern_search` pose refinement on the `sparse_score` (the search's inner loop, compiled whole).
+  `trace_step`    one step of the free-form tracer (`search.trace`): every grid move from a turtle state,
+                  its mean distance to the ink (forward term, in units) and which ink samples it newly
+                  covers.
 The twins (`*_reference`) use Python loops and the `math` module only; the tests compare them.
 """
 
@@ -244,6 +247,54 @@ def window_l1(rendered: np.ndarray, image: np.ndarray, r0: int, c0: int) -> tupl
     return total, count
 
 
+@njit(cache=True)
+def trace_step(
+    local: np.ndarray,
+    x: float,
+    y: float,
+    theta: float,
+    u: float,
+    dt: np.ndarray,
+    samples: np.ndarray,
+    covered: np.ndarray,
+    cap: float,
+    max_forward: float,
+    reach: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Every move of `local` (O, N, 2: centreline points of a move from the origin heading along +x, in
+    units, pixel orientation) drawn from the turtle at (x, y) heading `theta` (radians) with `u` pixels per
+    unit, in the crop frame -> (forward (O,): mean distance transform along the move in units, capped at
+    `cap` units; new (O, K): ink samples within `reach` units of the move not yet `covered`, computed only
+    for moves with forward <= max_forward)."""
+    n_moves, n_points = local.shape[0], local.shape[1]
+    c, s = math.cos(theta), math.sin(theta)
+    forward = np.empty(n_moves)
+    new = np.zeros((n_moves, samples.shape[0]), dtype=np.bool_)
+    cols = np.empty(n_points)
+    rows = np.empty(n_points)
+    limit = reach * u
+    for o in range(n_moves):
+        total = 0.0
+        for k in range(n_points):
+            lx, ly = local[o, k, 0], local[o, k, 1]
+            cols[k] = x + u * (c * lx - s * ly)
+            rows[k] = y + u * (s * lx + c * ly)
+            total += _bilinear(dt, cols[k], rows[k], cap * u)
+        forward[o] = total / n_points / u
+        if forward[o] > max_forward:
+            continue
+        for q in range(samples.shape[0]):
+            if covered[q]:
+                continue
+            qx, qy = samples[q, 0], samples[q, 1]
+            for k in range(n_points):
+                dx, dy = cols[k] - qx, rows[k] - qy
+                if dx * dx + dy * dy < limit * limit:
+                    new[o, q] = True
+                    break
+    return forward, new
+
+
 # ------------------------------------------------------------------------------------ reference twins
 
 
@@ -325,3 +376,16 @@ def window_l1_reference(rendered, image, r0: int, c0: int) -> tuple[float, int]:
                 total += abs(float(value) - float(image[r0 + i][c0 + j]))
                 count += 1
     return total, count
+
+
+def trace_step_reference(local, x, y, theta, u, dt, samples, covered, cap, max_forward, reach):
+    c, s = math.cos(theta), math.sin(theta)
+    forward, new = [], []
+    for move in local:
+        posed = [(x + u * (c * lx - s * ly), y + u * (s * lx + c * ly)) for lx, ly in move]
+        forward.append(sum(_bilinear_reference(dt, col, row, cap * u) for col, row in posed) / len(posed) / u)
+        new.append([
+            forward[-1] <= max_forward and not done and any(math.hypot(col - qx, row - qy) < reach * u for col, row in posed)
+            for (qx, qy), done in zip(samples, covered)
+        ])
+    return forward, new

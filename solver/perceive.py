@@ -47,6 +47,7 @@ from dsl.types import Action, ImageProgram, Pose, Shape
 from search.refine import Proposal, refine_image
 
 TOP_K = 6
+TRACE = True  # free-form readings are checked by the tracer (`_traced`)
 LIBRARY_DECODED = 0  # decoded proposals kept beside the library proposals for library-like images (see below)
 BEAM = 6
 REFINE_BUDGET_MS = 80.0
@@ -156,12 +157,26 @@ def free_form_reading(program: ImageProgram) -> ImageProgram | None:
     return without_retraced_ends(snapped) if same_image(program, snapped, length_tol=0.05, angle_tol=5.0) else None
 
 
-def _fit_only(image: np.ndarray, program: ImageProgram, proposals: tuple) -> Perceived:
-    """Keep `program`; fit its poses (for the report's overlay)."""
-    from search.pose import fit_poses
-    from search.template import make_target
+def _traced(image: np.ndarray, free_form: ImageProgram, proposals: tuple) -> Perceived:
+    """A free-form reading checked by the tracer (`search.trace`), seeded by the decoder's readings: kept
+    (poses fitted) when the tracer's best walk draws the same picture, else the traced program, each action
+    with the stroke of the decoded action drawn where it lies as a prior, the strokes then chosen by the
+    pixel score (`search.strokes.assign_strokes`)."""
+    from dsl.canonical import same_image
+    from perception.decode import snap_free_form
+    from search.pose import fit, fit_poses
+    from search.strokes import assign_strokes
+    from search.template import make_target, template
+    from search.trace import trace_free_form, with_decoded_strokes
 
-    return Perceived(program, fit_poses(program, make_target(image)), None, proposals)
+    target = make_target(image)
+    traced = trace_free_form(target, [free_form] + [snap_free_form(p.program) for p in proposals[1:]]) if TRACE else None
+    if traced is None or same_image(traced.program, free_form, 0.02, 2.0, ignore_strokes=True):
+        return Perceived(free_form, fit_poses(free_form, target), None, proposals)
+    program = with_decoded_strokes(traced, free_form, target)
+    placements, _ = fit([template(s) for s in program.shapes], target)
+    program, placements = assign_strokes(program, placements, target, program)
+    return Perceived(program, tuple(p.pose(target) for p in placements), traced.score, proposals)
 
 
 def _refine_one(job: tuple) -> Perceived:
@@ -184,7 +199,7 @@ def refine_perceived(
     try:
         free_form = free_form_reading(proposals[0].program) if decoded and proposals else None
         if free_form is not None:  # the decoder reads free-form programs better than refinement does
-            return _fit_only(image, free_form, proposals)
+            return _traced(image, free_form, proposals)
         starts = proposals
         if decoded and library is not None and library.parts:  # two separate shapes: each searched alone
             return replace(_refine_parts(library.parts, budget_ms), proposals=proposals)

@@ -93,3 +93,21 @@ def test_window_l1_shifted_matches_reference_on_sparse_renders(seed, shift):
     assert kernels.window_l1_shifted(rendered, image, r0, c0, shift) == pytest.approx(
         kernels.window_l1_shifted_reference(rendered, image, r0, c0, shift)
     )
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_trace_step_matches_reference(seed):
+    rng = np.random.default_rng(seed)
+    h, w = (int(v) for v in rng.integers(20, 60, size=2))
+    dt = rng.uniform(0.0, 12.0, size=(h, w))
+    local = rng.uniform(-1.0, 1.0, size=(int(rng.integers(1, 6)), int(rng.integers(2, 8)), 2))
+    samples = rng.uniform(0.0, max(h, w), size=(int(rng.integers(1, 40)), 2))
+    covered = rng.random(len(samples)) < 0.3
+    x, y = rng.uniform(0, w), rng.uniform(0, h)
+    theta, u = rng.uniform(-4, 4), rng.uniform(5, 30)
+    max_forward = float(rng.uniform(0.05, 0.5))
+    forward, new = kernels.trace_step(local, x, y, theta, u, dt, samples, covered, 0.3, max_forward, 0.2)
+    forward_ref, new_ref = kernels.trace_step_reference(local, x, y, theta, u, dt, samples, covered, 0.3, max_forward, 0.2)
+    np.testing.assert_allclose(forward, forward_ref, rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(new, np.array(new_ref, dtype=bool))

@@ -1,0 +1,396 @@
+"""The free-form tracer: follow the ink with the free-form generator's moves, one action at a time.
+
+    trace_free_form(target, programs) -> Traced | None
+
+Every action of a free-form positive is a line of length 1 or a quarter arc of radius 0.5, after a turn
+from the turn set (spec §3.2); a negative changes one action within the same grid. So once the turtle's
+start, travel direction and unit are known, reading a free-form image is a walk: from where the turtle
+is, only 11 turns x 3 moves (a line, an arc to the left, an arc to the right when the shape is traced
+backwards) can be next, and the right one runs along the ink. The decoder's own readings go wrong on
+whole stretches (an action too many or too few, often with another error), but their start points,
+directions and units are nearly always right; the tracer starts from them.
+
+Per start (the forward and the backward start of every shape of the decoder's best readings,
+`perception.geometry.variant_starts`, with their poses fitted): a beam search over the moves
+(`kernels.trace_step`). A move is allowed only if it runs along ink (mean distance to the ink at most
+MAX_FORWARD units); a partial trace is scored by
+
+    J = FORWARD_WEIGHT x sum of its moves' mean distances to the ink (units) + ACTION_COST x actions
+        + DEVIATION_COST x moves off the grammar of positive shapes - share of ink covered
+
+(an ink sample is covered when a move passes within REACH units of it). Every partial trace is a
+candidate shape. The image's reading is the candidate, or the pair of candidates from different shapes,
+with the least J (SHAPE_COST per shape, OVERLAP_COST x the share of ink both cover), where the decoder's
+own top reading walked from its start competes as a candidate too. Extra actions over ink already
+drawn cover nothing and cost ACTION_COST each, so the tracer prefers the shortest walk that draws the
+image: the failure of the pixel score, which does not object to retracing, does not arise.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from dsl.canonical import Segment, from_travel_form, same_image
+from dsl.types import ActionKind, ImageProgram, StrokeType
+from perception.geometry import PIXELS_PER_UNIT, State, variant_starts, walk
+from search import kernels
+from search.pose import fit
+from search.template import Target, template
+
+TURNS = (0.0, 30.0, -30.0, 60.0, -60.0, 90.0, -90.0, 120.0, -120.0, 150.0, -150.0)  # spec §3.2
+MOVES = ((ActionKind.LINE, 1.0, 0.0, 0.0), (ActionKind.ARC, 0.0, 0.5, 90.0), (ActionKind.ARC, 0.0, 0.5, -90.0))
+POINTS = 12  # centreline points per move
+BEAM = 10  # partial traces kept per step
+MAX_ACTIONS = 12  # per shape (as the decoder)
+MAX_FORWARD = 0.15  # units: a move further than this from the ink on average is not followed
+CAP = 0.3  # units: distance transform truncation
+REACH = 0.12  # units: an ink sample this near a move is covered by it
+FORWARD_WEIGHT = 3.0  # per unit of mean distance to the ink, summed over the moves
+ACTION_COST = 0.015  # share of ink an action must cover to be worth drawing
+DEVIATION_COST = 0.03  # per move off the grammar of positive shapes (`_grammar`)
+DECODER_BONUS = 0.01  # the decoder's reading wins ties (different tracings of the same ink)
+SHAPE_COST = 0.02
+OVERLAP_COST = 2.0  # per share of the ink covered by both shapes of a pair
+READINGS = 3  # distinct decoded readings whose starts seed the tracer
+REFITTED = 2  # best readings whose poses are fitted and traced again
+MAX_SAMPLES = 600  # ink samples for coverage
+GRID_TOLERANCE = (0.05, 5.0)  # a decoded reading within this of the grid is walked as a candidate
+END_REACH = 12.0  # pixels along the ink from an end of the ink that fix the heading there
+MIN_PART_PIXELS = 30  # ink parts smaller than this have no ends traced
+MATCH_REACH = 0.15  # units: a traced action takes the stroke of a decoded action whose midpoint is this near
+FULL_COVERAGE = 0.98  # below this share of ink covered, the starts are traced again at the units of UNITS
+UNITS = tuple(s * PIXELS_PER_UNIT for s in (80.0, 88.0, 97.0, 107.0, 117.0, 128.0, 140.0))  # the free-form
+# painter's scales (80-140, spec §2.6) in pixels per unit: the decoder's readings of the images it gets
+# wrong often have the unit wrong by 15-50 %
+
+
+def _moves() -> tuple[list[Segment], np.ndarray, np.ndarray]:
+    segments, points, ends = [], [], []
+    for turn in TURNS:
+        for kind, length, radius, curvature in MOVES:
+            path, end = walk(State(0.0, 0.0, 0.0, 1.0), kind, turn, length, radius, curvature)
+            along = np.r_[0.0, np.cumsum(np.hypot(*np.diff(path, axis=0).T))]
+            t = np.linspace(0.0, along[-1], POINTS)
+            points.append(np.stack([np.interp(t, along, path[:, 0]), np.interp(t, along, path[:, 1])], 1))
+            segments.append(Segment(kind, StrokeType.NORMAL, length, radius, curvature, turn))
+            ends.append((end.x, end.y, end.theta))
+    return segments, np.ascontiguousarray(points), np.array(ends)
+
+
+SEGMENTS, LOCAL, ENDS = _moves()
+
+
+def _grammar(seg: Segment) -> tuple[int, bool]:
+    """(orientation the move implies: +1 left, -1 right, 0 either; whether it is off the positives' grammar).
+    A positive shape is a chain of the generator's moves, each starting without a turn: its travel-form
+    turns are 0, 90 (squares, right angles) or 120 (triangles), all to one side, and its arcs turn to
+    that side without a turn before them; traced backwards, everything turns to the other side."""
+    if seg.kind is ActionKind.LINE:
+        if seg.turn == 0.0:
+            return 0, False
+        return int(math.copysign(1, seg.turn)), abs(seg.turn) not in (90.0, 120.0)
+    return int(math.copysign(1, seg.curvature)), seg.turn != 0.0
+
+
+GRAMMAR = [_grammar(seg) for seg in SEGMENTS]
+FIRST = np.array([k for k, s in enumerate(SEGMENTS) if s.turn == 0.0])
+ALL = np.arange(len(SEGMENTS))
+
+
+@dataclass(frozen=True, slots=True)
+class Walk:
+    """A partial trace: its moves (indices into SEGMENTS), the turtle after them, the summed forward
+    distances and the ink samples covered."""
+
+    moves: tuple[int, ...]
+    x: float
+    y: float
+    theta: float
+    forward: float
+    covered: np.ndarray
+    side: int = 0  # the orientation its moves so far imply (0: none yet)
+    deviations: int = 0  # moves off the positives' grammar (a negative has one)
+    decoded: bool = False  # the decoder's own reading, walked
+
+    def cost(self) -> float:
+        return (
+            FORWARD_WEIGHT * self.forward + ACTION_COST * len(self.moves) + DEVIATION_COST * self.deviations
+            - (DECODER_BONUS if self.decoded else 0.0)
+        )
+
+    def segments(self) -> list[Segment]:
+        return [SEGMENTS[m] for m in self.moves]
+
+
+@dataclass(frozen=True, slots=True)
+class Traced:
+    """The tracer's reading: the program (normal strokes), its score J and the share of ink it covers,
+    the starts (crop frame) of its shapes, and the next best readings."""
+
+    program: ImageProgram
+    score: float
+    coverage: float
+    starts: tuple[State, ...]
+    alternatives: tuple[tuple[ImageProgram, float], ...]
+    decoded: bool = False  # the decoder's own reading, walked, is the best
+
+
+class _Ink:
+    """The image as the tracer sees it: distance transform and coverage samples, crop frame."""
+
+    def __init__(self, target: Target) -> None:
+        self.target = target
+        self.dt = np.ascontiguousarray(target.dt)
+        points = target.ink_points
+        self.samples = np.ascontiguousarray(points[:: max(1, int(math.ceil(len(points) / MAX_SAMPLES)))])
+
+    def step(self, w: Walk, u: float, moves: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return kernels.trace_step(
+            LOCAL[moves], w.x, w.y, w.theta, u, self.dt, self.samples, w.covered, CAP, MAX_FORWARD, REACH
+        )
+
+
+def _advance(w: Walk, move: int, u: float, forward: float, new: np.ndarray) -> Walk:
+    ex, ey, etheta = ENDS[move]
+    c, s = math.cos(w.theta), math.sin(w.theta)
+    side, off = GRAMMAR[move]
+    deviations = w.deviations + int(off) + int(side != 0 and w.side != 0 and side != w.side)
+    return Walk(
+        w.moves + (move,), w.x + u * (c * ex - s * ey), w.y + u * (s * ex + c * ey), w.theta + etheta,
+        w.forward + forward, w.covered | new, w.side or side, deviations, w.decoded,
+    )
+
+
+def trace_shape(ink: _Ink, start: State, beam: int = BEAM) -> list[Walk]:
+    """Beam search from `start` (crop frame): every partial trace kept on the way, best first."""
+    n = len(ink.samples)
+    frontier = [Walk((), start.x, start.y, start.theta, 0.0, np.zeros(n, dtype=np.bool_))]
+    kept: list[tuple[float, Walk]] = []
+    for step in range(MAX_ACTIONS):
+        moves = FIRST if step == 0 else ALL
+        options = []
+        for w in frontier:
+            forward, new = ink.step(w, start.u, moves)
+            for k in np.nonzero(forward <= MAX_FORWARD)[0]:
+                nxt = _advance(w, int(moves[k]), start.u, float(forward[k]), new[k])
+                options.append((nxt.cost() - nxt.covered.mean(), nxt))
+        if not options:
+            break
+        options.sort(key=lambda o: o[0])
+        frontier, seen = [], set()
+        for score, w in options:
+            key = (round(w.x / 3.0), round(w.y / 3.0), round(math.degrees(w.theta) / 10.0) % 36, int(w.covered.sum()) // 3)
+            if key in seen:
+                continue
+            seen.add(key)
+            frontier.append(w)
+            kept.append((score, w))
+            if len(frontier) >= beam:
+                break
+    kept.sort(key=lambda o: o[0])
+    return [w for _, w in kept]
+
+
+def follow(ink: _Ink, start: State, segments: list[Segment], decoded: bool = True) -> Walk | None:
+    """The walk of a given grid reading from `start` (None if a segment is not a grid move)."""
+    w = Walk((), start.x, start.y, start.theta, 0.0, np.zeros(len(ink.samples), dtype=np.bool_), decoded=decoded)
+    for i, seg in enumerate(segments):
+        move = _move_index(seg, first=i == 0)
+        if move is None:
+            return None
+        forward, new = kernels.trace_step(
+            LOCAL[move:move + 1], w.x, w.y, w.theta, start.u, ink.dt, ink.samples, w.covered, CAP, np.inf, REACH
+        )
+        w = _advance(w, move, start.u, float(forward[0]), new[0])
+    return w
+
+
+def _move_index(seg: Segment, first: bool) -> int | None:
+    length_tol, angle_tol = GRID_TOLERANCE
+    for k, move in enumerate(SEGMENTS):
+        if move.kind is not seg.kind or abs(move.turn - (0.0 if first else seg.turn)) > angle_tol:
+            continue
+        if seg.kind is ActionKind.LINE and abs(seg.length - move.length) <= length_tol:
+            return k
+        if seg.kind is ActionKind.ARC and abs(seg.radius - move.radius) <= length_tol and abs(seg.curvature - move.curvature) <= angle_tol:
+            return k
+    return None
+
+
+def _crop_state(state: State, target: Target) -> State:
+    r0, c0 = target.origin
+    return State(state.x - c0, state.y - r0, state.theta, state.u)
+
+
+def starts(program: ImageProgram, target: Target) -> list[list[tuple[list[Segment], State]]]:
+    """Per shape of `program`, its forward and backward travel forms with their start states (crop frame),
+    the poses fitted to the image."""
+    placements, _ = fit([template(s) for s in program.shapes], target)
+    out = []
+    for shape, place in zip(program.shapes, placements):
+        variants = variant_starts(shape, place.pose(target))[:2]
+        out.append([(segments, _crop_state(state, target)) for segments, state in variants])
+    return out
+
+
+def _distinct(programs: list[ImageProgram], limit: int) -> list[ImageProgram]:
+    out: list[ImageProgram] = []
+    for p in programs:
+        if all(not same_image(p, q, 0.05, 5.0) for q in out):
+            out.append(p)
+        if len(out) >= limit:
+            break
+    return out
+
+
+def trace_free_form(target: Target, programs: list[ImageProgram], readings: int = READINGS) -> Traced | None:
+    """The free-form program that draws `target`, traced from the starts of the decoder's best distinct
+    `programs` (best first; the first also competes as it is). None if nothing can be traced."""
+    ink = _Ink(target)
+    if len(ink.samples) == 0 or not programs:
+        return None
+    walks: list[Walk] = []
+    origin: list[State] = []
+    fixed: list[int] = []
+    seeds: list[State] = []
+    for r, program in enumerate(_distinct(programs, readings)):
+        for shape_starts in starts(program, target):
+            for v, (segments, state) in enumerate(shape_starts):
+                if r == 0 and v == 0:
+                    walked = follow(ink, state, segments)
+                    if walked is not None:
+                        fixed.append(len(walks))
+                        walks.append(walked)
+                        origin.append(state)
+                if any(math.hypot(state.x - q.x, state.y - q.y) < 3.0 and math.cos(state.theta - q.theta) > 0.95 for q in seeds):
+                    continue
+                seeds.append(state)
+                found = trace_shape(ink, state)[:15]
+                walks += found
+                origin += [state] * len(found)
+    if not walks:
+        return None
+    best = _best(walks, origin, ink)
+    if best.coverage < FULL_COVERAGE:  # the unit read wrongly: every start, and the ends of the ink, traced
+        # again at the painter's units
+        for state in seeds + ink_ends(target):
+            for u in UNITS:
+                found = trace_shape(ink, State(state.x, state.y, state.theta, u))[:15]
+                walks += found
+                origin += [State(state.x, state.y, state.theta, u)] * len(found)
+        best = _best(walks, origin, ink)
+    # the poses of the best readings fitted to the image, and traced again from there: a seed's pose fitted
+    # to a wrong reading is a little off, and a walk drifts off the ink by its end
+    if best.decoded:  # the decoder's reading walked from its own fitted pose is the best: nothing to refit
+        return best
+    for program in [best.program] + [p for p, _ in best.alternatives[:REFITTED - 1]]:
+        for shape_starts in starts(program, target):
+            for segments, state in shape_starts:
+                found = [w for w in [follow(ink, state, segments, decoded=False)] if w is not None]
+                found += trace_shape(ink, state)[:15]
+                walks += found
+                origin += [state] * len(found)
+    return _best(walks, origin, ink)
+
+
+def _best(walks: list[Walk], origin: list[State], ink: _Ink) -> Traced:
+    covered = np.array([w.covered for w in walks], dtype=float)
+    k = covered.shape[1]
+    base = np.array([w.cost() + SHAPE_COST for w in walks])
+    share = covered.sum(1) / k
+    both = covered @ covered.T / k
+    single = base - share
+    pair = base[:, None] + base[None, :] - (share[:, None] + share[None, :] - both) + OVERLAP_COST * both
+    np.fill_diagonal(pair, np.inf)
+    n = len(walks)
+    scores = np.concatenate([single, pair.ravel()])
+    order = np.argsort(scores, kind="stable")
+    readings: list[tuple[ImageProgram, float, tuple[int, ...]]] = []
+    for flat in order:
+        score = float(scores[flat])
+        members = (int(flat),) if flat < n else divmod(int(flat) - n, n)
+        program = ImageProgram(tuple(from_travel_form(walks[m].segments()) for m in members))
+        if any(same_image(program, p, 0.02, 2.0) for p, _, _ in readings):
+            continue
+        readings.append((program, score, members))
+        if len(readings) > 3:
+            break
+    program, score, members = readings[0]
+    coverage = float(np.any(covered[list(members)] > 0, axis=0).mean())
+    return Traced(
+        program, score, coverage, tuple(origin[m] for m in members), tuple((p, s) for p, s, _ in readings[1:]),
+        all(walks[m].decoded for m in members),
+    )
+
+
+def ink_ends(target: Target, reach: float = END_REACH) -> list[State]:
+    """The two ends of every ink part (the ends of its longest geodesic path through the ink), each heading
+    into the ink (towards the ink `reach` pixels along the path); the unit is left 0."""
+    from scipy import ndimage
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import shortest_path
+
+    ink = target.dt == 0
+    labels, count = ndimage.label(ink, structure=np.ones((3, 3)))
+    out = []
+    for part in range(1, count + 1):
+        rows, cols = np.nonzero(labels == part)
+        if len(rows) < MIN_PART_PIXELS:
+            continue
+        index = -np.ones(ink.shape, dtype=np.int64)
+        index[rows, cols] = np.arange(len(rows))
+        src, dst = [], []
+        for dr, dc in ((0, 1), (1, 0), (1, 1), (1, -1)):
+            r2, c2 = rows + dr, cols + dc
+            ok = (r2 >= 0) & (r2 < ink.shape[0]) & (c2 >= 0) & (c2 < ink.shape[1])
+            ok[ok] &= index[r2[ok], c2[ok]] >= 0
+            src.append(index[rows[ok], cols[ok]])
+            dst.append(index[r2[ok], c2[ok]])
+        src, dst = np.concatenate(src), np.concatenate(dst)
+        graph = coo_matrix((np.ones(len(src)), (src, dst)), shape=(len(rows), len(rows))).tocsr()
+        first = shortest_path(graph, directed=False, unweighted=True, indices=0)
+        a = int(np.argmax(np.where(np.isfinite(first), first, -1)))
+        from_a = shortest_path(graph, directed=False, unweighted=True, indices=a)
+        b = int(np.argmax(np.where(np.isfinite(from_a), from_a, -1)))
+        from_b = shortest_path(graph, directed=False, unweighted=True, indices=b)
+        for end, distances in ((a, from_a), (b, from_b)):
+            ring = np.abs(distances - reach) < 1.5
+            if not ring.any():
+                continue
+            x, y = cols[end] + 0.5, rows[end] + 0.5
+            tx, ty = cols[ring].mean() + 0.5, rows[ring].mean() + 0.5
+            out.append(State(float(x), float(y), math.atan2(ty - y, tx - x), 0.0))
+    return out
+
+
+def _midpoints(segments: list[Segment], start: State) -> np.ndarray:
+    """Pixel midpoints (crop frame) of a travel-form shape walked from `start`."""
+    state, out = start, []
+    for seg in segments:
+        path, state = walk(state, seg.kind, seg.turn, seg.length, seg.radius, seg.curvature)
+        out.append(path[len(path) // 2] if seg.kind is ActionKind.ARC else path.mean(0))
+    return np.array(out)
+
+
+def with_decoded_strokes(traced: Traced, decoded: ImageProgram, target: Target) -> ImageProgram:
+    """The traced program with each action given the stroke type of the decoded action drawn where it is
+    (midpoints within MATCH_REACH units, the decoded reading's poses fitted); other actions keep normal."""
+    from dsl.canonical import to_travel_form
+
+    decoded_marks = []
+    for shape_starts, shape in zip(starts(decoded, target), decoded.shapes):
+        segments, state = shape_starts[0]
+        decoded_marks += list(zip(_midpoints(segments, state), [seg.stroke for seg in segments]))
+    shapes = []
+    for shape, start in zip(traced.program.shapes, traced.starts):
+        segments = to_travel_form(shape)
+        strokes = []
+        for mid in _midpoints(segments, start):
+            near = [(float(np.hypot(*(mid - m))), stroke) for m, stroke in decoded_marks]
+            distance, stroke = min(near, key=lambda o: o[0]) if near else (np.inf, StrokeType.NORMAL)
+            strokes.append(stroke if distance <= MATCH_REACH * start.u else StrokeType.NORMAL)
+        shapes.append(from_travel_form([seg.with_stroke(s) for seg, s in zip(segments, strokes)]))
+    return ImageProgram(tuple(shapes))

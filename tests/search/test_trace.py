@@ -1,0 +1,63 @@
+"""The free-form tracer reads rendered free-form images from wrong decoder readings."""
+
+from dsl.canonical import same_image
+from dsl.raster import render_program
+from dsl.syntax import parse_image
+from dsl.types import Pose, StrokeType
+from search.template import make_target
+from search.trace import trace_free_form, with_decoded_strokes
+
+# a right angle, a semicircle and a line (the generator's moves), strokes mixed
+ACTIONS = ["line_normal_1.000-0.500", "line_zigzag_1.000-0.750", "arc_circle_0.500_0.625-0.500",
+           "arc_normal_0.500_0.625-0.500", "line_square_1.000-0.500"]
+TRUTH = parse_image([ACTIONS])
+POSES = [Pose(-60.0, 40.0, 20.0, 110.0)]
+
+
+def _target(program=TRUTH, poses=POSES):
+    return make_target(render_program(program, poses))
+
+
+def test_a_dropped_last_action_is_traced_back():
+    traced = trace_free_form(_target(), [parse_image([ACTIONS[:-1]])])
+    assert same_image(traced.program, TRUTH, ignore_strokes=True)
+    assert traced.coverage > 0.98
+
+
+def test_a_retraced_extra_action_is_not_kept():
+    # back over the last line: adds no ink
+    extra = parse_image([ACTIONS + ["line_normal_1.000-0.000"]])
+    traced = trace_free_form(_target(), [extra])
+    assert same_image(traced.program, TRUTH, ignore_strokes=True)
+
+
+def test_the_decoders_own_reading_is_kept_when_it_is_right():
+    traced = trace_free_form(_target(), [TRUTH])
+    assert same_image(traced.program, TRUTH, ignore_strokes=True)
+
+
+def test_a_reading_at_the_wrong_scale_is_traced_at_the_painters_units():
+    # the same actions read as half as long: the fitted unit is off, the tracer tries the painter's units
+    halves = parse_image([["line_normal_0.500-0.500", "line_normal_0.500-0.500", "line_zigzag_1.000-0.750",
+                           "arc_circle_0.500_0.625-0.500"]])
+    traced = trace_free_form(_target(), [halves])
+    assert same_image(traced.program, TRUTH, ignore_strokes=True)
+
+
+def test_two_shapes_are_traced_separately():
+    program = parse_image([ACTIONS[:3], ["arc_normal_0.500_0.625-0.500"] * 2 + ["line_triangle_1.000-0.500"]])
+    poses = [Pose(-150.0, 120.0, 0.0, 100.0), Pose(120.0, -120.0, 90.0, 120.0)]
+    misread = parse_image([ACTIONS[:2], ["arc_normal_0.500_0.625-0.500"] * 2])
+    traced = trace_free_form(_target(program, poses), [misread])
+    assert same_image(traced.program, program, ignore_strokes=True)
+
+
+def test_strokes_come_from_the_decoded_actions_drawn_where_the_traced_ones_lie():
+    decoded = parse_image([ACTIONS[:-1]])
+    target = _target()
+    traced = trace_free_form(target, [decoded])
+    program = with_decoded_strokes(traced, decoded, target)
+    strokes = sorted(a.stroke.value for a in program.shapes[0].actions)
+    # the four decoded actions keep their strokes; the traced fifth has no decoded action there: normal
+    assert strokes == sorted(["normal", "zigzag", "circle", "normal", "normal"])
+    assert StrokeType.SQUARE not in {a.stroke for a in program.shapes[0].actions}
