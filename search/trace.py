@@ -96,6 +96,8 @@ def _grammar(seg: Segment) -> tuple[int, bool]:
 
 
 GRAMMAR = [_grammar(seg) for seg in SEGMENTS]
+GRAMMAR_SIDE = np.array([side for side, _ in GRAMMAR])
+GRAMMAR_OFF = np.array([int(off) for _, off in GRAMMAR])
 FIRST = np.array([k for k, s in enumerate(SEGMENTS) if s.turn == 0.0])
 ALL = np.arange(len(SEGMENTS))
 
@@ -166,30 +168,50 @@ def _advance(w: Walk, move: int, u: float, forward: float, new: np.ndarray) -> W
 
 def trace_shape(ink: _Ink, start: State, beam: int = BEAM) -> list[Walk]:
     """Beam search from `start` (crop frame): every partial trace kept on the way, best first."""
-    n = len(ink.samples)
+    n, u = len(ink.samples), start.u
     frontier = [Walk((), start.x, start.y, start.theta, 0.0, np.zeros(n, dtype=np.bool_))]
     kept: list[tuple[float, Walk]] = []
     for step in range(MAX_ACTIONS):
         moves = FIRST if step == 0 else ALL
-        options = []
-        for w in frontier:
-            forward, new = ink.step(w, start.u, moves)
-            for k in np.nonzero(forward <= MAX_FORWARD)[0]:
-                nxt = _advance(w, int(moves[k]), start.u, float(forward[k]), new[k])
-                options.append((nxt.cost() - nxt.covered.mean(), nxt))
-        if not options:
+        scores, owners, picks, counts, ends, news = [], [], [], [], [], {}
+        for i, w in enumerate(frontier):  # every allowed move of every walk scored before any is built
+            forward, new = ink.step(w, u, moves)
+            ok = np.nonzero(forward <= MAX_FORWARD)[0]
+            if len(ok) == 0:
+                continue
+            chosen = moves[ok]
+            count = w.covered.sum() + new[ok].sum(axis=1)
+            clash = (GRAMMAR_SIDE[chosen] != 0) & (w.side != 0) & (GRAMMAR_SIDE[chosen] != w.side)
+            deviations = w.deviations + GRAMMAR_OFF[chosen] + clash
+            scores.append(
+                FORWARD_WEIGHT * (w.forward + forward[ok]) + ACTION_COST * (len(w.moves) + 1)
+                + DEVIATION_COST * deviations - count / n
+            )
+            c, s = math.cos(w.theta), math.sin(w.theta)
+            ex, ey = ENDS[chosen, 0], ENDS[chosen, 1]
+            ends.append(np.stack([w.x + u * (c * ex - s * ey), w.y + u * (s * ex + c * ey), w.theta + ENDS[chosen, 2]], 1))
+            owners.append(np.full(len(ok), i))
+            picks.append(ok)
+            news[i] = (forward, new)
+            counts.append(count)
+        if not scores:
             break
-        options.sort(key=lambda o: o[0])
-        frontier, seen = [], set()
-        for score, w in options:
-            key = (round(w.x / 3.0), round(w.y / 3.0), round(math.degrees(w.theta) / 10.0) % 36, int(w.covered.sum()) // 3)
+        score, owner, pick = np.concatenate(scores), np.concatenate(owners), np.concatenate(picks)
+        end, count = np.concatenate(ends), np.concatenate(counts)
+        frontier_next, seen = [], set()
+        for j in np.argsort(score, kind="stable"):
+            key = (round(end[j, 0] / 3.0), round(end[j, 1] / 3.0), round(math.degrees(end[j, 2]) / 10.0) % 36, int(count[j]) // 3)
             if key in seen:
                 continue
             seen.add(key)
-            frontier.append(w)
-            kept.append((score, w))
-            if len(frontier) >= beam:
+            forward, new = news[int(owner[j])]
+            k = int(pick[j])
+            w = _advance(frontier[int(owner[j])], int(moves[k]), u, float(forward[k]), new[k])
+            frontier_next.append(w)
+            kept.append((float(score[j]), w))
+            if len(frontier_next) >= beam:
                 break
+        frontier = frontier_next
     kept.sort(key=lambda o: o[0])
     return [w for _, w in kept]
 
@@ -246,7 +268,9 @@ def _distinct(programs: list[ImageProgram], limit: int) -> list[ImageProgram]:
     return out
 
 
-def trace_free_form(target: Target, programs: list[ImageProgram], readings: int = READINGS) -> Traced | None:
+def trace_free_form(
+    target: Target, programs: list[ImageProgram], readings: int = READINGS, retry_from: float = 0.0
+) -> Traced | None:
     """The free-form program that draws `target`, traced from the starts of the decoder's best distinct
     `programs` (best first; the first also competes as it is). None if nothing can be traced."""
     ink = _Ink(target)
@@ -254,15 +278,14 @@ def trace_free_form(target: Target, programs: list[ImageProgram], readings: int 
         return None
     walks: list[Walk] = []
     origin: list[State] = []
-    fixed: list[int] = []
     seeds: list[State] = []
+    first_seeds = 0
     for r, program in enumerate(_distinct(programs, readings)):
         for shape_starts in starts(program, target):
             for v, (segments, state) in enumerate(shape_starts):
                 if r == 0 and v == 0:
                     walked = follow(ink, state, segments)
                     if walked is not None:
-                        fixed.append(len(walks))
                         walks.append(walked)
                         origin.append(state)
                 if any(math.hypot(state.x - q.x, state.y - q.y) < 3.0 and math.cos(state.theta - q.theta) > 0.95 for q in seeds):
@@ -271,12 +294,13 @@ def trace_free_form(target: Target, programs: list[ImageProgram], readings: int 
                 found = trace_shape(ink, state)[:15]
                 walks += found
                 origin += [state] * len(found)
+        first_seeds = first_seeds or len(seeds)
     if not walks:
         return None
     best = _best(walks, origin, ink)
-    if best.coverage < FULL_COVERAGE:  # the unit read wrongly: every start, and the ends of the ink, traced
-        # again at the painter's units
-        for state in seeds + ink_ends(target):
+    if retry_from <= best.coverage < FULL_COVERAGE:  # the unit read wrongly: the first reading's starts and the ends of
+        # the ink traced again at the painter's units
+        for state in seeds[:first_seeds] + ink_ends(target):
             for u in UNITS:
                 found = trace_shape(ink, State(state.x, state.y, state.theta, u))[:15]
                 walks += found

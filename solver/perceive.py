@@ -19,11 +19,15 @@ consensus is then checked for a free-form near miss in one action's stroke type,
 margins the A images show.
 
 Per image (`refine_perceived`):
-  * a decoded top proposal that lies on the free-form grid is kept as it is (snapped, retraced end actions
-    dropped: `search.retrace`) and only its poses are fitted: on official free-form images the decoder's
-    top-1 is exact more often than its refinement (`bongard-solver bench decoder --data
-    ../shared/data/official_dev --split dev_ff --refine`: 72.3 % vs 67.3 %); the render-and-compare score
-    still prefers some near misses (extra actions over drawn ink, stroke types under overlaps);
+  * a decoded top proposal that lies on the free-form grid (snapped, retraced end actions dropped:
+    `search.retrace`) is checked by the free-form tracer (`search.trace`), seeded by the starts of the
+    decoder's best readings: the tracer follows the ink with the generator's moves and prefers the
+    shortest walk that covers it, so it mends readings with an action too many or too few or a wrong
+    unit; the decoder's reading is kept when the tracer's best walk draws the same picture, else the traced
+    program takes the decoder's strokes where its actions lie, chosen again by the pixel score
+    (`search.strokes.assign_strokes`). Free-form searches by `search.refine` lost to the decoder's top-1
+    (72.3 % vs 67.3 % exact on official dev_ff) because the pixel score does not object to extra actions
+    over drawn ink;
   * any other image (basic and abstract shapes) is searched from the classifier's library shapes
     (`library_plan`: an image of two separate ink parts part by part, each part from its own best
     groups; else the whole image's best groups, and their pairs when the decoder reads two shapes), or
@@ -43,11 +47,19 @@ from pathlib import Path
 import numpy as np
 
 from dsl.library import load_library
+from dsl.raster import official_view
 from dsl.types import Action, ImageProgram, Pose, Shape
 from search.refine import Proposal, refine_image
 
+PIXELS_PER_UNIT = official_view(512).pixels_per_unit
 TOP_K = 6
-TRACE = True  # free-form readings are checked by the tracer (`_traced`)
+TRACE = True  # free-form readings are checked by the tracer (`_traced`), off-grid ones traced (`_traced_off_grid`)
+FREE_FORM_UNITS = (0.85 * 80 * PIXELS_PER_UNIT, 1.1 * 140 * PIXELS_PER_UNIT)  # px per unit: the free-form painter's
+# scales (80-140, spec §2.6) with some slack; basic and abstract shapes are painted at 150-320
+OFF_GRID_FULL_FROM = 0.7  # an off-grid image's first trace (the top reading's starts) must cover this much
+# of the ink before the full trace (three readings, the painter's units, the ink's ends) runs
+TRACE_BELOW_CONFIDENCE = 0.9  # off-grid images are traced only when the shape classifier is less sure than
+# this of a library shape (official dev: abstract images 0.998 median, basic 0.97, off-grid free-form 0.43)
 LIBRARY_DECODED = 0  # decoded proposals kept beside the library proposals for library-like images (see below)
 BEAM = 6
 REFINE_BUDGET_MS = 80.0
@@ -114,16 +126,19 @@ class LibraryPlan:
 
     whole: tuple = ()
     parts: tuple = ()  # ((part image, proposals), (part image, proposals))
+    confidence: float = 1.0  # the classifier's top probability for the whole image, or for its less sure part
 
 
 def library_plan(guesses: dict, shapes_read: int) -> LibraryPlan:
     """A `LibraryPlan` from `perception.shapes.library_guesses` (with part images) and the number of
     shapes the decoder reads."""
+    whole = guesses["whole"][0][1] if guesses["whole"] else 0.0
     if len(guesses["parts"]) == 2:
         parts = tuple((image, tuple(library_proposals(part))) for image, part in zip(guesses["part_images"], guesses["parts"]))
-        return LibraryPlan(parts=parts)
+        confidence = max(whole, min(part[0][1] if part else 0.0 for part in guesses["parts"]))
+        return LibraryPlan(parts=parts, confidence=confidence)
     pairs = guesses["whole"] if shapes_read == 2 else None
-    return LibraryPlan(tuple(library_proposals(guesses["whole"], pairs)))
+    return LibraryPlan(tuple(library_proposals(guesses["whole"], pairs)), confidence=whole)
 
 
 _WORKER_DECODERS: dict = {}
@@ -159,21 +174,52 @@ def free_form_reading(program: ImageProgram) -> ImageProgram | None:
 
 def _traced(image: np.ndarray, free_form: ImageProgram, proposals: tuple) -> Perceived:
     """A free-form reading checked by the tracer (`search.trace`), seeded by the decoder's readings: kept
-    (poses fitted) when the tracer's best walk draws the same picture, else the traced program, each action
-    with the stroke of the decoded action drawn where it lies as a prior, the strokes then chosen by the
-    pixel score (`search.strokes.assign_strokes`)."""
+    (poses fitted) when the tracer's best walk draws the same picture, else the traced program
+    (`_with_strokes`)."""
     from dsl.canonical import same_image
     from perception.decode import snap_free_form
-    from search.pose import fit, fit_poses
-    from search.strokes import assign_strokes
-    from search.template import make_target, template
-    from search.trace import trace_free_form, with_decoded_strokes
+    from search.pose import fit_poses
+    from search.template import make_target
+    from search.trace import trace_free_form
 
     target = make_target(image)
     traced = trace_free_form(target, [free_form] + [snap_free_form(p.program) for p in proposals[1:]]) if TRACE else None
     if traced is None or same_image(traced.program, free_form, 0.02, 2.0, ignore_strokes=True):
         return Perceived(free_form, fit_poses(free_form, target), None, proposals)
-    program = with_decoded_strokes(traced, free_form, target)
+    return _with_strokes(traced, free_form, target, proposals)
+
+
+def _traced_off_grid(image: np.ndarray, proposals: tuple) -> Perceived | None:
+    """An image whose decoded top reading is off the free-form grid, traced from the decoder's snapped
+    readings: the traced program if it covers the ink (`search.trace.FULL_COVERAGE`) at the free-form
+    painter's units (FREE_FORM_UNITS), else None (the image is read as library shapes). A first trace from
+    the top reading's starts alone must cover OFF_GRID_FULL_FROM of the ink before the full one runs."""
+    from perception.decode import snap_free_form
+    from search.retrace import without_retraced_ends
+    from search.template import make_target
+    from search.trace import FULL_COVERAGE, trace_free_form
+
+    target = make_target(image)
+    programs = [without_retraced_ends(snap_free_form(p.program)) for p in proposals]
+    first = trace_free_form(target, programs, readings=1, retry_from=2.0)
+    if first is None or first.coverage < OFF_GRID_FULL_FROM:
+        return None
+    traced = trace_free_form(target, programs)
+    low, high = FREE_FORM_UNITS
+    if traced is None or traced.coverage < FULL_COVERAGE or not all(low <= s.u <= high for s in traced.starts):
+        return None
+    return _with_strokes(traced, programs[0], target, proposals)
+
+
+def _with_strokes(traced, decoded: ImageProgram, target, proposals: tuple) -> Perceived:
+    """The traced program, each action with the stroke of the `decoded` action drawn where it lies as a
+    prior, the strokes then chosen by the pixel score (`search.strokes.assign_strokes`), poses fitted."""
+    from search.pose import fit
+    from search.strokes import assign_strokes
+    from search.template import template
+    from search.trace import with_decoded_strokes
+
+    program = with_decoded_strokes(traced, decoded, target)
     placements, _ = fit([template(s) for s in program.shapes], target)
     program, placements = assign_strokes(program, placements, target, program)
     return Perceived(program, tuple(p.pose(target) for p in placements), traced.score, proposals)
@@ -200,6 +246,11 @@ def refine_perceived(
         free_form = free_form_reading(proposals[0].program) if decoded and proposals else None
         if free_form is not None:  # the decoder reads free-form programs better than refinement does
             return _traced(image, free_form, proposals)
+        unsure = library is None or library.confidence < TRACE_BELOW_CONFIDENCE
+        if decoded and proposals and TRACE and unsure:  # off the grid: a free-form image read wrongly?
+            traced = _traced_off_grid(image, proposals)
+            if traced is not None:
+                return traced
         starts = proposals
         if decoded and library is not None and library.parts:  # two separate shapes: each searched alone
             return replace(_refine_parts(library.parts, budget_ms), proposals=proposals)

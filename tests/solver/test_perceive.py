@@ -49,9 +49,46 @@ def test_a_failing_refinement_is_recorded_and_falls_back(monkeypatch):
         raise RuntimeError("kernel exploded")
 
     monkeypatch.setattr(perceive, "refine_image", broken)
-    image = np.full((512, 512), 255, np.uint8)
+    image = render_program(SMALL_SQUARE, [Pose(-40, 20, 15, 300)])
     [result] = FakeDecoderPerception([Proposal(SMALL_SQUARE, 0.0)]).perceive([image])
     assert result.program == SMALL_SQUARE and "kernel exploded" in result.error
+
+
+def test_an_image_without_ink_is_a_recorded_failure():
+    image = np.full((512, 512), 255, np.uint8)
+    [result] = FakeDecoderPerception([Proposal(SMALL_SQUARE, 0.0)]).perceive([image])
+    assert result.program == SMALL_SQUARE and "no ink" in result.error
+
+
+FREE_FORM = parse_image([["line_normal_1.000-0.500", "line_zigzag_1.000-0.750", "arc_circle_0.500_0.625-0.500",
+                          "arc_normal_0.500_0.625-0.500", "line_normal_1.000-0.500"]])
+
+
+def test_an_off_grid_reading_of_a_free_form_image_is_traced(monkeypatch):
+    import solver.perceive as perceive
+
+    def unused(*args, **kwargs):
+        raise AssertionError("a traced free-form image is not searched as library shapes")
+
+    monkeypatch.setattr(perceive, "refine_image", unused)
+    image = render_program(FREE_FORM, [Pose(-60, 40, 20, 110)])
+    # a turn 9 degrees off (off the grid) and the last line missed
+    misread = parse_image([["line_normal_1.000-0.500", "line_zigzag_1.000-0.725", "arc_circle_0.500_0.625-0.500",
+                            "arc_normal_0.500_0.625-0.500"]])
+    [result] = FakeDecoderPerception([Proposal(misread, 0.0)], use_classifier=False).perceive([image])
+    assert result.error is None and same_image(result.program, FREE_FORM, ignore_strokes=True)
+    assert [a.stroke.value for a in result.program.shapes[0].actions].count("zigzag") == 1
+
+
+def test_a_shape_drawn_larger_than_the_free_form_painter_draws_is_not_traced(monkeypatch):
+    import solver.perceive as perceive
+
+    searched = []
+    original = perceive.refine_image
+    monkeypatch.setattr(perceive, "refine_image", lambda *a, **k: searched.append(1) or original(*a, **k))
+    image = render_program(SQUARE, [Pose(-40, 20, 15, 250)])  # a unit square at a basic shape's scale
+    [result] = FakeDecoderPerception([Proposal(SMALL_SQUARE, 0.0)], use_classifier=False).perceive([image])
+    assert searched and result.error is None
 
 
 def test_a_decoded_free_form_program_is_kept_and_only_fitted(monkeypatch):
