@@ -73,6 +73,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="with --refine: refine as the product does (solver.perceive: a free-form top reading "
                              "is kept and fitted; other images are searched from the shape classifier's library shapes)")
     parser.add_argument("--json", type=Path, default=None, help="write the figures here")
+    parser.add_argument("--picture", type=Path, default=None,
+                        help="with --refine: draw 8 refined programs over their images (spread over the split) here")
     return parser.parse_args(argv)
 
 
@@ -246,8 +248,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.refine:
         from benchmarks import refine_metrics
 
-        refined = refine_metrics.measure([(im, t, p) for (im, t, _), p in zip(items, proposals_all)],
-                                         basic=args.split.endswith("bd"), refine=product_refiner() if args.product else None)
+        triples = [(im, canonical_image(t), p) for (im, t, _), p in zip(items, proposals_all)]
+        results: list = []
+        refined = refine_metrics.measure(triples, basic=args.split.endswith("bd"),
+                                         refine=product_refiner() if args.product else None, results=results)
+        if args.picture:
+            from benchmarks.refine import draw_picture
+
+            draw_picture(triples, results, str(args.picture))
         refined["refine_path"] = "product" if args.product else "search"
         result.update({k if k not in result else f"refine_{k}": v for k, v in refined.items()})
     print(json.dumps(result, indent=1))

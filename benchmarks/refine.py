@@ -70,7 +70,8 @@ def draw_picture(items: list, refinements: list, path: str, count: int = 8) -> N
     tiles = []
     picked = [int(k * len(items) / count) for k in range(min(count, len(items)))]  # spread over the split
     for (image, truth, _), refinement in [(items[k], refinements[k]) for k in picked]:
-        rendered = render_program(refinement.program, refinement.poses)
+        rendered = (render_program(refinement.program, refinement.poses) if refinement.poses is not None
+                    else np.full(image.shape[:2], 255, np.uint8))  # a failed image: its ink alone
         grey = image if image.ndim == 2 else image[..., 0]
         image_ink = (255.0 - grey.astype(np.float64)) / 255.0
         program_ink = (255.0 - rendered.astype(np.float64)) / 255.0
@@ -86,7 +87,8 @@ def draw_picture(items: list, refinements: list, path: str, count: int = 8) -> N
         canvas.paste(tile, (0, 24))
         verdict = "exact" if same_image(refinement.program, truth) else (
             "structure ok" if same_image(refinement.program, truth, ignore_strokes=True) else "wrong")
-        ImageDraw.Draw(canvas).text((4, 6), f"{verdict}  {refinement.milliseconds:.0f} ms", fill=(0, 0, 0))
+        took = getattr(refinement, "milliseconds", None)
+        ImageDraw.Draw(canvas).text((4, 6), verdict + (f"  {took:.0f} ms" if took is not None else ""), fill=(0, 0, 0))
         tiles.append(canvas)
     columns = 4
     rows = (len(tiles) + columns - 1) // columns

@@ -21,7 +21,7 @@ Kernels
   `pattern_search` pose refinement on the `sparse_score` (the search's inner loop, compiled whole).
   `trace_step`    one step of the free-form tracer (`search.trace`): every grid move from a turtle state,
                   its mean distance to the ink (forward term, in units) and which ink samples it newly
-                  covers.
+                  covers; `trace_steps` the same from several turtles at once.
 The twins (`*_reference`) use Python loops and the `math` module only; the tests compare them.
 """
 
@@ -283,15 +283,42 @@ def trace_step(
         forward[o] = total / n_points / u
         if forward[o] > max_forward:
             continue
+        low_c, high_c, low_r, high_r = cols.min() - limit, cols.max() + limit, rows.min() - limit, rows.max() + limit
         for q in range(samples.shape[0]):
             if covered[q]:
                 continue
             qx, qy = samples[q, 0], samples[q, 1]
+            if qx < low_c or qx > high_c or qy < low_r or qy > high_r:
+                continue
             for k in range(n_points):
                 dx, dy = cols[k] - qx, rows[k] - qy
                 if dx * dx + dy * dy < limit * limit:
                     new[o, q] = True
                     break
+    return forward, new
+
+
+@njit(cache=True)
+def trace_steps(
+    local: np.ndarray,
+    states: np.ndarray,
+    u: float,
+    dt: np.ndarray,
+    samples: np.ndarray,
+    covered: np.ndarray,
+    cap: float,
+    max_forward: float,
+    reach: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """`trace_step` from each of several turtles (`states` (F, 3): x, y, theta; `covered` (F, K)) ->
+    (forward (F, O), new (F, O, K))."""
+    f = states.shape[0]
+    forward = np.empty((f, local.shape[0]))
+    new = np.zeros((f, local.shape[0], samples.shape[0]), dtype=np.bool_)
+    for i in range(f):
+        forward[i], new[i] = trace_step(
+            local, states[i, 0], states[i, 1], states[i, 2], u, dt, samples, covered[i], cap, max_forward, reach
+        )
     return forward, new
 
 
@@ -389,3 +416,9 @@ def trace_step_reference(local, x, y, theta, u, dt, samples, covered, cap, max_f
             for (qx, qy), done in zip(samples, covered)
         ])
     return forward, new
+
+
+def trace_steps_reference(local, states, u, dt, samples, covered, cap, max_forward, reach):
+    out = [trace_step_reference(local, x, y, theta, u, dt, samples, done, cap, max_forward, reach)
+           for (x, y, theta), done in zip(states, covered)]
+    return [forward for forward, _ in out], [new for _, new in out]

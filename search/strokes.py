@@ -69,16 +69,22 @@ def _decoder_strokes(program: ImageProgram, source: ImageProgram) -> list[list[S
 
 
 def assign_strokes(
-    program: ImageProgram, placements: list, target: Target, source: ImageProgram, polish_evals: int = POLISH_EVALS,
-    passes: int = STROKE_PASSES,
+    program: ImageProgram, placements: list, target: Target, source: ImageProgram | None, polish_evals: int = POLISH_EVALS,
+    passes: int = STROKE_PASSES, prior: list | None = None,
 ):
     """Polish the poses on the pixel score, then choose each action's stroke; if strokes changed, polish
-    again with them and choose once more (`passes` rounds at most) -> (program, placements)."""
-    decoder = _decoder_strokes(program, source)
-    fixed = [normal_strokes_only(shape) for shape in program.shapes]
-    program = ImageProgram(tuple(
-        shape.with_strokes(StrokeType.NORMAL) if normal else shape for shape, normal in zip(program.shapes, fixed)
-    ))
+    again with them and choose once more (`passes` rounds at most) -> (program, placements). The decoder's
+    strokes are preferred where `source` lines up with `program`, or as `prior` gives them (a list per
+    shape, None: no preference); with a `prior` the program is free-form: library shapes the generators
+    draw only with normal strokes are not looked for."""
+    if prior is not None:
+        decoder, fixed = prior, [False] * len(program.shapes)
+    else:
+        decoder = _decoder_strokes(program, source)
+        fixed = [normal_strokes_only(shape) for shape in program.shapes]
+        program = ImageProgram(tuple(
+            shape.with_strokes(StrokeType.NORMAL) if normal else shape for shape, normal in zip(program.shapes, fixed)
+        ))
     evals = polish_evals
     for _ in range(passes):
         placements = pose.polish([template(x) for x in program.shapes], list(placements), target, evals)

@@ -57,10 +57,11 @@ OVERLAP_COST = 2.0  # per share of the ink covered by both shapes of a pair
 READINGS = 3  # distinct decoded readings whose starts seed the tracer
 REFITTED = 2  # best readings whose poses are fitted and traced again
 MAX_SAMPLES = 600  # ink samples for coverage
+RANKED = 200  # readings (walks and pairs of walks) ranked to find the best distinct ones
 GRID_TOLERANCE = (0.05, 5.0)  # a decoded reading within this of the grid is walked as a candidate
 END_REACH = 12.0  # pixels along the ink from an end of the ink that fix the heading there
 MIN_PART_PIXELS = 30  # ink parts smaller than this have no ends traced
-MATCH_REACH = 0.15  # units: a traced action takes the stroke of a decoded action whose midpoint is this near
+MATCH_REACH = 0.25  # units: a traced action takes the stroke of a decoded action whose midpoint is this near
 FULL_COVERAGE = 0.98  # below this share of ink covered, the starts are traced again at the units of UNITS
 UNITS = tuple(s * PIXELS_PER_UNIT for s in (80.0, 88.0, 97.0, 107.0, 117.0, 128.0, 140.0))  # the free-form
 # painter's scales (80-140, spec §2.6) in pixels per unit: the decoder's readings of the images it gets
@@ -173,40 +174,35 @@ def trace_shape(ink: _Ink, start: State, beam: int = BEAM) -> list[Walk]:
     kept: list[tuple[float, Walk]] = []
     for step in range(MAX_ACTIONS):
         moves = FIRST if step == 0 else ALL
-        scores, owners, picks, counts, ends, news = [], [], [], [], [], {}
-        for i, w in enumerate(frontier):  # every allowed move of every walk scored before any is built
-            forward, new = ink.step(w, u, moves)
-            ok = np.nonzero(forward <= MAX_FORWARD)[0]
-            if len(ok) == 0:
-                continue
-            chosen = moves[ok]
-            count = w.covered.sum() + new[ok].sum(axis=1)
-            clash = (GRAMMAR_SIDE[chosen] != 0) & (w.side != 0) & (GRAMMAR_SIDE[chosen] != w.side)
-            deviations = w.deviations + GRAMMAR_OFF[chosen] + clash
-            scores.append(
-                FORWARD_WEIGHT * (w.forward + forward[ok]) + ACTION_COST * (len(w.moves) + 1)
-                + DEVIATION_COST * deviations - count / n
-            )
-            c, s = math.cos(w.theta), math.sin(w.theta)
-            ex, ey = ENDS[chosen, 0], ENDS[chosen, 1]
-            ends.append(np.stack([w.x + u * (c * ex - s * ey), w.y + u * (s * ex + c * ey), w.theta + ENDS[chosen, 2]], 1))
-            owners.append(np.full(len(ok), i))
-            picks.append(ok)
-            news[i] = (forward, new)
-            counts.append(count)
-        if not scores:
+        states = np.array([(w.x, w.y, w.theta) for w in frontier])
+        covered = np.array([w.covered for w in frontier])
+        forward, new = kernels.trace_steps(LOCAL[moves], states, u, ink.dt, ink.samples, covered, CAP, MAX_FORWARD, REACH)
+        owner, pick = np.nonzero(forward <= MAX_FORWARD)  # every allowed move of every walk, scored before any is built
+        if len(owner) == 0:
             break
-        score, owner, pick = np.concatenate(scores), np.concatenate(owners), np.concatenate(picks)
-        end, count = np.concatenate(ends), np.concatenate(counts)
+        chosen = moves[pick]
+        sides = np.array([w.side for w in frontier])[owner]
+        count = covered.sum(axis=1)[owner] + new[owner, pick].sum(axis=1)
+        clash = (GRAMMAR_SIDE[chosen] != 0) & (sides != 0) & (GRAMMAR_SIDE[chosen] != sides)
+        deviations = np.array([w.deviations for w in frontier])[owner] + GRAMMAR_OFF[chosen] + clash
+        past = np.array([w.forward for w in frontier])[owner]
+        score = (
+            FORWARD_WEIGHT * (past + forward[owner, pick]) + ACTION_COST * step + ACTION_COST
+            + DEVIATION_COST * deviations - count / n
+        )
+        c, s = np.cos(states[owner, 2]), np.sin(states[owner, 2])
+        ex, ey = ENDS[chosen, 0], ENDS[chosen, 1]
+        ends = np.stack([states[owner, 0] + u * (c * ex - s * ey), states[owner, 1] + u * (s * ex + c * ey),
+                         states[owner, 2] + ENDS[chosen, 2]], 1)
         frontier_next, seen = [], set()
         for j in np.argsort(score, kind="stable"):
-            key = (round(end[j, 0] / 3.0), round(end[j, 1] / 3.0), round(math.degrees(end[j, 2]) / 10.0) % 36, int(count[j]) // 3)
+            key = (round(ends[j, 0] / 3.0), round(ends[j, 1] / 3.0), round(math.degrees(ends[j, 2]) / 10.0) % 36,
+                   int(count[j]) // 3)
             if key in seen:
                 continue
             seen.add(key)
-            forward, new = news[int(owner[j])]
-            k = int(pick[j])
-            w = _advance(frontier[int(owner[j])], int(moves[k]), u, float(forward[k]), new[k])
+            i, k = int(owner[j]), int(pick[j])
+            w = _advance(frontier[i], int(moves[k]), u, float(forward[i, k]), new[i, k])
             frontier_next.append(w)
             kept.append((float(score[j]), w))
             if len(frontier_next) >= beam:
@@ -331,7 +327,9 @@ def _best(walks: list[Walk], origin: list[State], ink: _Ink) -> Traced:
     np.fill_diagonal(pair, np.inf)
     n = len(walks)
     scores = np.concatenate([single, pair.ravel()])
-    order = np.argsort(scores, kind="stable")
+    head = min(len(scores), RANKED)  # only the best few are ever looked at
+    order = np.argpartition(scores, head - 1)[:head]
+    order = order[np.lexsort((order, scores[order]))]  # by score, ties by position (deterministic)
     readings: list[tuple[ImageProgram, float, tuple[int, ...]]] = []
     for flat in order:
         score = float(scores[flat])
@@ -399,22 +397,24 @@ def _midpoints(segments: list[Segment], start: State) -> np.ndarray:
     return np.array(out)
 
 
-def with_decoded_strokes(traced: Traced, decoded: ImageProgram, target: Target) -> ImageProgram:
+def with_decoded_strokes(traced: Traced, decoded: ImageProgram, target: Target) -> tuple[ImageProgram, list]:
     """The traced program with each action given the stroke type of the decoded action drawn where it is
-    (midpoints within MATCH_REACH units, the decoded reading's poses fitted); other actions keep normal."""
+    (midpoints within MATCH_REACH units, the decoded reading's poses fitted), and those strokes per action
+    (None where no decoded action lies: the action is left normal, with no preference)."""
     from dsl.canonical import to_travel_form
 
     decoded_marks = []
     for shape_starts, shape in zip(starts(decoded, target), decoded.shapes):
         segments, state = shape_starts[0]
         decoded_marks += list(zip(_midpoints(segments, state), [seg.stroke for seg in segments]))
-    shapes = []
+    shapes, prior = [], []
     for shape, start in zip(traced.program.shapes, traced.starts):
         segments = to_travel_form(shape)
         strokes = []
         for mid in _midpoints(segments, start):
             near = [(float(np.hypot(*(mid - m))), stroke) for m, stroke in decoded_marks]
-            distance, stroke = min(near, key=lambda o: o[0]) if near else (np.inf, StrokeType.NORMAL)
-            strokes.append(stroke if distance <= MATCH_REACH * start.u else StrokeType.NORMAL)
-        shapes.append(from_travel_form([seg.with_stroke(s) for seg, s in zip(segments, strokes)]))
-    return ImageProgram(tuple(shapes))
+            distance, stroke = min(near, key=lambda o: o[0]) if near else (np.inf, None)
+            strokes.append(stroke if distance <= MATCH_REACH * start.u else None)
+        shapes.append(from_travel_form([seg.with_stroke(s or StrokeType.NORMAL) for seg, s in zip(segments, strokes)]))
+        prior.append(strokes)
+    return ImageProgram(tuple(shapes)), prior

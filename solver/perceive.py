@@ -212,16 +212,18 @@ def _traced_off_grid(image: np.ndarray, proposals: tuple) -> Perceived | None:
 
 
 def _with_strokes(traced, decoded: ImageProgram, target, proposals: tuple) -> Perceived:
-    """The traced program, each action with the stroke of the `decoded` action drawn where it lies as a
-    prior, the strokes then chosen by the pixel score (`search.strokes.assign_strokes`), poses fitted."""
+    """The traced program, each action with the stroke of the `decoded` action drawn where it lies as the
+    decoder's preference, the strokes then chosen by the pixel score (`search.strokes.assign_strokes`),
+    poses fitted. (Keeping the decoded strokes as they are instead made 2 fewer official dev_ff images
+    exact.)"""
     from search.pose import fit
     from search.strokes import assign_strokes
     from search.template import template
     from search.trace import with_decoded_strokes
 
-    program = with_decoded_strokes(traced, decoded, target)
+    program, decoded_strokes = with_decoded_strokes(traced, decoded, target)
     placements, _ = fit([template(s) for s in program.shapes], target)
-    program, placements = assign_strokes(program, placements, target, program)
+    program, placements = assign_strokes(program, placements, target, None, prior=decoded_strokes)
     return Perceived(program, tuple(p.pose(target) for p in placements), traced.score, proposals)
 
 

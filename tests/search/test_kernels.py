@@ -111,3 +111,18 @@ def test_trace_step_matches_reference(seed):
     forward_ref, new_ref = kernels.trace_step_reference(local, x, y, theta, u, dt, samples, covered, 0.3, max_forward, 0.2)
     np.testing.assert_allclose(forward, forward_ref, rtol=1e-9, atol=1e-12)
     np.testing.assert_array_equal(new, np.array(new_ref, dtype=bool))
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_trace_steps_matches_reference(seed):
+    rng = np.random.default_rng(seed)
+    dt = rng.uniform(0.0, 12.0, size=(40, 50))
+    local = rng.uniform(-1.0, 1.0, size=(4, 6, 2))
+    samples = rng.uniform(0.0, 50.0, size=(30, 2))
+    states = np.column_stack([rng.uniform(0, 50, 3), rng.uniform(0, 40, 3), rng.uniform(-4, 4, 3)])
+    covered = rng.random((3, len(samples))) < 0.3
+    forward, new = kernels.trace_steps(local, states, 12.0, dt, samples, covered, 0.3, 0.3, 0.2)
+    forward_ref, new_ref = kernels.trace_steps_reference(local, states, 12.0, dt, samples, covered, 0.3, 0.3, 0.2)
+    np.testing.assert_allclose(forward, forward_ref, rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(new, np.array(new_ref, dtype=bool))

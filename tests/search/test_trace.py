@@ -56,8 +56,10 @@ def test_strokes_come_from_the_decoded_actions_drawn_where_the_traced_ones_lie()
     decoded = parse_image([ACTIONS[:-1]])
     target = _target()
     traced = trace_free_form(target, [decoded])
-    program = with_decoded_strokes(traced, decoded, target)
+    program, prior = with_decoded_strokes(traced, decoded, target)
     strokes = sorted(a.stroke.value for a in program.shapes[0].actions)
-    # the four decoded actions keep their strokes; the traced fifth has no decoded action there: normal
+    # the four decoded actions keep their strokes; the traced fifth has no decoded action there: normal,
+    # with no preference
     assert strokes == sorted(["normal", "zigzag", "circle", "normal", "normal"])
     assert StrokeType.SQUARE not in {a.stroke for a in program.shapes[0].actions}
+    assert sorted(s.value if s else "none" for s in prior[0]) == sorted(["normal", "zigzag", "circle", "normal", "none"])
