@@ -41,6 +41,8 @@ from search.pose import fit
 from search.template import Target, template
 
 TURNS = (0.0, 30.0, -30.0, 60.0, -60.0, 90.0, -90.0, 120.0, -120.0, 150.0, -150.0)  # spec §3.2
+START_TURNS = (10.0, -10.0, 20.0, -20.0, 30.0, -30.0)  # first moves from an end of the ink, whose heading is
+# only estimated (from the ink near the end: up to ~20 degrees off where the shape ends in an arc)
 MOVES = ((ActionKind.LINE, 1.0, 0.0, 0.0), (ActionKind.ARC, 0.0, 0.5, 90.0), (ActionKind.ARC, 0.0, 0.5, -90.0))
 POINTS = 12  # centreline points per move
 BEAM = 10  # partial traces kept per step
@@ -59,18 +61,19 @@ REFITTED = 2  # best readings whose poses are fitted and traced again
 MAX_SAMPLES = 600  # ink samples for coverage
 RANKED = 200  # readings (walks and pairs of walks) ranked to find the best distinct ones
 GRID_TOLERANCE = (0.05, 5.0)  # a decoded reading within this of the grid is walked as a candidate
-END_REACH = 12.0  # pixels along the ink from an end of the ink that fix the heading there
+END_TIP = 5.0  # pixels (along the ink) at an end of the ink whose middle is taken as the centreline's end
+END_REACH, END_RING = 17.0, 3.0  # the ink 17 +- 3 pixels along from there gives the heading
 MIN_PART_PIXELS = 30  # ink parts smaller than this have no ends traced
 MATCH_REACH = 0.25  # units: a traced action takes the stroke of a decoded action whose midpoint is this near
 FULL_COVERAGE = 0.98  # below this share of ink covered, the starts are traced again at the units of UNITS
-UNITS = tuple(s * PIXELS_PER_UNIT for s in (80.0, 88.0, 97.0, 107.0, 117.0, 128.0, 140.0))  # the free-form
+UNITS = tuple(80.0 * 1.05**k * PIXELS_PER_UNIT for k in range(12))  # 80-140 in steps of 5 %: the free-form
 # painter's scales (80-140, spec §2.6) in pixels per unit: the decoder's readings of the images it gets
 # wrong often have the unit wrong by 15-50 %
 
 
 def _moves() -> tuple[list[Segment], np.ndarray, np.ndarray]:
     segments, points, ends = [], [], []
-    for turn in TURNS:
+    for turn in TURNS + START_TURNS:
         for kind, length, radius, curvature in MOVES:
             path, end = walk(State(0.0, 0.0, 0.0, 1.0), kind, turn, length, radius, curvature)
             along = np.r_[0.0, np.cumsum(np.hypot(*np.diff(path, axis=0).T))]
@@ -96,11 +99,13 @@ def _grammar(seg: Segment) -> tuple[int, bool]:
     return int(math.copysign(1, seg.curvature)), seg.turn != 0.0
 
 
-GRAMMAR = [_grammar(seg) for seg in SEGMENTS]
+GRID = len(TURNS) * len(MOVES)  # SEGMENTS[:GRID] are the grid moves, the rest first moves from an ink end
+GRAMMAR = [_grammar(seg if k < GRID else seg.with_turn(0.0)) for k, seg in enumerate(SEGMENTS)]
 GRAMMAR_SIDE = np.array([side for side, _ in GRAMMAR])
 GRAMMAR_OFF = np.array([int(off) for _, off in GRAMMAR])
-FIRST = np.array([k for k, s in enumerate(SEGMENTS) if s.turn == 0.0])
-ALL = np.arange(len(SEGMENTS))
+FIRST = np.array([k for k, s in enumerate(SEGMENTS[:GRID]) if s.turn == 0.0])
+FIRST_FROM_END = np.concatenate([FIRST, np.arange(GRID, len(SEGMENTS))])
+ALL = np.arange(GRID)
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,13 +172,14 @@ def _advance(w: Walk, move: int, u: float, forward: float, new: np.ndarray) -> W
     )
 
 
-def trace_shape(ink: _Ink, start: State, beam: int = BEAM) -> list[Walk]:
-    """Beam search from `start` (crop frame): every partial trace kept on the way, best first."""
+def trace_shape(ink: _Ink, start: State, beam: int = BEAM, from_end: bool = False) -> list[Walk]:
+    """Beam search from `start` (crop frame): every partial trace kept on the way, best first. `from_end`:
+    the start's heading is only estimated, the first move may turn up to 30 degrees."""
     n, u = len(ink.samples), start.u
     frontier = [Walk((), start.x, start.y, start.theta, 0.0, np.zeros(n, dtype=np.bool_))]
     kept: list[tuple[float, Walk]] = []
     for step in range(MAX_ACTIONS):
-        moves = FIRST if step == 0 else ALL
+        moves = (FIRST_FROM_END if from_end else FIRST) if step == 0 else ALL
         states = np.array([(w.x, w.y, w.theta) for w in frontier])
         covered = np.array([w.covered for w in frontier])
         forward, new = kernels.trace_steps(LOCAL[moves], states, u, ink.dt, ink.samples, covered, CAP, MAX_FORWARD, REACH)
@@ -228,7 +234,7 @@ def follow(ink: _Ink, start: State, segments: list[Segment], decoded: bool = Tru
 
 def _move_index(seg: Segment, first: bool) -> int | None:
     length_tol, angle_tol = GRID_TOLERANCE
-    for k, move in enumerate(SEGMENTS):
+    for k, move in enumerate(SEGMENTS[:GRID]):
         if move.kind is not seg.kind or abs(move.turn - (0.0 if first else seg.turn)) > angle_tol:
             continue
         if seg.kind is ActionKind.LINE and abs(seg.length - move.length) <= length_tol:
@@ -236,6 +242,12 @@ def _move_index(seg: Segment, first: bool) -> int | None:
         if seg.kind is ActionKind.ARC and abs(seg.radius - move.radius) <= length_tol and abs(seg.curvature - move.curvature) <= angle_tol:
             return k
     return None
+
+
+def _turned(start: State, w: Walk) -> State:
+    """The state a walk's program starts from: `start` turned by its first move (a first move from an end of
+    the ink may turn; the program's first action does not)."""
+    return State(start.x, start.y, start.theta - math.radians(SEGMENTS[w.moves[0]].turn), start.u)
 
 
 def _crop_state(state: State, target: Target) -> State:
@@ -293,20 +305,22 @@ def trace_free_form(
         first_seeds = first_seeds or len(seeds)
     if not walks:
         return None
-    best = _best(walks, origin, ink)
+    best = first = _best(walks, origin, ink)
     if retry_from <= best.coverage < FULL_COVERAGE:  # the unit read wrongly: the first reading's starts and the ends of
         # the ink traced again at the painter's units
-        for state in seeds[:first_seeds] + ink_ends(target):
+        ends = ink_ends(target)
+        for state in seeds[:first_seeds] + ends:
             for u in UNITS:
-                found = trace_shape(ink, State(state.x, state.y, state.theta, u))[:15]
+                found = trace_shape(ink, State(state.x, state.y, state.theta, u), from_end=state in ends)[:15]
                 walks += found
-                origin += [State(state.x, state.y, state.theta, u)] * len(found)
+                origin += [_turned(State(state.x, state.y, state.theta, u), w) for w in found]
         best = _best(walks, origin, ink)
     # the poses of the best readings fitted to the image, and traced again from there: a seed's pose fitted
     # to a wrong reading is a little off, and a walk drifts off the ink by its end
     if best.decoded:  # the decoder's reading walked from its own fitted pose is the best: nothing to refit
         return best
-    for program in [best.program] + [p for p, _ in best.alternatives[:REFITTED - 1]]:
+    refitted = _distinct([best.program] + [p for p, _ in best.alternatives[:REFITTED - 1]] + [first.program], REFITTED + 1)
+    for program in refitted:  # (the first round's best too: it may only have drifted)
         for shape_starts in starts(program, target):
             for segments, state in shape_starts:
                 found = [w for w in [follow(ink, state, segments, decoded=False)] if w is not None]
@@ -378,11 +392,11 @@ def ink_ends(target: Target, reach: float = END_REACH) -> list[State]:
         from_a = shortest_path(graph, directed=False, unweighted=True, indices=a)
         b = int(np.argmax(np.where(np.isfinite(from_a), from_a, -1)))
         from_b = shortest_path(graph, directed=False, unweighted=True, indices=b)
-        for end, distances in ((a, from_a), (b, from_b)):
-            ring = np.abs(distances - reach) < 1.5
+        for distances in (from_a, from_b):
+            tip, ring = distances <= END_TIP, np.abs(distances - reach) <= END_RING
             if not ring.any():
                 continue
-            x, y = cols[end] + 0.5, rows[end] + 0.5
+            x, y = cols[tip].mean() + 0.5, rows[tip].mean() + 0.5  # the middle of the stroke's end
             tx, ty = cols[ring].mean() + 0.5, rows[ring].mean() + 0.5
             out.append(State(float(x), float(y), math.atan2(ty - y, tx - x), 0.0))
     return out
