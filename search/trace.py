@@ -402,6 +402,18 @@ def ink_ends(target: Target, reach: float = END_REACH) -> list[State]:
     return out
 
 
+def traced_placements(traced: Traced) -> list:
+    """The `search.pose.Placement` of each traced shape: where its walk started (crop frame)."""
+    from search.pose import Placement
+
+    out = []
+    for shape, start in zip(traced.program.shapes, traced.starts):
+        first = shape.actions[0]
+        backwards = 180.0 if first.kind is ActionKind.ARC and first.angle < 0 else 0.0  # as `variant_starts`
+        out.append(Placement(start.x, start.y, -math.degrees(start.theta) - backwards, start.u))
+    return out
+
+
 def _midpoints(segments: list[Segment], start: State) -> np.ndarray:
     """Pixel midpoints (crop frame) of a travel-form shape walked from `start`."""
     state, out = start, []

@@ -28,6 +28,11 @@ Per image (`refine_perceived`):
     (`search.strokes.assign_strokes`). Free-form searches by `search.refine` lost to the decoder's top-1
     (72.3 % vs 67.3 % exact on official dev_ff) because the pixel score does not object to extra actions
     over drawn ink;
+  * an image whose top reading is off the grid and that the shape classifier is unsure of (top probability
+    under TRACE_BELOW_CONFIDENCE) is traced too, from the decoder's snapped readings: a free-form image
+    read wrongly has its trace cover the ink at the free-form painter's units (FREE_FORM_UNITS); basic and
+    abstract shapes, painted larger, do not (on official dev, 29 of the 54 off-grid free-form images are
+    then read right, no basic or abstract image is taken for free-form);
   * any other image (basic and abstract shapes) is searched from the classifier's library shapes
     (`library_plan`: an image of two separate ink parts part by part, each part from its own best
     groups; else the whole image's best groups, and their pairs when the decoder reads two shapes), or
@@ -214,15 +219,13 @@ def _traced_off_grid(image: np.ndarray, proposals: tuple) -> Perceived | None:
 def _with_strokes(traced, decoded: ImageProgram, target, proposals: tuple) -> Perceived:
     """The traced program, each action with the stroke of the `decoded` action drawn where it lies as the
     decoder's preference, the strokes then chosen by the pixel score (`search.strokes.assign_strokes`),
-    poses fitted. (Keeping the decoded strokes as they are instead made 2 fewer official dev_ff images
+    poses where the tracer walked (polished). (Keeping the decoded strokes as they are instead made 2 fewer official dev_ff images
     exact.)"""
-    from search.pose import fit
     from search.strokes import assign_strokes
-    from search.template import template
-    from search.trace import with_decoded_strokes
+    from search.trace import traced_placements, with_decoded_strokes
 
     program, decoded_strokes = with_decoded_strokes(traced, decoded, target)
-    placements, _ = fit([template(s) for s in program.shapes], target)
+    placements = traced_placements(traced)
     program, placements = assign_strokes(program, placements, target, None, prior=decoded_strokes)
     return Perceived(program, tuple(p.pose(target) for p in placements), traced.score, proposals)
 

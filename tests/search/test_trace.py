@@ -63,3 +63,17 @@ def test_strokes_come_from_the_decoded_actions_drawn_where_the_traced_ones_lie()
     assert strokes == sorted(["normal", "zigzag", "circle", "normal", "normal"])
     assert StrokeType.SQUARE not in {a.stroke for a in program.shapes[0].actions}
     assert sorted(s.value if s else "none" for s in prior[0]) == sorted(["normal", "zigzag", "circle", "normal", "none"])
+
+
+def test_traced_placements_are_where_the_shapes_are_drawn():
+    from search.pose import pixel_cost
+    from search.template import template
+    from search.trace import traced_placements
+
+    target = _target()
+    traced = trace_free_form(target, [parse_image([ACTIONS[:-1]])])
+    placements = traced_placements(traced)
+    drawn = pixel_cost([template(s) for s in traced.program.shapes], placements, target)
+    shifted = [type(p)(p.cx + 8.0, p.cy, p.theta, p.s) for p in placements]
+    assert drawn < 0.6 * pixel_cost([template(s) for s in traced.program.shapes], shifted, target)
+    assert abs(placements[0].s - POSES[0].scale * 512 / 783) < 0.05 * placements[0].s
