@@ -61,6 +61,9 @@ TOP_K = 6
 TRACE = True  # free-form readings are checked by the tracer (`_traced`), off-grid ones traced (`_traced_off_grid`)
 FREE_FORM_UNITS = (0.85 * 80 * PIXELS_PER_UNIT, 1.1 * 140 * PIXELS_PER_UNIT)  # px per unit: the free-form painter's
 # scales (80-140, spec §2.6) with some slack; basic and abstract shapes are painted at 150-320
+FREE_FORM_MIN_ACTIONS = {1: 4, 2: 2}  # actions per shape of a free-form image of one or two shapes (spec §3.2: 4-9
+# alone, 2-5 in pairs); an off-grid image traced with fewer is not taken for free-form (abstract shapes of two
+# segments trace as two unit lines)
 OFF_GRID_FULL_FROM = 0.7  # an off-grid image's first trace (the top reading's starts) must cover this much
 # of the ink before the full trace (three readings, the painter's units, the ink's ends) runs
 TRACE_BELOW_CONFIDENCE = 0.9  # off-grid images are traced only when the shape classifier is less sure than
@@ -197,7 +200,8 @@ def _traced(image: np.ndarray, free_form: ImageProgram, proposals: tuple) -> Per
 def _traced_off_grid(image: np.ndarray, proposals: tuple) -> Perceived | None:
     """An image whose decoded top reading is off the free-form grid, traced from the decoder's snapped
     readings: the traced program if it covers the ink (`search.trace.FULL_COVERAGE`) at the free-form
-    painter's units (FREE_FORM_UNITS), else None (the image is read as library shapes). A first trace from
+    painter's units (FREE_FORM_UNITS) with as many actions as the generator draws (FREE_FORM_MIN_ACTIONS),
+    else None (the image is read as library shapes). A first trace from
     the top reading's starts alone must cover OFF_GRID_FULL_FROM of the ink before the full one runs."""
     from perception.decode import snap_free_form
     from search.retrace import without_retraced_ends
@@ -212,6 +216,9 @@ def _traced_off_grid(image: np.ndarray, proposals: tuple) -> Perceived | None:
     traced = trace_free_form(target, programs)
     low, high = FREE_FORM_UNITS
     if traced is None or traced.coverage < FULL_COVERAGE or not all(low <= s.u <= high for s in traced.starts):
+        return None
+    counts = [len(shape) for shape in traced.program.shapes]
+    if min(counts) < FREE_FORM_MIN_ACTIONS[len(counts)]:  # the generator draws no such free-form image
         return None
     return _with_strokes(traced, programs[0], target, proposals)
 
