@@ -12,7 +12,7 @@ directions and units are nearly always right; the tracer starts from them.
 
 Per start (the forward and the backward start of every shape of the decoder's best readings,
 `perception.geometry.variant_starts`, with their poses fitted): a beam search over the moves
-(`kernels.trace_step`). A move is allowed only if it runs along ink (mean distance to the ink at most
+(`kernels.trace_steps`). A move is allowed only if it runs along ink (mean distance to the ink at most
 MAX_FORWARD units); a partial trace is scored by
 
     J = FORWARD_WEIGHT x sum of its moves' mean distances to the ink (units) + ACTION_COST x actions
@@ -23,7 +23,14 @@ candidate shape. The image's reading is the candidate, or the pair of candidates
 with the least J (SHAPE_COST per shape, OVERLAP_COST x the share of ink both cover), where the decoder's
 own top reading walked from its start competes as a candidate too. Extra actions over ink already
 drawn cover nothing and cost ACTION_COST each, so the tracer prefers the shortest walk that draws the
-image: the failure of the pixel score, which does not object to retracing, does not arise.
+image: the failure of the pixel score, which does not object to retracing, does not arise. A positive
+shape is a chain of the generator's moves, so its travel-form turns are 0, 90 or 120, all to one side,
+and its arcs turn to that side with no turn before them (`_grammar`); a negative breaks this once.
+
+When no reading covers FULL_COVERAGE of the ink (the decoder read the unit wrongly), the first reading's
+starts and both ends of every ink part (`ink_ends`) are traced again at the painter's units (UNITS);
+then the poses of the best readings are fitted and traced once more, since a pose fitted to a wrong
+reading is a little off and a walk drifts off the ink by its end.
 """
 
 from __future__ import annotations
