@@ -31,7 +31,7 @@ Per image (`refine_perceived`):
   * an image whose top reading is off the grid and that the shape classifier is unsure of (top probability
     under TRACE_BELOW_CONFIDENCE) is traced too, from the decoder's snapped readings: a free-form image
     read wrongly has its trace cover the ink at the free-form painter's units (FREE_FORM_UNITS); basic and
-    abstract shapes, painted larger, do not (official dev: 40 of the 54 off-grid free-form images then
+    abstract shapes, painted larger, do not (official dev: 34 of the 54 off-grid free-form images then
     have the right structure; no basic or abstract image is taken for free-form);
   * any other image (basic and abstract shapes) is searched from the classifier's library shapes
     (`library_plan`: an image of two separate ink parts part by part, each part from its own best
