@@ -412,7 +412,8 @@ def trace_step_reference(local, x, y, theta, u, dt, samples, covered, cap, max_f
         posed = [(x + u * (c * lx - s * ly), y + u * (s * lx + c * ly)) for lx, ly in move]
         forward.append(sum(_bilinear_reference(dt, col, row, cap * u) for col, row in posed) / len(posed) / u)
         new.append([
-            forward[-1] <= max_forward and not done and any(math.hypot(col - qx, row - qy) < reach * u for col, row in posed)
+            forward[-1] <= max_forward and not done
+            and any(math.hypot(col - qx, row - qy) < reach * u for col, row in posed)
             for (qx, qy), done in zip(samples, covered)
         ])
     return forward, new

@@ -69,8 +69,8 @@ def _decoder_strokes(program: ImageProgram, source: ImageProgram) -> list[list[S
 
 
 def assign_strokes(
-    program: ImageProgram, placements: list, target: Target, source: ImageProgram | None, polish_evals: int = POLISH_EVALS,
-    passes: int = STROKE_PASSES, prior: list | None = None,
+    program: ImageProgram, placements: list, target: Target, source: ImageProgram | None,
+    polish_evals: int = POLISH_EVALS, passes: int = STROKE_PASSES, prior: list | None = None,
 ):
     """Polish the poses on the pixel score, then choose each action's stroke; if strokes changed, polish
     again with them and choose once more (`passes` rounds at most) -> (program, placements). The decoder's

@@ -42,7 +42,7 @@ import numpy as np
 
 from dsl.canonical import Segment, from_travel_form, same_image
 from dsl.types import ActionKind, ImageProgram, StrokeType
-from perception.geometry import PIXELS_PER_UNIT, State, variant_starts, walk
+from perception.geometry import PIXELS_PER_UNIT, State, variant_starts, walk, walk_shape
 from search import kernels
 from search.pose import fit
 from search.template import Target, template
@@ -115,6 +115,11 @@ FIRST_FROM_END = np.concatenate([FIRST, np.arange(GRID, len(SEGMENTS))])
 ALL = np.arange(GRID)
 
 
+def _cost(forward, actions, deviations):
+    """A walk's cost before the ink it covers is subtracted (numbers or arrays)."""
+    return FORWARD_WEIGHT * forward + ACTION_COST * actions + DEVIATION_COST * deviations
+
+
 @dataclass(frozen=True, slots=True)
 class Walk:
     """A partial trace: its moves (indices into SEGMENTS), the turtle after them, the summed forward
@@ -131,10 +136,7 @@ class Walk:
     decoded: bool = False  # the decoder's own reading, walked
 
     def cost(self) -> float:
-        return (
-            FORWARD_WEIGHT * self.forward + ACTION_COST * len(self.moves) + DEVIATION_COST * self.deviations
-            - (DECODER_BONUS if self.decoded else 0.0)
-        )
+        return _cost(self.forward, len(self.moves), self.deviations) - (DECODER_BONUS if self.decoded else 0.0)
 
     def segments(self) -> list[Segment]:
         return [SEGMENTS[m] for m in self.moves]
@@ -189,7 +191,9 @@ def trace_shape(ink: _Ink, start: State, beam: int = BEAM, from_end: bool = Fals
         moves = (FIRST_FROM_END if from_end else FIRST) if step == 0 else ALL
         states = np.array([(w.x, w.y, w.theta) for w in frontier])
         covered = np.array([w.covered for w in frontier])
-        forward, new = kernels.trace_steps(LOCAL[moves], states, u, ink.dt, ink.samples, covered, CAP, MAX_FORWARD, REACH)
+        forward, new = kernels.trace_steps(
+            LOCAL[moves], states, u, ink.dt, ink.samples, covered, CAP, MAX_FORWARD, REACH
+        )
         owner, pick = np.nonzero(forward <= MAX_FORWARD)  # every allowed move of every walk, scored before any is built
         if len(owner) == 0:
             break
@@ -199,10 +203,7 @@ def trace_shape(ink: _Ink, start: State, beam: int = BEAM, from_end: bool = Fals
         clash = (GRAMMAR_SIDE[chosen] != 0) & (sides != 0) & (GRAMMAR_SIDE[chosen] != sides)
         deviations = np.array([w.deviations for w in frontier])[owner] + GRAMMAR_OFF[chosen] + clash
         past = np.array([w.forward for w in frontier])[owner]
-        score = (
-            FORWARD_WEIGHT * (past + forward[owner, pick]) + ACTION_COST * step + ACTION_COST
-            + DEVIATION_COST * deviations - count / n
-        )
+        score = _cost(past + forward[owner, pick], step + 1, deviations) - count / n
         c, s = np.cos(states[owner, 2]), np.sin(states[owner, 2])
         ex, ey = ENDS[chosen, 0], ENDS[chosen, 1]
         ends = np.stack([states[owner, 0] + u * (c * ex - s * ey), states[owner, 1] + u * (s * ex + c * ey),
@@ -246,7 +247,8 @@ def _move_index(seg: Segment, first: bool) -> int | None:
             continue
         if seg.kind is ActionKind.LINE and abs(seg.length - move.length) <= length_tol:
             return k
-        if seg.kind is ActionKind.ARC and abs(seg.radius - move.radius) <= length_tol and abs(seg.curvature - move.curvature) <= angle_tol:
+        if (seg.kind is ActionKind.ARC and abs(seg.radius - move.radius) <= length_tol
+                and abs(seg.curvature - move.curvature) <= angle_tol):
             return k
     return None
 
@@ -264,13 +266,17 @@ def _crop_state(state: State, target: Target) -> State:
 
 def starts(program: ImageProgram, target: Target) -> list[list[tuple[list[Segment], State]]]:
     """Per shape of `program`, its forward and backward travel forms with their start states (crop frame),
-    the poses fitted to the image."""
-    placements, _ = fit([template(s) for s in program.shapes], target)
-    out = []
-    for shape, place in zip(program.shapes, placements):
-        variants = variant_starts(shape, place.pose(target))[:2]
-        out.append([(segments, _crop_state(state, target)) for segments, state in variants])
-    return out
+    the poses fitted to the image (once per image and program: the tracer and `with_decoded_strokes` both
+    ask for the decoded reading's)."""
+    key = ("trace starts", program)
+    if key not in target.memo:
+        placements, _ = fit([template(s) for s in program.shapes], target)
+        out = []
+        for shape, place in zip(program.shapes, placements):
+            variants = variant_starts(shape, place.pose(target))[:2]
+            out.append([(segments, _crop_state(state, target)) for segments, state in variants])
+        target.memo[key] = out
+    return target.memo[key]
 
 
 def _distinct(programs: list[ImageProgram], limit: int) -> list[ImageProgram]:
@@ -303,7 +309,8 @@ def trace_free_form(
                     if walked is not None:
                         walks.append(walked)
                         origin.append(state)
-                if any(math.hypot(state.x - q.x, state.y - q.y) < 3.0 and math.cos(state.theta - q.theta) > 0.95 for q in seeds):
+                if any(math.hypot(state.x - q.x, state.y - q.y) < 3.0 and math.cos(state.theta - q.theta) > 0.95
+                       for q in seeds):
                     continue
                 seeds.append(state)
                 found = trace_shape(ink, state)[:15]
@@ -326,7 +333,8 @@ def trace_free_form(
     # to a wrong reading is a little off, and a walk drifts off the ink by its end
     if best.decoded:  # the decoder's reading walked from its own fitted pose is the best: nothing to refit
         return best
-    refitted = _distinct([best.program] + [p for p, _ in best.alternatives[:REFITTED - 1]] + [first.program], REFITTED + 1)
+    best_readings = [best.program] + [p for p, _ in best.alternatives[:REFITTED - 1]] + [first.program]
+    refitted = _distinct(best_readings, REFITTED + 1)
     for program in refitted:  # (the first round's best too: it may only have drifted)
         for shape_starts in starts(program, target):
             for segments, state in shape_starts:
@@ -423,11 +431,9 @@ def traced_placements(traced: Traced) -> list:
 
 def _midpoints(segments: list[Segment], start: State) -> np.ndarray:
     """Pixel midpoints (crop frame) of a travel-form shape walked from `start`."""
-    state, out = start, []
-    for seg in segments:
-        path, state = walk(state, seg.kind, seg.turn, seg.length, seg.radius, seg.curvature)
-        out.append(path[len(path) // 2] if seg.kind is ActionKind.ARC else path.mean(0))
-    return np.array(out)
+    _, paths = walk_shape(start, segments)
+    return np.array([path[len(path) // 2] if seg.kind is ActionKind.ARC else path.mean(0)
+                     for seg, path in zip(segments, paths)])
 
 
 def with_decoded_strokes(traced: Traced, decoded: ImageProgram, target: Target) -> tuple[ImageProgram, list]:

@@ -52,15 +52,14 @@ from pathlib import Path
 import numpy as np
 
 from dsl.library import load_library
-from dsl.raster import official_view
 from dsl.types import Action, ImageProgram, Pose, Shape
 from search.refine import Proposal, refine_image
+from search.template import VIEW
 
-PIXELS_PER_UNIT = official_view(512).pixels_per_unit
 TOP_K = 6
 TRACE = True  # free-form readings are checked by the tracer (`_traced`), off-grid ones traced (`_traced_off_grid`)
-FREE_FORM_UNITS = (0.85 * 80 * PIXELS_PER_UNIT, 1.1 * 140 * PIXELS_PER_UNIT)  # px per unit: the free-form painter's
-# scales (80-140, spec §2.6) with some slack; basic and abstract shapes are painted at 150-320
+FREE_FORM_UNITS = (0.85 * 80 * VIEW.pixels_per_unit, 1.1 * 140 * VIEW.pixels_per_unit)  # px per unit: the free-form
+# painter's scales (80-140, spec §2.6) with some slack; basic and abstract shapes are painted at 150-320
 FREE_FORM_MIN_ACTIONS = {1: 4, 2: 2}  # actions per shape of a free-form image of one or two shapes (spec §3.2: 4-9
 # alone, 2-5 in pairs); an off-grid image traced with fewer is not taken for free-form (abstract shapes of two
 # segments trace as two unit lines)
@@ -194,7 +193,8 @@ def _traced(image: np.ndarray, free_form: ImageProgram, proposals: tuple) -> Per
     from search.trace import trace_free_form
 
     target = make_target(image)
-    traced = trace_free_form(target, [free_form] + [snap_free_form(p.program) for p in proposals[1:]]) if TRACE else None
+    readings = [free_form] + [snap_free_form(p.program) for p in proposals[1:]]
+    traced = trace_free_form(target, readings) if TRACE else None
     if traced is None or same_image(traced.program, free_form, 0.02, 2.0, ignore_strokes=True):
         return Perceived(free_form, fit_poses(free_form, target), None, proposals)
     return _with_strokes(traced, free_form, target, proposals)
@@ -232,8 +232,8 @@ def _traced_off_grid(image: np.ndarray, proposals: tuple) -> Perceived | None:
 def _with_strokes(traced, decoded: ImageProgram, target, proposals: tuple) -> Perceived:
     """The traced program, each action with the stroke of the `decoded` action drawn where it lies as the
     decoder's preference, the strokes then chosen by the pixel score (`search.strokes.assign_strokes`),
-    poses where the tracer walked (polished). (Keeping the decoded strokes as they are instead made 2 fewer official dev_ff images
-    exact.)"""
+    poses where the tracer walked (polished). (Keeping the decoded strokes as they are instead made 2 fewer
+    official dev_ff images exact.)"""
     from search.strokes import assign_strokes
     from search.trace import traced_placements, with_decoded_strokes
 
