@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -101,6 +101,7 @@ class _Context:
     parent: ImageProgram | None = None  # the program this one is an edit of
     placements: tuple = ()  # the parent's placements
     edit: Edit | None = None
+    classifier: float = 0.0  # the part of `prior` that comes from a log-probability (replaced by `shape_logp`'s)
 
 
 def _structure_key(program: ImageProgram) -> tuple:
@@ -127,10 +128,24 @@ def _anchor_joints(edit: Edit) -> tuple[int, int] | None:
 
 
 class _StructureSearch:
-    def __init__(self, target: Target) -> None:
+    def __init__(self, target: Target, shape_logp=None, best_logp: float = 0.0) -> None:
         self.target = target
+        self.shape_logp = shape_logp
+        self.best_logp = best_logp
+
+    def _priced(self, program: ImageProgram, context: _Context) -> _Context:
+        """`context` with its log-probability cost taken from `shape_logp` when every shape of `program`
+        has one (a library shape reached by an edit pays the classifier's belief in it, not its parent's)."""
+        if self.shape_logp is None:
+            return context
+        logps = [self.shape_logp(shape) for shape in program.shapes]
+        if any(logp is None for logp in logps):
+            return context
+        cost = LOGP_WEIGHT * max(self.best_logp - sum(logps), 0.0)
+        return replace(context, prior=context.prior - context.classifier + cost, classifier=cost)
 
     def score(self, program: ImageProgram, context: _Context) -> tuple[float, tuple]:
+        context = self._priced(program, context)
         # the sparse score sees only centrelines: fit the stroke-free shapes (more memo hits)
         templates = [template(s.with_strokes(StrokeType.NORMAL)) for s in program.shapes]
         if context.parent is None or context.edit.kind in NEW_POSE_EDITS:
@@ -154,7 +169,9 @@ class _StructureSearch:
         library_top = LIBRARY_TOP if scored.depth == 0 and not _free_form_like(scored.program) else 0
         for edit, program in structural_neighbours(scored.program, None, library_top):
             gain = _expected_gain(edit, residuals, reverse, lost)
-            child = _Context(context.prior + edit.cost, context.strokes_from, scored.program, placements, edit)
+            child = _Context(
+                context.prior + edit.cost, context.strokes_from, scored.program, placements, edit, context.classifier
+            )
             yield program, child, scored.score + edit.cost - gain
 
 
@@ -270,7 +287,7 @@ def _library_projections(search: _StructureSearch, best: enumeration.Scored) -> 
             shapes = list(best.program.shapes)
             shapes[s] = candidate
             program = ImageProgram(tuple(shapes))
-            child = _Context(context.prior + edit.cost, context.strokes_from)
+            child = _Context(context.prior + edit.cost, context.strokes_from, classifier=context.classifier)
             value, info = search.score(program, child)
             out.append(enumeration.Scored(value, -1 - len(out), program, info, best.depth + 1))
     return out
@@ -282,7 +299,7 @@ def _rescored(search: _StructureSearch, ranked: list, count: int) -> list:
     out = []
     for scored in _distinct_best(ranked, count):
         placements, context = scored.info
-        fresh = search.score(scored.program, _Context(context.prior, context.strokes_from))
+        fresh = search.score(scored.program, _Context(context.prior, context.strokes_from, classifier=context.classifier))
         best = min((scored.score, placements), (fresh[0], fresh[1][0]), key=lambda f: f[0])
         out.append(enumeration.Scored(best[0], scored.order, scored.program, (best[1], context), scored.depth))
     return sorted(out)
@@ -298,6 +315,7 @@ def refine_image(
     budget_ms: float | None = 140.0,
     max_candidates: int = 150,
     structures: int | None = None,
+    shape_logp=None,
 ) -> Refinement:
     """The program that draws `image`, searched near `proposals` (objects with `program` and `logp`).
 
@@ -306,17 +324,20 @@ def refine_image(
     choice itself always runs). `max_candidates` bounds the structures scored. With `budget_ms=None` the
     run is deterministic. `structures`: at most this many structures, within STRUCTURE_MARGIN of the
     best, get strokes and are ranked by their pixel score (default: 1 when the best structure is free-form,
-    LIBRARY_STRUCTURES otherwise)."""
+    LIBRARY_STRUCTURES otherwise). `shape_logp(shape)`: a log-probability (the proposals' units) of a library
+    shape, None for other shapes; a candidate made of shapes that all have one pays it in place of its
+    proposal's (library shapes reached by edits pay their own)."""
     started = time.perf_counter()
     proposals = list(proposals)
     if not proposals:
         raise ValueError("refine_image needs at least one proposal")
     target = make_target(image)
-    search = _StructureSearch(target)
     best_logp = max(p.logp for p in proposals)
+    search = _StructureSearch(target, shape_logp, best_logp)
     starts = []
     for p in proposals:
-        context = _Context(LOGP_WEIGHT * (best_logp - p.logp), p.program)
+        cost = LOGP_WEIGHT * (best_logp - p.logp)
+        context = _Context(cost, p.program, classifier=cost)
         starts.append((snapped(p.program), context))
         if _library_snapped(p.program) != starts[-1][0]:  # the library reading too, when it differs
             starts.append((_library_snapped(p.program), context))

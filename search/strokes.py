@@ -22,6 +22,7 @@ from search.neighbourhood import normal_strokes_only, stroke_variants
 from search.template import Target, template
 
 STROKE_PRIOR = 4.0  # window pixel-score units (ink pixels) for leaving the decoder's stroke
+TRACED_STROKE_PRIOR = 4.0  # ... for leaving the stroke a `prior` gives (the decoded stroke drawn where a traced action lies)
 STROKE_PASSES = 2  # rounds of (polish, choose strokes)
 WINDOW_MARGIN = 6  # pixels around an action's marks in its window
 POLISH_EVALS = 60  # pixel-score evaluations polishing each shape's pose
@@ -77,8 +78,9 @@ def assign_strokes(
     strokes are preferred where `source` lines up with `program`, or as `prior` gives them (a list per
     shape, None: no preference); with a `prior` the program is free-form: library shapes the generators
     draw only with normal strokes are not looked for."""
+    weight = STROKE_PRIOR
     if prior is not None:
-        decoder, fixed = prior, [False] * len(program.shapes)
+        decoder, fixed, weight = prior, [False] * len(program.shapes), TRACED_STROKE_PRIOR
     else:
         decoder = _decoder_strokes(program, source)
         fixed = [normal_strokes_only(shape) for shape in program.shapes]
@@ -88,7 +90,7 @@ def assign_strokes(
     evals = polish_evals
     for _ in range(passes):
         placements = pose.polish([template(x) for x in program.shapes], list(placements), target, evals)
-        program, changed = _choose_strokes(program, placements, target, decoder, fixed)
+        program, changed = _choose_strokes(program, placements, target, decoder, fixed, weight)
         if not changed:
             break
         evals = max(polish_evals // 3, MIN_POLISH_EVALS)
@@ -123,10 +125,10 @@ def _stroke_costs(program: ImageProgram, placements: list, target: Target, tpl, 
 
 
 def _choose_strokes(
-    program: ImageProgram, placements: list, target: Target, decoder, fixed: list[bool]
+    program: ImageProgram, placements: list, target: Target, decoder, fixed: list[bool], weight: float = STROKE_PRIOR
 ) -> tuple[ImageProgram, bool]:
-    """Each action's stroke type by the pixel score in a window around it (plus the decoder prior), except
-    in the shapes whose strokes are `fixed`."""
+    """Each action's stroke type by the pixel score in a window around it (plus `weight` for leaving the
+    decoder's stroke), except in the shapes whose strokes are `fixed`."""
     changed = False
     for s, shape in enumerate(program.shapes):
         if fixed[s]:
@@ -136,14 +138,14 @@ def _choose_strokes(
             current = program.shapes[s].actions[i]
             options, costs = _stroke_costs(program, placements, target, tpl, s, i)
             costs = [
-                cost + (STROKE_PRIOR if decoder[s][i] is not None and option.stroke is not decoder[s][i] else 0.0)
+                cost + (weight if decoder[s][i] is not None and option.stroke is not decoder[s][i] else 0.0)
                 for option, cost in zip(options, costs)
             ]
             choice = options[int(np.argmin(costs))]
             if choice != current:
                 program, changed = _with_action(program, s, i, choice), True
         for i, j in _overlapping_actions(tpl, placements[s]):
-            program, pair_changed = _choose_pair(program, placements, target, decoder, s, i, j)
+            program, pair_changed = _choose_pair(program, placements, target, decoder, s, i, j, weight)
             changed |= pair_changed
     return program, changed
 
@@ -167,7 +169,9 @@ def _overlapping_actions(tpl, place: pose.Placement) -> list[tuple[int, int]]:
     return pairs
 
 
-def _choose_pair(program: ImageProgram, placements: list, target: Target, decoder, s: int, i: int, j: int):
+def _choose_pair(
+    program: ImageProgram, placements: list, target: Target, decoder, s: int, i: int, j: int, weight: float = STROKE_PRIOR
+):
     """The strokes of two overlapping actions chosen jointly (every combination) in a window around both."""
     tpl = template(program.shapes[s])
     wi, wj = _action_window(tpl, placements[s], target, i), _action_window(tpl, placements[s], target, j)
@@ -179,7 +183,7 @@ def _choose_pair(program: ImageProgram, placements: list, target: Target, decode
         for y in [b] + list(stroke_variants(b)):
             candidate = _with_action(_with_action(program, s, i, x), s, j, y)
             cost = _window_cost(candidate, placements, target, window) + sum(
-                STROKE_PRIOR for k, option in ((i, x), (j, y))
+                weight for k, option in ((i, x), (j, y))
                 if decoder[s][k] is not None and option.stroke is not decoder[s][k]
             )
             if cost < best_cost - 1e-9:

@@ -4,7 +4,7 @@ import torch
 
 from dsl.library import load_library
 from dsl.raster import render_program
-from dsl.types import ImageProgram, Pose
+from dsl.types import Action, ImageProgram, Pose, Shape, StrokeType
 from perception.shapes import (
     DEFAULT_CHECKPOINT, ShapeClassifier, ShapeConfig, group_of, ink_parts, library_guesses, load_classifier, shape_groups,
     soft_targets,
@@ -65,6 +65,23 @@ def test_an_image_of_two_parts_is_planned_part_by_part():
     assert [props[0].program.shapes for _, props in plan.parts] == [(_shape("square"),), (_shape("closed_circle"),)]
     whole_only = library_plan(dict(guesses, parts=[], part_images=[]), shapes_read=2)
     assert whole_only.parts == () and len(whole_only.whole) == 1  # one group: no pair to make
+
+
+def test_the_plan_prices_every_library_shape_by_the_classifier():
+    from math import log
+
+    from solver.perceive import LIBRARY_LOGP_SCALE, _scaled_logp
+
+    square, circle = ("square",), ("closed_circle",)
+    guesses = {"whole": [(square, 0.5), (circle, 0.25)], "parts": [[(square, 0.9)], [(circle, 0.8)]],
+               "part_images": [np.zeros((4, 4), np.uint8)] * 2}
+    prior = library_plan(dict(guesses, parts=[], part_images=[]), shapes_read=1).whole_prior
+    assert prior(_shape("square")) == pytest.approx(LIBRARY_LOGP_SCALE * log(0.5))
+    assert prior(_shape("closed_circle").with_strokes(StrokeType.ZIGZAG)) == pytest.approx(LIBRARY_LOGP_SCALE * log(0.25))
+    assert prior(_shape("regular_hexagon")) == _scaled_logp(0.0)  # not guessed: the floor
+    assert prior(Shape((Action.line(1.0), Action.line(1.0, 30.0)))) is None  # not a library shape
+    parts = library_plan(guesses, shapes_read=1).part_priors
+    assert [p(_shape("square")) for p in parts] == pytest.approx([LIBRARY_LOGP_SCALE * log(0.9), _scaled_logp(0.0)])
 
 
 @pytest.mark.skipif(not DEFAULT_CHECKPOINT.exists(), reason="no shipped shape classifier")

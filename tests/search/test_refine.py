@@ -90,3 +90,32 @@ def test_refinement_snaps_jittered_free_form_proposals():
                                  Action.line(0.85, a[2].turn - 5.0, a[2].stroke), a[3])),))
     refinement = refine_image(image, [Proposal(rough, 0.0)], budget_ms=None, max_candidates=30)
     assert same_image(refinement.program, TRUTH, ignore_strokes=True)
+
+
+def test_library_shapes_reached_by_edits_pay_the_classifiers_belief():
+    """A drawn inverse_acute_hexagon, proposed as its look-alike inverse_symmetric_moth: the search's library
+    edits find the hexagon, unless `shape_logp` (the classifier) rules it out."""
+    from dsl.canonical import shape_key
+    from dsl.library import load_library
+    from dsl.types import ImageProgram
+    from search.matching import match_shape
+
+    library = load_library()
+    moth, hexagon = "inverse_symmetric_moth", "inverse_acute_hexagon"
+    names = {shape_key(entry.shape, ignore_strokes=True): name for name, entry in library.items()}
+    image = render_program(ImageProgram((library[hexagon].shape,)), [Pose(-60.0, 40.0, 20.0, 160.0)])
+    proposals = [Proposal(ImageProgram((library[moth].shape,)), 0.0)]
+
+    def believed(*allowed: str):
+        def shape_logp(shape):
+            name = names.get(shape_key(shape, ignore_strokes=True))
+            return None if name is None else (0.0 if name in allowed else -200.0)
+        return shape_logp
+
+    def found(shape_logp) -> set[str]:
+        refinement = refine_image(image, proposals, budget_ms=None, max_candidates=60, shape_logp=shape_logp)
+        return set(match_shape(refinement.program.shapes[0], top=1)[0].names)
+
+    assert hexagon in found(None)
+    assert moth in found(believed(moth))
+    assert hexagon in found(believed(moth, hexagon))
