@@ -155,3 +155,25 @@ def test_context_leaves_set_b_as_read_and_finds_a_stroke_near_miss():
     assert same_image(out[5].program, near_miss)  # the query's second action is drawn with circles
     out = reconcile_with_context(images, [Perceived(r) for r in readings], positives=4)
     assert out[4].program == concept  # not named as set B: it takes the consensus
+
+
+def test_touching_shapes_read_as_two_are_also_searched_part_by_part(monkeypatch):
+    import solver.perceive as perceive
+    from dsl.library import load_library
+    from dsl.types import ImageProgram
+    from search.matching import image_categories
+
+    library = load_library()
+    program = ImageProgram((library["regular_pentagon"].shape, library["closed_circle"].shape))  # off the grid
+    image = render_program(program, [Pose(-60.0, 0.0, 0.0, 180.0), Pose(20.0, -40.0, 90.0, 160.0)])  # one ink blob
+    from perception.shapes import ink_parts
+
+    assert ink_parts(image) == []
+    monkeypatch.setattr(perceive, "SPLIT_BELOW_CONFIDENCE", 1.01)  # split whatever the classifier thinks
+    perception = FakeDecoderPerception([Proposal(program, 0.0)])
+    [plan] = perception.library([image], [(Proposal(program, 0.0),)])
+    assert len(plan.parts) == 2 and plan.whole  # both searched, the better kept
+    [result] = perception.perceive([image])
+    assert result.error is None
+    names = sorted(matches[0].names[0] for matches in image_categories(result.program, top=1))
+    assert names == ["closed_circle", "regular_pentagon"]
