@@ -11,9 +11,10 @@
    (`search.neighbourhood`): each candidate's poses are fitted (`search.pose`: near the parent's poses and
    the pose that keeps the part after the edit in place, or from scratch after a split, merge or library
    shape) and scored by the sparse chamfer distance of its centreline to the ink plus the prior: the
-   decoder's log-probability of the proposal it came from, a cost per edit and per off-grid action.
-   Neighbours wait in the queue under an estimate (parent score minus how badly the edited actions miss
-   the ink) and are scored when they reach its front.
+   decoder's log-probability of the proposal it came from (or, with `shape_logp`, the shape classifier's
+   of the library shapes it draws), a cost per edit and per off-grid action. Neighbours wait in the
+   queue under an estimate (parent score minus how badly the edited actions miss the ink) and are scored
+   when they reach its front.
 3. Rescoring. The best structure's non-free-form shapes are also replaced by their nearest library
    shapes; the best few distinct structures are fitted again from scratch and ranked.
 4. Strokes. For the best structure (the best LIBRARY_STRUCTURES within STRUCTURE_MARGIN when it has a
@@ -299,7 +300,8 @@ def _rescored(search: _StructureSearch, ranked: list, count: int) -> list:
     out = []
     for scored in _distinct_best(ranked, count):
         placements, context = scored.info
-        fresh = search.score(scored.program, _Context(context.prior, context.strokes_from, classifier=context.classifier))
+        again = _Context(context.prior, context.strokes_from, classifier=context.classifier)
+        fresh = search.score(scored.program, again)
         best = min((scored.score, placements), (fresh[0], fresh[1][0]), key=lambda f: f[0])
         out.append(enumeration.Scored(best[0], scored.order, scored.program, (best[1], context), scored.depth))
     return sorted(out)

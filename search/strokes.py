@@ -22,7 +22,7 @@ from search.neighbourhood import normal_strokes_only, stroke_variants
 from search.template import Target, template
 
 STROKE_PRIOR = 4.0  # window pixel-score units (ink pixels) for leaving the decoder's stroke
-TRACED_STROKE_PRIOR = 32.0  # ... for leaving the stroke a `prior` gives (the decoded stroke drawn where a traced action lies)
+TRACED_STROKE_PRIOR = 32.0  # ... for leaving the stroke a `prior` gives (the decoded stroke where a traced action lies)
 STROKE_PASSES = 2  # rounds of (polish, choose strokes)
 WINDOW_MARGIN = 6  # pixels around an action's marks in its window
 POLISH_EVALS = 60  # pixel-score evaluations polishing each shape's pose
@@ -170,7 +170,8 @@ def _overlapping_actions(tpl, place: pose.Placement) -> list[tuple[int, int]]:
 
 
 def _choose_pair(
-    program: ImageProgram, placements: list, target: Target, decoder, s: int, i: int, j: int, weight: float = STROKE_PRIOR
+    program: ImageProgram, placements: list, target: Target, decoder, s: int, i: int, j: int,
+    weight: float = STROKE_PRIOR,
 ):
     """The strokes of two overlapping actions chosen jointly (every combination) in a window around both."""
     tpl = template(program.shapes[s])

@@ -77,7 +77,8 @@ def test_the_plan_prices_every_library_shape_by_the_classifier():
                "part_images": [np.zeros((4, 4), np.uint8)] * 2}
     prior = library_plan(dict(guesses, parts=[], part_images=[]), shapes_read=1).whole_prior
     assert prior(_shape("square")) == pytest.approx(LIBRARY_LOGP_SCALE * log(0.5))
-    assert prior(_shape("closed_circle").with_strokes(StrokeType.ZIGZAG)) == pytest.approx(LIBRARY_LOGP_SCALE * log(0.25))
+    zigzag_circle = _shape("closed_circle").with_strokes(StrokeType.ZIGZAG)
+    assert prior(zigzag_circle) == pytest.approx(LIBRARY_LOGP_SCALE * log(0.25))
     assert prior(_shape("regular_hexagon")) == _scaled_logp(0.0)  # not guessed: the floor
     assert prior(Shape((Action.line(1.0), Action.line(1.0, 30.0)))) is None  # not a library shape
     parts = library_plan(guesses, shapes_read=1).part_priors
