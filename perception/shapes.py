@@ -276,11 +276,16 @@ def group_probabilities(model: ShapeClassifier, images: list[np.ndarray]) -> np.
     return F.softmax(model(torch.from_numpy(crops)[:, None]), dim=1).numpy()
 
 
-def library_guesses(model: ShapeClassifier, image: np.ndarray, top: int = 5, parts: list | None = None) -> dict:
+def library_guesses(model: ShapeClassifier, image: np.ndarray, top: int = 5) -> dict:
     """What the classifier makes of one image: {"whole": [(group names, p)...], "parts": [[...], [...]],
     "part_images": [...]} (parts empty unless the image has two separate ink components; a part image
-    holds only that part's ink). `parts`: part images to classify instead of the ink components."""
-    parts = ink_parts(image) if parts is None else list(parts)
-    probs = group_probabilities(model, [image] + parts)
-    ranked = [[(model.groups[k], float(p[k])) for k in np.argsort(p)[::-1][:top]] for p in probs]
+    holds only that part's ink)."""
+    parts = ink_parts(image)
+    ranked = ranked_groups(model, [image] + parts, top)
     return {"whole": ranked[0], "parts": ranked[1:], "part_images": parts}
+
+
+def ranked_groups(model: ShapeClassifier, images: list[np.ndarray], top: int = 5) -> list[list[tuple]]:
+    """Per image, the classifier's `top` groups with their probabilities, most probable first."""
+    probs = group_probabilities(model, images)
+    return [[(model.groups[k], float(p[k])) for k in np.argsort(p)[::-1][:top]] for p in probs]

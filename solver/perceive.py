@@ -49,7 +49,6 @@ Per image (`refine_perceived`):
 
 from __future__ import annotations
 
-import functools
 import itertools
 import math
 import multiprocessing
@@ -143,14 +142,6 @@ def library_proposals(guesses: list, pair_guesses: list | None = None) -> list[P
     return sorted(out, key=lambda p: -p.logp)
 
 
-@functools.cache
-def _library_names() -> dict[tuple, str]:
-    """Stroke-free shape key -> library name."""
-    from dsl.canonical import shape_key
-
-    return {shape_key(entry.shape, ignore_strokes=True): entry.name for entry in load_library().values()}
-
-
 @dataclass(frozen=True)
 class ClassifierPrior:
     """The shape classifier's log-probability (times LIBRARY_LOGP_SCALE, as its proposals carry) of the
@@ -164,10 +155,10 @@ class ClassifierPrior:
         return cls({name: _scaled_logp(p) for group, p in ranked for name in group})
 
     def __call__(self, shape: Shape) -> float | None:
-        from dsl.canonical import shape_key
+        from solver.categories import exact_shape_categories  # memoised; the classifier's groups are its names
 
-        name = _library_names().get(shape_key(shape, ignore_strokes=True))
-        return None if name is None else self.logp.get(name, _scaled_logp(0.0))
+        names = exact_shape_categories(shape)
+        return self.logp.get(names[0], _scaled_logp(0.0)) if names else None
 
 
 @dataclass(frozen=True)
@@ -200,18 +191,19 @@ def library_plan(guesses: dict, shapes_read: int) -> LibraryPlan:
     )
 
 
-def _split_plan(plan: LibraryPlan, model, image: np.ndarray, readings: list) -> LibraryPlan:
+def _split_plan(plan: LibraryPlan, guesses: dict, model, image: np.ndarray, readings: list) -> LibraryPlan:
     """`plan` with parts from the ink split among the two shapes of the decoder's best reading of two
     shapes that splits it (`search.split`): touching shapes, which the classifier is unsure of together.
     The whole image's proposals stay: both are searched and the reading that draws the image better is
-    kept (`refine_perceived`)."""
-    from perception.shapes import library_guesses
+    kept (`refine_perceived`). `guesses`: the classifier's on the whole image (`plan` came from them)."""
+    from perception.shapes import ranked_groups
     from search.split import touching_parts
 
     parts = next((found for found in (touching_parts(image, reading) for reading in readings) if found), None)
     if not parts:
         return plan
-    split = library_plan(library_guesses(model, image, top=model.classes, parts=parts), shapes_read=2)
+    ranked = ranked_groups(model, parts, top=model.classes)
+    split = library_plan(dict(guesses, parts=ranked, part_images=parts), shapes_read=2)
     return replace(split, whole=plan.whole, whole_prior=plan.whole_prior, confidence=plan.confidence)
 
 
@@ -535,10 +527,11 @@ class PixelPerception:
                 continue
             shapes_read = len(props[0].program.shapes) if props else 1
             model = self.classifier()
-            plan = library_plan(library_guesses(model, image, top=model.classes), shapes_read)
+            guesses = library_guesses(model, image, top=model.classes)
+            plan = library_plan(guesses, shapes_read)
             if SPLIT_TOUCHING and not plan.parts and plan.confidence < SPLIT_BELOW_CONFIDENCE:
                 readings = [p.program for p in props if len(p.program.shapes) == 2][:SPLIT_READINGS]
-                plan = _split_plan(plan, model, image, readings)
+                plan = _split_plan(plan, guesses, model, image, readings)
             out.append(plan)
         return out
 
