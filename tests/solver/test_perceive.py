@@ -177,3 +177,76 @@ def test_touching_shapes_read_as_two_are_also_searched_part_by_part(monkeypatch)
     assert result.error is None
     names = sorted(matches[0].names[0] for matches in image_categories(result.program, top=1))
     assert names == ["closed_circle", "regular_pentagon"]
+
+
+def test_grid_share_counts_the_actions_on_the_free_form_grid():
+    from solver.perceive import grid_share
+
+    assert grid_share(FREE_FORM) == 1.0
+    assert grid_share(SMALL_SQUARE) == 0.0
+    half = parse_image([["line_normal_1.000-0.500", "line_normal_0.600-0.750", "arc_normal_0.500_0.625-0.500",
+                         "arc_normal_0.300_0.625-0.500"]])
+    assert grid_share(half) == 0.5
+
+
+def _recorded_traces(monkeypatch):
+    """Calls of `_traced_off_grid`: (gate, stopped by the gate) each."""
+    import solver.perceive as perceive
+
+    calls, original = [], perceive._traced_off_grid
+
+    def recorded(*args, **kwargs):
+        reading, stopped = original(*args, **kwargs)
+        calls.append((kwargs.get("gate", True), stopped))
+        return reading, stopped
+
+    monkeypatch.setattr(perceive, "_traced_off_grid", recorded)
+    return calls
+
+
+def test_two_free_form_shapes_read_as_one_are_traced_a_second_time(monkeypatch):
+    import solver.perceive as perceive
+
+    truth = parse_image([["line_normal_1.000-0.500", "line_zigzag_1.000-0.750", "arc_circle_0.500_0.625-0.500",
+                          "arc_normal_0.500_0.625-0.500"],
+                         ["line_square_1.000-0.500", "line_normal_1.000-0.833", "line_zigzag_1.000-0.833"]])
+    image = render_program(truth, [Pose(-200, 120, 10, 110), Pose(130, -150, 80, 110)])
+    # the decoder saw only the first shape, with one turn off the grid: the first trace, from its starts,
+    # covers half the ink and stops at the gate; the seed programs draw the two shapes poorly
+    misread = parse_image([["line_normal_1.000-0.500", "line_zigzag_1.000-0.725", "arc_circle_0.500_0.625-0.500",
+                            "arc_normal_0.500_0.625-0.500"]])
+    calls = _recorded_traces(monkeypatch)
+    [result] = FakeDecoderPerception([Proposal(misread, 0.0)], use_classifier=False).perceive([image])
+    assert calls == [(True, True), (False, False)]
+    assert result.error is None and same_image(result.program, truth, ignore_strokes=True)
+
+    monkeypatch.setattr(perceive, "SECOND_TRACE", False)
+    calls.clear()
+    [result] = FakeDecoderPerception([Proposal(misread, 0.0)], use_classifier=False).perceive([image])
+    assert calls == [(True, True)] and not same_image(result.program, truth, ignore_strokes=True)
+
+
+def test_a_library_reading_that_draws_the_ink_is_not_traced_again(monkeypatch):
+    import solver.perceive as perceive
+
+    calls = _recorded_traces(monkeypatch)
+    monkeypatch.setattr(perceive, "GRID_SHARE", 0.0)  # whatever the decoder read
+    image = render_program(SQUARE, [Pose(-40, 20, 15, 180)])  # a unit square, larger than free-form shapes
+    [result] = FakeDecoderPerception([Proposal(SMALL_SQUARE, 0.0)], use_classifier=False).perceive([image])
+    assert calls == [(True, True)] and result.error is None  # stopped by the gate, and not traced again
+    assert same_image(result.program, SQUARE, ignore_strokes=True, length_tol=0.05, angle_tol=5.0)
+
+
+def test_a_reading_off_the_free_form_grid_is_not_traced_again(monkeypatch):
+    import solver.perceive as perceive
+
+    calls = _recorded_traces(monkeypatch)
+    monkeypatch.setattr(perceive, "POOR_FIT", 0.0)  # however well the library reading draws the image
+    image = render_program(SQUARE, [Pose(-40, 20, 15, 180)])
+    [result] = FakeDecoderPerception([Proposal(SMALL_SQUARE, 0.0)], use_classifier=False).perceive([image])
+    assert calls == [(True, True)] and result.error is None
+
+    monkeypatch.setattr(perceive, "GRID_SHARE", 0.0)  # the same image, whatever the decoder read: traced again
+    calls.clear()
+    FakeDecoderPerception([Proposal(SMALL_SQUARE, 0.0)], use_classifier=False).perceive([image])
+    assert calls == [(True, True), (False, False)]
