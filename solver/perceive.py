@@ -83,7 +83,8 @@ SECOND_TRACE = True  # an off-grid image whose first trace failed its gate, read
 # ink poorly, is traced in full after all (`_second_trace`)
 POOR_FIT = 1.5  # px: ... when the library reading's centreline fit (`search.pose.fit`) is above this
 GRID_SHARE = 0.3  # ... and at least this share of the decoder's top reading lies on the free-form grid (official
-# dev, images read poorly: dev_bd 13 of 101 and dev_hd 42 of 239 reach it, at 1-25 s per full trace)
+# dev: 101 dev_bd and 239 dev_hd images are read that poorly, larger shapes fit worse; 8 and 4 of them with an
+# unsure classifier and this share; a full trace takes 1-25 s there)
 LIBRARY_DECODED = 0  # decoded proposals kept beside the library proposals for library-like images (see below)
 BEAM = 6
 REFINE_BUDGET_MS = 80.0
