@@ -8,9 +8,10 @@ A problem is given as
   * a `ProblemInput` of context and query images given as programs or as pixel arrays.
 Images 0-5 of each side are context, image 6 of each side a query (positive first).
 
-Where the programs come from: with `oracle=True` the ground-truth programs (an error if there are none);
-with `oracle=False` the `perception` callable (pixel arrays -> programs); by default the programs when
-the problem has them, else perception.
+Where the programs come from: a folder or a `Problem` is perceived from its pixels by the `perception`
+callable (pixel arrays -> programs; by default the shipped decoder and refinement); with `oracle=True`
+its ground-truth programs are read instead (an error if there are none). Programs given directly are used
+as they are.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dsl.dataset import CONTEXT_PER_SIDE, DatasetError, Problem, ProblemPrograms, load_problem, read_programs
+from dsl.dataset import CONTEXT_PER_SIDE, Problem, ProblemPrograms, load_problem, read_programs
 from dsl.syntax import parse_image
 from dsl.types import ImageProgram
 from solver.classify import classify
@@ -86,30 +87,25 @@ def _split_sides(positives: Sequence, negatives: Sequence) -> ProblemInput:
                         (positives[CONTEXT_PER_SIDE], negatives[CONTEXT_PER_SIDE]))
 
 
-def _folder_problem(folder: Path, oracle: bool | None) -> Problem:
-    if oracle is False:
+def _folder_problem(folder: Path, oracle: bool) -> Problem:
+    if not oracle:
         return load_problem(folder)
-    type_folder = folder.parent.parent
-    try:
-        return load_problem(folder, read_programs(type_folder))
-    except DatasetError:
-        if oracle:
-            raise
-        return load_problem(folder)
+    return load_problem(folder, read_programs(folder.parent.parent))
 
 
-def _problem_images(problem: Problem, oracle: bool | None) -> ProblemInput:
+def _problem_images(problem: Problem, oracle: bool) -> ProblemInput:
     images = problem.positives + problem.negatives
-    if oracle is not False and problem.has_programs:
-        return _split_sides([i.program for i in problem.positives], [i.program for i in problem.negatives])
     if oracle:
-        raise SolverError(f"{problem.name}: oracle perception asked for, but the problem has no programs")
+        if not problem.has_programs:
+            raise SolverError(f"{problem.name}: oracle perception asked for, but the problem has no programs")
+        return _split_sides([i.program for i in problem.positives], [i.program for i in problem.negatives])
     pixels = [image.load() for image in images]
     return _split_sides(pixels[:len(problem.positives)], pixels[len(problem.positives):])
 
 
-def as_input(problem, oracle: bool | None = None) -> ProblemInput:
-    """Any accepted problem form as a ProblemInput (programs or pixel arrays)."""
+def as_input(problem, oracle: bool = False) -> ProblemInput:
+    """Any accepted problem form as a ProblemInput (programs or pixel arrays): a folder or a `Problem` as
+    its pixels, or with `oracle` as its ground-truth programs."""
     if isinstance(problem, (str, Path)):
         problem = _folder_problem(Path(problem), oracle)
     if isinstance(problem, Problem):
@@ -132,7 +128,7 @@ def _default_perception() -> Perception:
 
 
 def _programs(
-    sides: Sequence[tuple[str, Sequence]], oracle: bool | None, perception: Perception | None
+    sides: Sequence[tuple[str, Sequence]], oracle: bool, perception: Perception | None
 ) -> list[list[ImageProgram]]:
     """Every side's images as programs; pixel images of all sides go to perception in one batch."""
     items = [[_as_program(item, f"{side} image {k}") for k, item in enumerate(images)] for side, images in sides]
@@ -178,7 +174,7 @@ def size_principle(induction: Induction, facts, time_limit: float, extra_errors:
 
 def solve_problem(
     problem,
-    oracle: bool | None = None,
+    oracle: bool = False,
     perception: Perception | None = None,
     time_limit: float = DEFAULT_TIME_LIMIT,
     max_rules: int = DEFAULT_MAX_RULES,
@@ -188,6 +184,12 @@ def solve_problem(
     attribute or count rule wins, every rule that fits the context as well is weighed by its posterior
     under the size principle (`solver.posterior`): the first rule is the most probable one, and the
     queries are labelled by the posterior-weighted vote.
+
+    `problem`: a problem folder (released layout), a loaded `Problem`, its programs (`ProblemPrograms`, a
+    JSON entry, a (positives, negatives) pair) or a `ProblemInput` of pixel arrays and/or programs. A folder
+    or a `Problem` is solved from its pixels unless `oracle=True`, which reads the ground-truth programs of
+    the dataset's action-program JSON instead (an error if it has none); programs given directly are used
+    as they are. `perception`: images -> programs (default: the shipped decoder and refinement).
 
     `decoded=True` says that programs given directly were decoded from pixels (not ground truth), so
     categories are matched with tolerance (`solver.categories`); pixels decoded here imply it."""

@@ -50,7 +50,7 @@ def test_basic_problem_names_its_two_shapes():
 def test_input_forms_agree():
     from_json = solve_problem(programs_json(FREE_FORM))
     table = read_programs(OFFICIAL_DEV / "ff")
-    from_problem = solve_problem(load_problem(folder(FREE_FORM), table))
+    from_problem = solve_problem(load_problem(folder(FREE_FORM), table), oracle=True)
     from_programs = solve_problem(table[FREE_FORM])
     entry = table[FREE_FORM]
     given = ProblemInput(entry.positives[:6], entry.negatives[:6], (entry.positives[6], entry.negatives[6]))
@@ -80,6 +80,24 @@ def test_perception_callable_supplies_programs():
     solution = solve_problem(given, perception=perception)
     assert calls == [7]  # every pixel image of the problem in one batch
     assert solution.labels == (True, False)
+
+
+def test_a_folder_is_solved_from_its_pixels_unless_oracle():
+    table = read_programs(OFFICIAL_DEV / "ff")
+    entry = table[FREE_FORM]
+    calls = []
+
+    def perception(images):  # reads every image as the program the dataset gives it
+        calls.append([image.shape for image in images])
+        truth = list(entry.positives[:6]) + list(entry.negatives[:6]) + [entry.positives[6], entry.negatives[6]]
+        return truth
+
+    solution = solve_problem(folder(FREE_FORM), perception=perception)
+    assert len(calls) == 1 and calls[0] == [(512, 512)] * 14  # the 14 images, as pixels
+    assert solution.labels == (True, False)
+    solve_problem(folder(FREE_FORM), oracle=True, perception=perception)
+    solve_problem(load_problem(folder(FREE_FORM), table), oracle=True, perception=perception)
+    assert len(calls) == 1  # oracle: the JSON's programs, no perception
 
 
 def test_pixels_without_perception_use_the_default_pipeline(monkeypatch):
