@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dsl.canonical import Segment, from_travel_form, same_image
+from dsl.canonical import Segment, from_travel_form, same_image, shape_key
 from dsl.types import ActionKind, ImageProgram, StrokeType
 from perception.geometry import PIXELS_PER_UNIT, State, variant_starts, walk, walk_shape
 from search import kernels
@@ -360,13 +360,21 @@ def _best(walks: list[Walk], origin: list[State], ink: _Ink) -> Traced:
     order = np.argpartition(scores, head - 1)[:head]
     order = order[np.lexsort((order, scores[order]))]  # by score, ties by position (deterministic)
     readings: list[tuple[ImageProgram, float, tuple[int, ...]]] = []
+    shapes: dict[int, tuple] = {}  # walk -> (its shape, the shape's canonical key), made once per walk
+    seen: set[tuple] = set()  # the canonical keys of the readings kept (walks lie on the grid: equal keys are
+    # equal drawings)
     for flat in order:
         score = float(scores[flat])
         members = (int(flat),) if flat < n else divmod(int(flat) - n, n)
-        program = ImageProgram(tuple(from_travel_form(walks[m].segments()) for m in members))
-        if any(same_image(program, p, 0.02, 2.0) for p, _, _ in readings):
+        for m in members:
+            if m not in shapes:
+                shape = from_travel_form(walks[m].segments())
+                shapes[m] = (shape, shape_key(shape))
+        key = tuple(sorted(shapes[m][1] for m in members))
+        if key in seen:
             continue
-        readings.append((program, score, members))
+        seen.add(key)
+        readings.append((ImageProgram(tuple(shapes[m][0] for m in members)), score, members))
         if len(readings) > 3:
             break
     program, score, members = readings[0]
