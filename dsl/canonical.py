@@ -130,10 +130,22 @@ def travel_variants(shape: Shape) -> list[list[Segment]]:
     variants = []
     for rotation in rotations:
         variants.append([rotation[0].with_turn(0.0)] + rotation[1:])
-        back = [rotation[-1].reversed(0.0)]
-        back += [rotation[i].reversed(-rotation[i + 1].turn) for i in range(len(rotation) - 2, -1, -1)]
-        variants.append(back)
+        variants.append(_backwards_travel(rotation))
     return variants
+
+
+def _backwards_travel(segments: list[Segment]) -> list[Segment]:
+    """The travel form that walks `segments` from the end back to the start (its first turn 0)."""
+    back = [segments[-1].reversed(0.0)]
+    back += [segments[i].reversed(-segments[i + 1].turn) for i in range(len(segments) - 2, -1, -1)]
+    return back
+
+
+def reversed_shape(shape: Shape) -> Shape:
+    """The same drawing traced the other way: from the end of `shape` back to its start. The centreline is
+    the same; stamps and zigzags, which show the direction of travel, and the order in which overlapping
+    actions are drawn are not (`search.pose.reversed_placement` puts it where `shape` was drawn)."""
+    return from_travel_form(_backwards_travel(to_travel_form(shape)))
 
 
 def _segment_key(seg: Segment, ignore_strokes: bool) -> tuple:

@@ -21,7 +21,7 @@ import numpy as np
 from scipy import ndimage
 
 from dsl.raster import render_marks
-from dsl.types import ImageProgram, Pose
+from dsl.types import ImageProgram, Pose, Shape
 from search import kernels
 from search.template import PEN_RADIUS_PX, Target, Template, affine_to_pose, template
 
@@ -62,6 +62,24 @@ class Placement:
 
     def pose(self, target: Target) -> Pose:
         return affine_to_pose(*self.affine(), target)
+
+
+def reversed_placement(shape: Shape, place: Placement, backwards: Shape) -> Placement:
+    """Where `backwards` (`dsl.canonical.reversed_shape` of `shape`) draws over `shape` drawn at `place`:
+    it starts at `shape`'s end, heading against `shape`'s last direction of travel."""
+    from search.retrace import action_paths
+
+    def heading(path: np.ndarray, at_end: bool) -> float:
+        ends = path[::-1] if at_end else path
+        step = next(p - ends[0] for p in ends[1:] if np.hypot(*(p - ends[0])) > 1e-9)
+        return math.degrees(math.atan2(step[1], step[0]))
+
+    path, back = action_paths(shape)[-1], action_paths(backwards)[0]
+    turn = heading(path, at_end=True) - heading(back, at_end=False)  # the end's direction reversed, less
+    # `backwards`' own first direction
+    cx, cy, a, b = place.affine()
+    x, y = path[-1]
+    return Placement(cx + a * x - b * y, cy - (b * x + a * y), place.theta + turn, place.s)
 
 
 class SparseProblem:

@@ -8,6 +8,12 @@ which tolerates a residual misalignment of WINDOW_SHIFT = 2 pixels), with a smal
 decoder's stroke. Actions that draw over each other (OVERLAP_PX, OVERLAP_SHARE) have their strokes chosen
 together.
 Library shapes that the generators always draw with normal strokes (`if stamp` = 0, spec §3.3) keep them.
+
+Stamps and zigzags show which way a shape was traced (a triangle stamp points along the travel, a zigzag
+starts to one side), and canonical forms forget it. `assign_strokes_either_way` chooses strokes for each
+shape traced both ways and keeps the way the pixel score prefers: on official dev_ff, with each image's
+true structure and no preference, the strokes chosen are all right for 86 % of the images traced the way
+the generator drew them and for 47 % traced the other way.
 """
 
 from __future__ import annotations
@@ -22,7 +28,8 @@ from search.neighbourhood import normal_strokes_only, stroke_variants
 from search.template import Target, template
 
 STROKE_PRIOR = 4.0  # window pixel-score units (ink pixels) for leaving the decoder's stroke
-TRACED_STROKE_PRIOR = 32.0  # ... for leaving the stroke a `prior` gives (the decoded stroke where a traced action lies)
+TRACED_STROKE_PRIOR = 4.0  # ... for leaving the stroke a `prior` gives (the decoded stroke where a traced action
+# lies); 32 before the direction of travel was chosen too (`assign_strokes_either_way`)
 STROKE_PASSES = 2  # rounds of (polish, choose strokes)
 WINDOW_MARGIN = 6  # pixels around an action's marks in its window
 POLISH_EVALS = 60  # pixel-score evaluations polishing each shape's pose
@@ -95,6 +102,37 @@ def assign_strokes(
             break
         evals = max(polish_evals // 3, MIN_POLISH_EVALS)
     return program, placements
+
+
+def assign_strokes_either_way(program: ImageProgram, placements: list, target: Target, prior: list):
+    """`assign_strokes` with a `prior`, then again with each shape traced the other way in turn
+    (`dsl.canonical.reversed_shape`, drawn over the same centreline: `search.pose.reversed_placement`);
+    the reading with the lower pixel score is kept -> (program, placements). A shape turned round is also
+    turned back from where its own polish left it: the polish of either way can stop short of the pose
+    (a scale 1 % off), and the better pose is then given to both."""
+    from dsl.canonical import reversed_shape
+
+    def scored(candidate: ImageProgram, moved: list, preference: list) -> tuple:
+        chosen, chosen_placements = assign_strokes(candidate, moved, target, None, prior=preference)
+        cost = pose.pixel_cost([template(x) for x in chosen.shapes], chosen_placements, target)
+        return cost, chosen, chosen_placements, preference
+
+    best = scored(program, placements, prior)
+    for s in range(len(program.shapes)):
+        _, current, current_placements, preference = best
+        shape = current.shapes[s]
+        backwards = reversed_shape(shape)
+        flipped = [list(p) for p in preference]
+        flipped[s] = flipped[s][::-1]
+        moved = list(current_placements)
+        moved[s] = pose.reversed_placement(shape, current_placements[s], backwards)
+        turned = scored(ImageProgram(current.shapes[:s] + (backwards,) + current.shapes[s + 1:]), moved, flipped)
+        moved = list(turned[2])
+        moved[s] = pose.reversed_placement(turned[1].shapes[s], turned[2][s], shape)
+        returned = scored(current, moved, preference)
+        best = min((best, turned, returned), key=lambda option: option[0])
+    _, chosen, chosen_placements, _ = best
+    return chosen, chosen_placements
 
 
 def stroke_margins(program: ImageProgram, target: Target, polish_evals: int = POLISH_EVALS):

@@ -10,6 +10,7 @@ from dsl.canonical import (
     from_travel_form,
     image_key,
     is_closed,
+    reversed_shape,
     same_image,
     shape_key,
     travel_variants,
@@ -127,3 +128,14 @@ def test_every_variant_has_the_same_key(action_list):
     shape = Shape(tuple(action_list))
     keys = {shape_key(from_travel_form(v)) for v in travel_variants(shape)}
     assert len(keys) == 1
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(actions, min_size=1, max_size=7))
+def test_a_reversed_shape_draws_the_same_picture_backwards(action_list):
+    shape = Shape(tuple(action_list))
+    backwards = reversed_shape(shape)
+    assert_congruent(shape, backwards)
+    assert shape_key(backwards) == shape_key(shape)
+    assert [a.stroke for a in backwards.actions] == [a.stroke for a in shape.actions][::-1]
+    assert same_image(ImageProgram((reversed_shape(backwards),)), ImageProgram((shape,)), 1e-6, 1e-6)

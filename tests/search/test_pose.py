@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 
+from dsl.canonical import reversed_shape
 from dsl.raster import render_program
 from dsl.syntax import parse_image
 from dsl.types import Pose
@@ -66,3 +67,24 @@ def test_render_window_skips_marks_outside_the_window_without_changing_pixels():
         full = render_marks(np.ascontiguousarray(np.concatenate(points)), np.array(offsets, dtype=np.int64),
                             np.concatenate(kinds), size, pose.RENDER_PEN_RADIUS, pose.RENDER_OUTLINE_RADIUS)
         assert np.array_equal(full, pose.render_window(templates, placements, target, r0, c0, size))
+
+
+@pytest.mark.parametrize("programs", [OPEN_SHAPE, [["arc_normal_0.500_0.625-0.500", "line_normal_1.000-0.833",
+                                                     "arc_normal_0.500_0.375-0.500", "arc_normal_0.500_0.625-0.500"]]])
+def test_reversed_placement_draws_over_the_same_centreline(programs):
+    from search.retrace import action_paths
+
+    shape = parse_image(programs).shapes[0]
+    backwards = reversed_shape(shape)
+    place = pose.Placement(100.0, 120.0, 37.0, 70.0)
+    moved = pose.reversed_placement(shape, place, backwards)
+
+    def drawn(s, p):
+        pts = np.concatenate(action_paths(s))
+        cx, cy, a, b = p.affine()
+        return np.stack([cx + a * pts[:, 0] - b * pts[:, 1], cy - (b * pts[:, 0] + a * pts[:, 1])], 1)
+
+    ours, theirs = drawn(shape, place), drawn(backwards, moved)
+    assert np.allclose(ours[0], theirs[-1], atol=1e-6) and np.allclose(ours[-1], theirs[0], atol=1e-6)
+    gaps = np.sqrt(((ours[:, None] - theirs[None]) ** 2).sum(-1))
+    assert gaps.min(1).max() < 1e-6 and gaps.min(0).max() < 1e-6

@@ -1,0 +1,42 @@
+"""Stroke types chosen by the pixel score, with the direction of travel chosen too."""
+
+import pytest
+
+from dsl.canonical import reversed_shape, same_image
+from dsl.raster import render_program
+from dsl.syntax import parse_image
+from dsl.types import ImageProgram, Pose, StrokeType
+from search import pose
+from search.strokes import assign_strokes, assign_strokes_either_way
+from search.template import make_target, template
+
+DRAWN = [
+    [["line_triangle_1.000-0.500", "line_zigzag_1.000-0.750", "arc_triangle_0.500_0.625-0.500",
+      "line_triangle_1.000-0.667"]],
+    [["line_triangle_1.000-0.500", "line_triangle_1.000-0.750", "line_zigzag_1.000-0.750"]],
+]
+
+
+@pytest.mark.parametrize("drawn", DRAWN)
+def test_strokes_are_read_from_a_shape_traced_the_other_way(drawn):
+    program = parse_image(drawn)
+    target = make_target(render_program(program, [Pose(-40.0, 30.0, 20.0, 120.0)]))
+    backwards = ImageProgram((reversed_shape(program.shapes[0]).with_strokes(StrokeType.NORMAL),))
+    placements, _ = pose.fit([template(s) for s in backwards.shapes], target)
+    no_preference = [[None] * len(s) for s in backwards.shapes]
+    plain, _ = assign_strokes(backwards, placements, target, None, prior=no_preference)
+    either, _ = assign_strokes_either_way(backwards, placements, target, no_preference)
+    # triangle stamps and zigzags drawn the wrong way round do not match the image: strokes go wrong ...
+    assert not same_image(plain, program, 0.02, 2.0)
+    # ... unless the shape is turned round too, which gives the direction the image was drawn in
+    assert same_image(either, program, 0.02, 2.0)
+    assert [a.stroke for a in either.shapes[0].actions] == [a.stroke for a in program.shapes[0].actions]
+
+
+def test_a_shape_traced_the_right_way_keeps_its_direction():
+    program = parse_image(DRAWN[0])
+    target = make_target(render_program(program, [Pose(60.0, -50.0, 200.0, 100.0)]))
+    placements, _ = pose.fit([template(s) for s in program.shapes], target)
+    prior = [[a.stroke for a in s.actions] for s in program.shapes]
+    either, _ = assign_strokes_either_way(program, placements, target, prior)
+    assert either == program
