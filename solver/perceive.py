@@ -24,10 +24,10 @@ Per image (`refine_perceived`):
     decoder's best readings: the tracer follows the ink with the generator's moves and prefers the
     shortest walk that covers it, so it mends readings with an action too many or too few or a wrong
     unit; the decoder's reading is kept when the tracer's best walk draws the same picture, else the traced
-    program takes the decoder's strokes where its actions lie, chosen again by the pixel score
-    (`search.strokes.assign_strokes`). Free-form searches by `search.refine` lost to the decoder's top-1
-    (72.3 % vs 67.3 % exact on official dev_ff) because the pixel score does not object to extra actions
-    over drawn ink;
+    program takes the decoder's strokes where its actions lie, chosen again by the pixel score with each
+    shape's direction of travel (`search.strokes.assign_strokes_either_way`). Free-form searches by
+    `search.refine` lost to the decoder's top-1 (72.3 % vs 67.3 % exact on official dev_ff) because the
+    pixel score does not object to extra actions over drawn ink;
   * an image whose top reading is off the grid and that the shape classifier is unsure of (top probability
     under TRACE_BELOW_CONFIDENCE) is traced too, from the decoder's snapped readings: a free-form image
     read wrongly has its trace cover the ink at the free-form painter's units (FREE_FORM_UNITS); basic and
