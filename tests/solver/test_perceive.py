@@ -190,22 +190,22 @@ def test_grid_share_counts_the_actions_on_the_free_form_grid():
 
 
 def _recorded_traces(monkeypatch):
-    """Calls of `_traced_off_grid`: (gate, stopped by the gate) each."""
-    import solver.perceive as perceive
+    """Calls of `solver.traced.traced_off_grid`: (gate, stopped by the gate) each."""
+    import solver.traced as traced
 
-    calls, original = [], perceive._traced_off_grid
+    calls, original = [], traced.traced_off_grid
 
     def recorded(*args, **kwargs):
         reading, stopped = original(*args, **kwargs)
         calls.append((kwargs.get("gate", True), stopped))
         return reading, stopped
 
-    monkeypatch.setattr(perceive, "_traced_off_grid", recorded)
+    monkeypatch.setattr(traced, "traced_off_grid", recorded)
     return calls
 
 
 def test_two_free_form_shapes_read_as_one_are_traced_a_second_time(monkeypatch):
-    import solver.perceive as perceive
+    import solver.traced as traced
 
     truth = parse_image([["line_normal_1.000-0.500", "line_zigzag_1.000-0.750", "arc_circle_0.500_0.625-0.500",
                           "arc_normal_0.500_0.625-0.500"],
@@ -220,17 +220,17 @@ def test_two_free_form_shapes_read_as_one_are_traced_a_second_time(monkeypatch):
     assert calls == [(True, True), (False, False)]
     assert result.error is None and same_image(result.program, truth, ignore_strokes=True)
 
-    monkeypatch.setattr(perceive, "SECOND_TRACE", False)
+    monkeypatch.setattr(traced, "SECOND_TRACE", False)
     calls.clear()
     [result] = FakeDecoderPerception([Proposal(misread, 0.0)], use_classifier=False).perceive([image])
     assert calls == [(True, True)] and not same_image(result.program, truth, ignore_strokes=True)
 
 
 def test_a_library_reading_that_draws_the_ink_is_not_traced_again(monkeypatch):
-    import solver.perceive as perceive
+    import solver.traced as traced
 
     calls = _recorded_traces(monkeypatch)
-    monkeypatch.setattr(perceive, "GRID_SHARE", 0.0)  # whatever the decoder read
+    monkeypatch.setattr(traced, "GRID_SHARE", 0.0)  # whatever the decoder read
     image = render_program(SQUARE, [Pose(-40, 20, 15, 180)])  # a unit square, larger than free-form shapes
     [result] = FakeDecoderPerception([Proposal(SMALL_SQUARE, 0.0)], use_classifier=False).perceive([image])
     assert calls == [(True, True)] and result.error is None  # stopped by the gate, and not traced again
@@ -238,15 +238,15 @@ def test_a_library_reading_that_draws_the_ink_is_not_traced_again(monkeypatch):
 
 
 def test_a_reading_off_the_free_form_grid_is_not_traced_again(monkeypatch):
-    import solver.perceive as perceive
+    import solver.traced as traced
 
     calls = _recorded_traces(monkeypatch)
-    monkeypatch.setattr(perceive, "POOR_FIT", 0.0)  # however well the library reading draws the image
+    monkeypatch.setattr(traced, "POOR_FIT", 0.0)  # however well the library reading draws the image
     image = render_program(SQUARE, [Pose(-40, 20, 15, 180)])
     [result] = FakeDecoderPerception([Proposal(SMALL_SQUARE, 0.0)], use_classifier=False).perceive([image])
     assert calls == [(True, True)] and result.error is None
 
-    monkeypatch.setattr(perceive, "GRID_SHARE", 0.0)  # the same image, whatever the decoder read: traced again
+    monkeypatch.setattr(traced, "GRID_SHARE", 0.0)  # the same image, whatever the decoder read: traced again
     calls.clear()
     FakeDecoderPerception([Proposal(SMALL_SQUARE, 0.0)], use_classifier=False).perceive([image])
     assert calls == [(True, True), (False, False)]
