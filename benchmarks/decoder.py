@@ -79,7 +79,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def generated_images(split: str, limit: int | None, seed: int) -> list[tuple[np.ndarray, ImageProgram, tuple]]:
-    from dsl.generate import FREE_FORM_SETTINGS, generate_free_form
+    from dsl.free_form import FREE_FORM_SETTINGS
+    from dsl.generate import generate_free_form
     from dsl.raster import render_program
 
     rng = np.random.default_rng(seed)

@@ -20,13 +20,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dsl.free_form import FREE_FORM_SETTINGS, free_form_negative, sample_free_form_shape
 from dsl.library import ATTRIBUTES, load_library, super_classes
-from dsl.turtle import VALID_RANGE, execute_image, execute_shape
-from dsl.types import DATASET_STROKE_TYPES, Action, ImageProgram, Pose, Shape, StrokeType
+from dsl.turtle import execute_image
+from dsl.types import DATASET_STROKE_TYPES, ImageProgram, Pose, Shape, StrokeType
 
 IMAGES_PER_SIDE = 7
 PLACEMENT_TRIALS = 300
-SPREAD_TRIALS = 100
 BASIC_PROBLEMS = 4000
 BASIC_PAIR_SEED = 123
 ABSTRACT_POOL_MIN = 10
@@ -144,107 +144,7 @@ def random_strokes(rng: np.random.Generator, shape: Shape, allowed: tuple[Stroke
 
 
 # --------------------------------------------------------------------------------------------------
-# Free-form problems (spec §3.2)
-
-FREE_FORM_SETTINGS: tuple[tuple[int, ...], ...] = (
-    (4,), (5,), (6,), (7,), (8,), (9,), (3, 3), (2, 5), (3, 4), (3, 5), (4, 4), (4, 5),
-)
-FREE_FORM_TURNS: tuple[float, ...] = (0, 30, -30, 60, -60, 90, -90, 120, -120, 150, -150)
-FF_LINE = Action.line(1.0)
-FF_ARC = Action.arc(0.5, 90.0)
-# Move library in candidate order: the turn before each action (the first is always L0).
-MOVES: tuple[tuple[str, tuple[tuple[Action, float], ...]], ...] = (
-    ("line", ((FF_LINE, 0.0),)),
-    ("arc", ((FF_ARC, 0.0),)),
-    ("triangle", ((FF_LINE, 0.0), (FF_LINE, 120.0), (FF_LINE, 120.0))),
-    ("square", ((FF_LINE, 0.0), (FF_LINE, 90.0), (FF_LINE, 90.0), (FF_LINE, 90.0))),
-    ("semicircle", ((FF_ARC, 0.0), (FF_ARC, 0.0))),
-    ("circle", ((FF_ARC, 0.0),) * 4),
-    ("rightangle", ((FF_LINE, 0.0), (FF_LINE, 90.0))),
-)
-SPREAD_FACTORS = {2: 0.5, 3: 0.85, 4: 0.95, 5: 0.95, 6: 1.15, 7: 1.35, 8: 1.55, 9: 1.75}
-SPREAD_SCALE = 200.0
-
-
-class Perturbation(enum.Enum):
-    """The three ways a free-form negative changes one action (spec §3.2)."""
-
-    MOVE_NAME = "move_name"
-    DIRECT_ANGLE = "direct_angle"
-    MOVE_TYPE = "move_type"
-
-
-def spread_ok(shape: Shape) -> bool:
-    """The official 'overlap check': end points drawn unmagnified from the origin at scale 200 must span
-    more than m(k)·200 in x or in y (k = number of actions; drawing stops at the first point out of range).
-    The official settings have k in 2..9; one action always passes, more than 9 use m(9)."""
-    if len(shape) < 2:
-        return True
-    points = execute_shape(shape, Pose(0.0, 0.0, 0.0, SPREAD_SCALE), magnifier=False).checkpoints
-    outside = np.flatnonzero(np.any(np.abs(points) > VALID_RANGE, axis=1))
-    if outside.size:
-        points = points[: outside[0]]
-    k = min(len(shape), 9)
-    extent = points.max(axis=0) - points.min(axis=0)
-    return bool(np.any(extent > SPREAD_FACTORS[k] * SPREAD_SCALE))
-
-
-def _random_free_form_shape(rng: np.random.Generator, k: int) -> Shape:
-    actions: list[Action] = []
-    while len(actions) < k:
-        candidates = [m for m in MOVES if len(m[1]) <= k - len(actions)]
-        _, move = candidates[rng.integers(len(candidates))]
-        for action, turn in move:
-            stroke = DATASET_STROKE_TYPES[rng.integers(len(DATASET_STROKE_TYPES))]
-            actions.append(action.with_turn(turn).with_stroke(stroke))
-    return Shape(tuple(actions))
-
-
-def sample_free_form_shape(rng: np.random.Generator, k: int) -> Shape:
-    """A positive free-form shape of exactly k actions passing the spread check (the last of 100 if none)."""
-    for _ in range(SPREAD_TRIALS):
-        shape = _random_free_form_shape(rng, k)
-        if spread_ok(shape):
-            return shape
-    return shape
-
-
-def perturb_action(rng: np.random.Generator, action: Action, way: Perturbation) -> Action:
-    """Change one action in one way: line <-> arc, a turn at least 45 degrees away, or another stroke type."""
-    if way is Perturbation.MOVE_NAME:
-        other = FF_ARC if action.is_line else FF_LINE
-        return other.with_turn(action.turn).with_stroke(action.stroke)
-    if way is Perturbation.DIRECT_ANGLE:
-        choices = [t for t in FREE_FORM_TURNS if abs(t - action.turn) > 45.0]
-        return action.with_turn(float(choices[rng.integers(len(choices))]))
-    others = [t for t in DATASET_STROKE_TYPES if t is not action.stroke]
-    return action.with_stroke(others[rng.integers(len(others))])
-
-
-def perturb_shape(rng: np.random.Generator, shape: Shape) -> Shape:
-    """A free-form negative shape: exactly one action changed in one way, wrapped in the spread check."""
-    k = len(shape)
-    ways = list(Perturbation) if k > 1 else [Perturbation.MOVE_NAME, Perturbation.MOVE_TYPE]
-    for _ in range(SPREAD_TRIALS):
-        i = int(rng.integers(k))
-        way = ways[rng.integers(len(ways))]
-        if i == 0 and way is Perturbation.DIRECT_ANGLE:
-            i = int(rng.integers(1, k))
-        actions = list(shape.actions)
-        actions[i] = perturb_action(rng, actions[i], way)
-        candidate = Shape(tuple(actions))
-        if spread_ok(candidate):
-            return candidate
-    return candidate
-
-
-def free_form_negative(rng: np.random.Generator, positive: ImageProgram) -> ImageProgram:
-    """Perturb one uniformly chosen shape of the positive image, keep the other."""
-    j = int(rng.integers(len(positive.shapes)))
-    shapes = list(positive.shapes)
-    shapes[j] = perturb_shape(rng, shapes[j])
-    return ImageProgram(tuple(shapes))
-
+# Free-form problems (spec §3.2): shapes and their one-action negatives in `dsl.free_form`
 
 def generate_free_form(rng: np.random.Generator, setting: tuple[int, ...] = (4,), number: int = 0) -> GeneratedProblem:
     """Free-form problem: 7 identical positive programs, 7 one-action perturbations of it."""

@@ -44,7 +44,8 @@ import torch
 from PIL import Image
 
 from dsl.canonical import Segment, from_travel_form
-from dsl.generate import ProblemKind, perturb_shape, random_strokes, sample_free_form_shape, sample_pose
+from dsl.free_form import perturb_shape, sample_free_form_shape
+from dsl.generate import ProblemKind, random_strokes, sample_pose
 from dsl.library import load_library
 from dsl.raster import render_drawing
 from dsl.turtle import execute_image

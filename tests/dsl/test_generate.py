@@ -6,9 +6,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from dsl.free_form import FREE_FORM_SETTINGS, FREE_FORM_TURNS, perturb_shape, sample_free_form_shape, spread_ok
 from dsl.generate import (
-    FREE_FORM_SETTINGS,
-    FREE_FORM_TURNS,
     ProblemKind,
     abstract_concepts,
     abstract_strokes,
@@ -17,13 +16,10 @@ from dsl.generate import (
     generate_basic,
     generate_free_form,
     generate_problem,
-    perturb_shape,
     plan_problems,
     problem_rng,
-    sample_free_form_shape,
     sample_pose,
     sample_training_image,
-    spread_ok,
 )
 from dsl.dataset import load_split
 from dsl.library import ATTRIBUTES, load_library
