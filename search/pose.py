@@ -23,6 +23,7 @@ from scipy import ndimage
 from dsl.raster import render_marks
 from dsl.types import ImageProgram, Pose, Shape
 from search import kernels
+from search.retrace import action_paths
 from search.template import PEN_RADIUS_PX, Target, Template, affine_to_pose, template
 
 CAP = 8.0  # px: truncation of the forward term
@@ -67,7 +68,6 @@ class Placement:
 def reversed_placement(shape: Shape, place: Placement, backwards: Shape) -> Placement:
     """Where `backwards` (`dsl.canonical.reversed_shape` of `shape`) draws over `shape` drawn at `place`:
     it starts at `shape`'s end, heading against `shape`'s last direction of travel."""
-    from search.retrace import action_paths
 
     def heading(path: np.ndarray, at_end: bool) -> float:
         ends = path[::-1] if at_end else path

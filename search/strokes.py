@@ -22,6 +22,7 @@ import math
 
 import numpy as np
 
+from dsl.canonical import reversed_shape
 from dsl.types import ImageProgram, Shape, StrokeType
 from search import kernels, pose
 from search.neighbourhood import normal_strokes_only, stroke_variants
@@ -110,7 +111,6 @@ def assign_strokes_either_way(program: ImageProgram, placements: list, target: T
     the reading with the lower pixel score is kept -> (program, placements). A shape turned round is also
     turned back from where its own polish left it: the polish of either way can stop short of the pose
     (a scale 1 % off), and the better pose is then given to both."""
-    from dsl.canonical import reversed_shape
 
     def scored(candidate: ImageProgram, moved: list, preference: list) -> tuple:
         chosen, chosen_placements = assign_strokes(candidate, moved, target, None, prior=preference)
