@@ -110,12 +110,12 @@ actions = st.one_of(
     st.builds(Action.arc, st.just(0.5), st.sampled_from([90.0, -90.0, 45.0, 180.0]),
               st.sampled_from([0, 30, -60, 90, 120, -150]), st.sampled_from(list(StrokeType)[:5])),
 )
+shapes = st.lists(actions, min_size=1, max_size=7).map(lambda drawn: Shape(tuple(drawn)))
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(actions, min_size=1, max_size=7))
-def test_canonical_form_is_congruent_and_idempotent(action_list):
-    shape = Shape(tuple(action_list))
+@given(shapes)
+def test_canonical_form_is_congruent_and_idempotent(shape):
     canonical = canonical_shape(shape)
     assert_congruent(shape, canonical)
     assert shape_key(canonical) == shape_key(shape)
@@ -123,17 +123,15 @@ def test_canonical_form_is_congruent_and_idempotent(action_list):
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(actions, min_size=1, max_size=7))
-def test_every_variant_has_the_same_key(action_list):
-    shape = Shape(tuple(action_list))
+@given(shapes)
+def test_every_variant_has_the_same_key(shape):
     keys = {shape_key(from_travel_form(v)) for v in travel_variants(shape)}
     assert len(keys) == 1
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(actions, min_size=1, max_size=7))
-def test_a_reversed_shape_draws_the_same_picture_backwards(action_list):
-    shape = Shape(tuple(action_list))
+@given(shapes)
+def test_a_reversed_shape_draws_the_same_picture_backwards(shape):
     backwards = reversed_shape(shape)
     assert_congruent(shape, backwards)
     assert shape_key(backwards) == shape_key(shape)
