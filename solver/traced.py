@@ -94,7 +94,7 @@ def traced_off_grid(image: np.ndarray, proposals: tuple, gate: bool = True) -> t
     programs = [without_retraced_ends(snap_free_form(p.program)) for p in proposals]
     low, high = FREE_FORM_UNITS
     if gate:
-        first = trace_free_form(target, programs, readings=1, retry_from=2.0)
+        first = trace_free_form(target, programs, readings=1, retry_from=2.0, multiples=False)
         if first is None or first.coverage < OFF_GRID_FULL_FROM or not all(
             low * (1 - FIRST_UNIT_SLACK) <= s.u <= high * (1 + FIRST_UNIT_SLACK) for s in first.starts
         ):

@@ -77,3 +77,35 @@ def test_traced_placements_are_where_the_shapes_are_drawn():
     shifted = [type(p)(p.cx + 8.0, p.cy, p.theta, p.s) for p in placements]
     assert drawn < 0.6 * pixel_cost([template(s) for s in traced.program.shapes], shifted, target)
     assert abs(placements[0].s - POSES[0].scale * 512 / 783) < 0.05 * placements[0].s
+
+
+# two shapes; the first a right angle, which a line, a quarter arc and a line at two thirds of its unit
+# also draw, cutting the corner
+CIRCLE_ISH = ["line_normal_1.000-0.500", "arc_normal_0.500_0.625-0.500", "arc_zigzag_0.500_0.625-0.500",
+              "arc_normal_0.500_0.625-0.500"]
+RIGHT_ANGLE = parse_image([["line_normal_1.000-0.500", "line_zigzag_1.000-0.750"], CIRCLE_ISH])
+TWO_POSES = [Pose(-150.0, 120.0, 0.0, 100.0), Pose(120.0, -120.0, 90.0, 120.0)]
+
+
+def test_a_short_shape_read_at_the_wrong_unit_is_traced_at_other_units(monkeypatch):
+    import search.trace as tracing
+
+    rounded = parse_image([["line_normal_1.000-0.500", "arc_normal_0.500_0.625-0.500", "line_zigzag_1.000-0.500"],
+                           CIRCLE_ISH])
+    target = _target(RIGHT_ANGLE, TWO_POSES)
+    monkeypatch.setattr(tracing, "FULL_COVERAGE", 0.9)  # the rounded corner covers enough: no retry at the painter's units
+    monkeypatch.setattr(tracing, "UNIT_MULTIPLES", ())
+    assert not same_image(trace_free_form(target, [rounded]).program, RIGHT_ANGLE, ignore_strokes=True)
+    monkeypatch.undo()
+    monkeypatch.setattr(tracing, "FULL_COVERAGE", 0.9)
+    traced = trace_free_form(target, [rounded])
+    assert same_image(traced.program, RIGHT_ANGLE, ignore_strokes=True)
+    assert traced.coverage > 0.98
+
+
+def test_collinear_lines_are_not_merged_at_another_unit():
+    # three lines in a row draw the same path as two lines half as long again: the decoder's cut is kept
+    program = parse_image([["line_zigzag_1.000-0.500", "line_square_1.000-0.500", "line_triangle_1.000-0.500"],
+                           ["line_normal_1.000-0.500", "line_triangle_1.000-0.750", "arc_normal_0.500_0.625-0.500"]])
+    traced = trace_free_form(_target(program, TWO_POSES), [program])
+    assert same_image(traced.program, program, ignore_strokes=True)
