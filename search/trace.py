@@ -303,15 +303,16 @@ def _distinct(programs: list[ImageProgram], limit: int) -> list[ImageProgram]:
 
 def trace_free_form(
     target: Target, programs: list[ImageProgram], readings: int = READINGS, retry_from: float = 0.0,
-    multiples: bool = True,
+    multiples: bool = True, units: tuple[float, float] | None = None,
 ) -> Traced | None:
     """The free-form program that draws `target`, traced from the starts of the decoder's best distinct
     `programs` (best first; the first also competes as it is), and with `multiples` from the first one's
-    starts at UNIT_MULTIPLES of their units. None if nothing can be traced."""
+    starts at UNIT_MULTIPLES of their units. `units`: only walks at units in this range (pixels) are read,
+    if any. None if nothing can be traced."""
     ink = _Ink(target)
     if len(ink.samples) == 0 or not programs:
         return None
-    traced, walks, origin = _trace(ink, target, programs, readings, retry_from)
+    traced, walks, origin = _trace(ink, target, programs, readings, retry_from, units)
     if traced is None or not (multiples and UNIT_MULTIPLES):
         return traced
     for shape, state in zip(traced.program.shapes, traced.starts):  # a shape of few actions read at the wrong
@@ -324,7 +325,7 @@ def trace_free_form(
                 found = trace_shape(ink, seed)[:15]
                 walks += found
                 origin += [seed] * len(found)
-    other = _best(walks, origin, ink)
+    other = _best(walks, origin, ink, units)
     if same_image(other.program, traced.program, 0.02, 2.0):
         return traced
     ours, theirs = centrelines(traced.program, traced.starts), centrelines(other.program, other.starts)
@@ -334,7 +335,9 @@ def trace_free_form(
     return other if chamfer(theirs, target) < chamfer(ours, target) else traced
 
 
-def _trace(ink: _Ink, target: Target, programs: list[ImageProgram], readings: int, retry_from: float) -> tuple:
+def _trace(
+    ink: _Ink, target: Target, programs: list[ImageProgram], readings: int, retry_from: float, units: tuple | None
+) -> tuple:
     """`trace_free_form`'s reading at the units of the decoder's readings (and of the painter, when they do
     not cover the ink), with the walks ranked for it and their origins."""
     walks: list[Walk] = []
@@ -359,7 +362,7 @@ def _trace(ink: _Ink, target: Target, programs: list[ImageProgram], readings: in
         first_seeds = first_seeds or len(seeds)
     if not walks:
         return None, walks, origin
-    best = first = _best(walks, origin, ink)
+    best = first = _best(walks, origin, ink, units)
     if retry_from <= best.coverage < FULL_COVERAGE:  # the unit read wrongly: the first reading's starts and the ends of
         # the ink traced again at the painter's units
         ends = ink_ends(target)
@@ -368,7 +371,7 @@ def _trace(ink: _Ink, target: Target, programs: list[ImageProgram], readings: in
                 found = trace_shape(ink, State(state.x, state.y, state.theta, u), from_end=state in ends)[:15]
                 walks += found
                 origin += [_turned(State(state.x, state.y, state.theta, u), w) for w in found]
-        best = _best(walks, origin, ink)
+        best = _best(walks, origin, ink, units)
     # the poses of the best readings fitted to the image, and traced again from there: a seed's pose fitted
     # to a wrong reading is a little off, and a walk drifts off the ink by its end
     if best.decoded:  # the decoder's reading walked from its own fitted pose is the best: nothing to refit
@@ -382,10 +385,14 @@ def _trace(ink: _Ink, target: Target, programs: list[ImageProgram], readings: in
                 found += trace_shape(ink, state)[:15]
                 walks += found
                 origin += [state] * len(found)
-    return _best(walks, origin, ink), walks, origin
+    return _best(walks, origin, ink, units), walks, origin
 
 
-def _best(walks: list[Walk], origin: list[State], ink: _Ink) -> Traced:
+def _best(walks: list[Walk], origin: list[State], ink: _Ink, units: tuple | None = None) -> Traced:
+    if units is not None:
+        within = [k for k, state in enumerate(origin) if units[0] <= state.u <= units[1]]
+        if within:
+            walks, origin = [walks[k] for k in within], [origin[k] for k in within]
     covered = np.array([w.covered for w in walks], dtype=float)
     k = covered.shape[1]
     base = np.array([w.cost() + SHAPE_COST for w in walks])

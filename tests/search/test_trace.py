@@ -109,3 +109,21 @@ def test_collinear_lines_are_not_merged_at_another_unit():
                            ["line_normal_1.000-0.500", "line_triangle_1.000-0.750", "arc_normal_0.500_0.625-0.500"]])
     traced = trace_free_form(_target(program, TWO_POSES), [program])
     assert same_image(traced.program, program, ignore_strokes=True)
+
+
+def test_walks_outside_the_painters_units_give_way_to_walks_within():
+    # two quarter arcs meeting at a cusp: one quarter arc half as large again covers most of their ink
+    # with one action fewer; the free-form painter does not draw at that unit
+    first = ["arc_normal_0.500_0.375-0.500", "arc_square_0.500_0.375-0.500", "line_triangle_1.000-1.000",
+             "arc_circle_0.500_0.375-1.000", "arc_square_0.500_0.375-0.500"]
+    cusp = parse_image([first, ["arc_zigzag_0.500_0.375-0.500", "arc_triangle_0.500_0.375-0.917"]])
+    one_arc = parse_image([first, ["arc_zigzag_0.500_0.375-0.500"]])
+    units = (44.5, 100.7)  # pixels: the painter's 80-140 with some slack (`solver.traced.FREE_FORM_UNITS`)
+    for poses in ([Pose(-150.0, 120.0, 0.0, 110.0), Pose(120.0, -120.0, 90.0, 120.0)],
+                  [Pose(-100.0, 0.0, 60.0, 100.0), Pose(150.0, 100.0, 200.0, 130.0)]):
+        target = _target(cusp, poses)
+        anywhere = trace_free_form(target, [one_arc])
+        assert max(s.u for s in anywhere.starts) > units[1]
+        within = trace_free_form(target, [one_arc], units=units)
+        assert same_image(within.program, cusp, ignore_strokes=True)
+        assert all(units[0] <= s.u <= units[1] for s in within.starts)
