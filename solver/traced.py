@@ -39,10 +39,14 @@ OFF_GRID_FULL_FROM = 0.7  # an off-grid image's first trace (the top reading's s
 FIRST_UNIT_SLACK = 0.15  # ... and walk at units within FREE_FORM_UNITS +- this: basic shapes whose first trace
 # covers the ink do so at their larger units (official dev: 73 of 108 traced dev_bd images ran the full trace
 # without this, 6 with it, against 50 and 42 of the 53 traced dev_ff images; 3.3 s -> 0.2 s per dev_bd problem)
-UNITS_WITHIN = True  # the full trace reads only walks at FREE_FORM_UNITS, when there are any: a free-form shape
-# read as fewer actions at a unit the painter does not draw (one large arc over a cusp of two) was rejected
-# with the whole reading (official dev_ff 87.5 -> 88.1 % exact, tuning set 85.1 -> 85.7 %, on the product's
-# path with the shipped decoder's readings; still no official dev_bd or dev_hd image takes a traced reading)
+UNITS_WITHIN = True  # the tracer reads only walks at FREE_FORM_UNITS, when there are any: a free-form shape read
+# as fewer actions at a unit the painter does not draw (one large arc over a cusp of two) won the tracer's
+# score, and an off-grid image's whole reading was then rejected. Product's path with the shipped decoder's
+# readings, exact: the off-grid full trace so, official dev_ff 87.5 -> 88.1 %, tuning set (seed 4242)
+# 85.1 -> 85.7 %; the on-grid check too when the decoded reading is drawn at those units
+# (`_at_free_form_units`), 88.1 % and 86.6 % (86.9 % always, but then 8 of the 17 official dev_hd images
+# read on the grid changed, 2 of them from right to wrong). No official dev_bd or dev_hd image takes an
+# off-grid traced reading either way.
 SECOND_TRACE = True  # an off-grid image whose first trace failed its gate, read as library shapes that draw its
 # ink poorly, is traced in full after all (`second_trace`)
 POOR_FIT = 1.5  # px: ... when the library reading's centreline fit (`search.pose.fit`) is above this
@@ -76,10 +80,19 @@ def traced_reading(image: np.ndarray, free_form: ImageProgram, proposals: tuple)
 
     target = make_target(image)
     readings = [free_form] + [snap_free_form(p.program) for p in proposals[1:]]
-    traced = trace_free_form(target, readings) if TRACE else None
+    units = FREE_FORM_UNITS if UNITS_WITHIN and _at_free_form_units(free_form, target) else None
+    traced = trace_free_form(target, readings, units=units) if TRACE else None
     if traced is None or same_image(traced.program, free_form, 0.02, 2.0, ignore_strokes=True):
         return Perceived(free_form, fit_poses(free_form, target), None, proposals)
     return with_strokes(traced, free_form, target, proposals)
+
+
+def _at_free_form_units(program: ImageProgram, target) -> bool:
+    """Whether every shape of `program`, fitted to the image, is drawn at the free-form painter's units."""
+    from search.trace import starts
+
+    low, high = FREE_FORM_UNITS
+    return all(low <= state.u <= high for shape_starts in starts(program, target) for _, state in shape_starts)
 
 
 def traced_off_grid(image: np.ndarray, proposals: tuple, gate: bool = True) -> tuple[Perceived | None, bool]:
