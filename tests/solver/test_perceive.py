@@ -250,3 +250,16 @@ def test_a_reading_off_the_free_form_grid_is_not_traced_again(monkeypatch):
     calls.clear()
     FakeDecoderPerception([Proposal(SMALL_SQUARE, 0.0)], use_classifier=False).perceive([image])
     assert calls == [(True, True), (False, False)]
+
+
+def test_the_tracer_keeps_to_the_painters_units_only_for_readings_drawn_at_them(monkeypatch):
+    import search.trace
+    import solver.traced as traced
+
+    units, original = [], search.trace.trace_free_form
+    monkeypatch.setattr(search.trace, "trace_free_form", lambda *a, **k: units.append(k.get("units")) or original(*a, **k))
+    for scale in (120, 250):  # the free-form painter's scale, and a basic or abstract shape's
+        image = render_program(SQUARE, [Pose(-40, 20, 15, scale)])
+        result = traced.traced_reading(image, SQUARE, (Proposal(SQUARE, 0.0),))
+        assert same_image(result.program, SQUARE)
+    assert units == [traced.FREE_FORM_UNITS, None]
