@@ -306,9 +306,10 @@ def trace_free_form(
     multiples: bool = True, units: tuple[float, float] | None = None,
 ) -> Traced | None:
     """The free-form program that draws `target`, traced from the starts of the decoder's best distinct
-    `programs` (best first; the first also competes as it is), and with `multiples` from the first one's
-    starts at UNIT_MULTIPLES of their units. `units`: only walks at units in this range (pixels) are read,
-    if any. None if nothing can be traced."""
+    `programs` (best first; the first also competes as it is); with `multiples`, every traced shape of up to
+    MULTIPLE_MAX_ACTIONS actions is traced again from its start at UNIT_MULTIPLES of its unit. `units`
+    (pixels per unit, low and high): only walks at units in this range are read, if there are any. None if
+    nothing can be traced."""
     ink = _Ink(target)
     if len(ink.samples) == 0 or not programs:
         return None
