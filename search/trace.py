@@ -50,7 +50,7 @@ import numpy as np
 
 from dsl.canonical import Segment, from_travel_form, same_image, shape_key
 from dsl.types import ActionKind, ImageProgram, StrokeType
-from perception.geometry import PIXELS_PER_UNIT, State, variant_starts, walk, walk_shape
+from perception.geometry import PIXELS_PER_UNIT, State, variant_starts, walk
 from search import kernels
 from search.paths import centrelines, chamfer, ink_ends, path_gap
 from search.pose import fit
@@ -77,7 +77,6 @@ REFITTED = 2  # best readings whose poses are fitted and traced again
 MAX_SAMPLES = 600  # ink samples for coverage
 RANKED = 200  # readings (walks and pairs of walks) ranked to find the best distinct ones
 GRID_TOLERANCE = (0.05, 5.0)  # a decoded reading within this of the grid is walked as a candidate
-MATCH_REACH = 0.25  # units: a traced action takes the stroke of a decoded action whose midpoint is this near
 FULL_COVERAGE = 0.98  # below this share of ink covered, the starts are traced again at the units of UNITS
 UNIT_MULTIPLES = (1.5, 1.0 / 1.5)  # a traced shape of MULTIPLE_MAX_ACTIONS actions or fewer is traced again from
 # its start at these multiples of its unit ...
@@ -278,8 +277,8 @@ def _crop_state(state: State, target: Target) -> State:
 
 def starts(program: ImageProgram, target: Target) -> list[list[tuple[list[Segment], State]]]:
     """Per shape of `program`, its forward and backward travel forms with their start states (crop frame),
-    the poses fitted to the image (once per image and program: the tracer and `with_decoded_strokes` both
-    ask for the decoded reading's)."""
+    the poses fitted to the image (once per image and program: the tracer and
+    `search.trace_readout.with_decoded_strokes` both ask for the decoded reading's)."""
     key = ("trace starts", program)
     if key not in target.memo:
         placements, _ = fit([template(s) for s in program.shapes], target)
@@ -431,45 +430,3 @@ def _best(walks: list[Walk], origin: list[State], ink: _Ink, units: tuple | None
         program, score, coverage, tuple(origin[m] for m in members), tuple((p, s) for p, s, _ in readings[1:]),
         all(walks[m].decoded for m in members),
     )
-
-
-def traced_placements(traced: Traced) -> list:
-    """The `search.pose.Placement` of each traced shape: where its walk started (crop frame)."""
-    from search.pose import Placement
-
-    out = []
-    for shape, start in zip(traced.program.shapes, traced.starts):
-        first = shape.actions[0]
-        backwards = 180.0 if first.kind is ActionKind.ARC and first.angle < 0 else 0.0  # as `variant_starts`
-        out.append(Placement(start.x, start.y, -math.degrees(start.theta) - backwards, start.u))
-    return out
-
-
-def _midpoints(segments: list[Segment], start: State) -> np.ndarray:
-    """Pixel midpoints (crop frame) of a travel-form shape walked from `start`."""
-    _, paths = walk_shape(start, segments)
-    return np.array([path[len(path) // 2] if seg.kind is ActionKind.ARC else path.mean(0)
-                     for seg, path in zip(segments, paths)])
-
-
-def with_decoded_strokes(traced: Traced, decoded: ImageProgram, target: Target) -> tuple[ImageProgram, list]:
-    """The traced program with each action given the stroke type of the decoded action drawn where it is
-    (midpoints within MATCH_REACH units, the decoded reading's poses fitted), and those strokes per action
-    (None where no decoded action lies: the action is left normal, with no preference)."""
-    from dsl.canonical import to_travel_form
-
-    decoded_marks = []
-    for shape_starts, shape in zip(starts(decoded, target), decoded.shapes):
-        segments, state = shape_starts[0]
-        decoded_marks += list(zip(_midpoints(segments, state), [seg.stroke for seg in segments]))
-    shapes, prior = [], []
-    for shape, start in zip(traced.program.shapes, traced.starts):
-        segments = to_travel_form(shape)
-        strokes = []
-        for mid in _midpoints(segments, start):
-            near = [(float(np.hypot(*(mid - m))), stroke) for m, stroke in decoded_marks]
-            distance, stroke = min(near, key=lambda o: o[0]) if near else (np.inf, None)
-            strokes.append(stroke if distance <= MATCH_REACH * start.u else None)
-        shapes.append(from_travel_form([seg.with_stroke(s or StrokeType.NORMAL) for seg, s in zip(segments, strokes)]))
-        prior.append(strokes)
-    return ImageProgram(tuple(shapes)), prior

@@ -175,7 +175,7 @@ def with_strokes(traced, decoded: ImageProgram, target, proposals: tuple) -> Per
     4242, 82.1 -> 84.2 % exact, official dev_ff 84.8 -> 85.7 %. Checking the strokes of kept decoder
     readings the same way lost: 79.5 and 82.1 %.)"""
     from search.strokes import assign_strokes_either_way
-    from search.trace import traced_placements, with_decoded_strokes
+    from search.trace_readout import traced_placements, with_decoded_strokes
 
     program, decoded_strokes = with_decoded_strokes(traced, decoded, target)
     placements = traced_placements(traced)

@@ -5,7 +5,8 @@ from dsl.raster import render_program
 from dsl.syntax import parse_image
 from dsl.types import Pose, StrokeType
 from search.template import make_target
-from search.trace import trace_free_form, with_decoded_strokes
+from search.trace import trace_free_form
+from search.trace_readout import with_decoded_strokes
 
 # a right angle, a semicircle and a line (the generator's moves), strokes mixed
 ACTIONS = ["line_normal_1.000-0.500", "line_zigzag_1.000-0.750", "arc_circle_0.500_0.625-0.500",
@@ -68,7 +69,7 @@ def test_strokes_come_from_the_decoded_actions_drawn_where_the_traced_ones_lie()
 def test_traced_placements_are_where_the_shapes_are_drawn():
     from search.pose import pixel_cost
     from search.template import template
-    from search.trace import traced_placements
+    from search.trace_readout import traced_placements
 
     target = _target()
     traced = trace_free_form(target, [parse_image([ACTIONS[:-1]])])
