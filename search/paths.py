@@ -70,10 +70,10 @@ def centrelines(program: ImageProgram, starts: tuple[State, ...], spacing: float
     return np.concatenate([resampled(path, spacing) for path in paths])
 
 
-def resampled(path: np.ndarray, spacing: float = 1.0) -> np.ndarray:
-    """Points along a polyline `spacing` pixels apart, its ends included."""
+def resampled(path: np.ndarray, spacing: float = 1.0, count: int | None = None) -> np.ndarray:
+    """Points evenly spaced along a polyline, its ends included: `spacing` pixels apart, or `count` of them."""
     along = np.r_[0.0, np.cumsum(np.hypot(*np.diff(path, axis=0).T))]
-    t = np.linspace(0.0, along[-1], max(2, int(along[-1] / spacing) + 1))
+    t = np.linspace(0.0, along[-1], count if count is not None else max(2, int(along[-1] / spacing) + 1))
     return np.stack([np.interp(t, along, path[:, 0]), np.interp(t, along, path[:, 1])], 1)
 
 

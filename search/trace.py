@@ -52,7 +52,7 @@ from dsl.canonical import Segment, from_travel_form, same_image, shape_key
 from dsl.types import ActionKind, ImageProgram, StrokeType
 from perception.geometry import PIXELS_PER_UNIT, State, variant_starts, walk
 from search import kernels
-from search.paths import centrelines, chamfer, ink_ends, path_gap
+from search.paths import centrelines, chamfer, ink_ends, path_gap, resampled
 from search.pose import fit
 from search.template import Target, template
 
@@ -79,11 +79,11 @@ RANKED = 200  # readings (walks and pairs of walks) ranked to find the best dist
 GRID_TOLERANCE = (0.05, 5.0)  # a decoded reading within this of the grid is walked as a candidate
 FULL_COVERAGE = 0.98  # below this share of ink covered, the starts are traced again at the units of UNITS
 UNIT_MULTIPLES = (1.5, 1.0 / 1.5)  # a traced shape of MULTIPLE_MAX_ACTIONS actions or fewer is traced again from
-# its start at these multiples of its unit ...
+# its start at these multiples of its unit, where they lie within FREE_FORM_UNITS
 MULTIPLE_MAX_ACTIONS = 3
-MULTIPLE_UNITS = (0.85 * 80.0 * PIXELS_PER_UNIT, 1.1 * 140.0 * PIXELS_PER_UNIT)  # ... within the painter's scales
-# (80-140, spec §2.6) with some slack
 SAME_PATH = 3.0  # pixels: readings whose centrelines lie this close draw the same path (`search.paths.path_gap`)
+FREE_FORM_UNITS = (0.85 * 80.0 * PIXELS_PER_UNIT, 1.1 * 140.0 * PIXELS_PER_UNIT)  # pixels per unit: the free-form
+# painter's scales (80-140, spec §2.6) with some slack; basic and abstract shapes are painted at 150-320
 UNITS = tuple(80.0 * 1.05**k * PIXELS_PER_UNIT for k in range(12))  # 80-140 in steps of 5 %: the free-form
 # painter's scales (80-140, spec §2.6) in pixels per unit: the decoder's readings of the images it gets
 # wrong often have the unit wrong by 15-50 %
@@ -94,9 +94,7 @@ def _moves() -> tuple[list[Segment], np.ndarray, np.ndarray]:
     for turn in TURNS + START_TURNS:
         for kind, length, radius, curvature in MOVES:
             path, end = walk(State(0.0, 0.0, 0.0, 1.0), kind, turn, length, radius, curvature)
-            along = np.r_[0.0, np.cumsum(np.hypot(*np.diff(path, axis=0).T))]
-            t = np.linspace(0.0, along[-1], POINTS)
-            points.append(np.stack([np.interp(t, along, path[:, 0]), np.interp(t, along, path[:, 1])], 1))
+            points.append(resampled(path, count=POINTS))
             segments.append(Segment(kind, StrokeType.NORMAL, length, radius, curvature, turn))
             ends.append((end.x, end.y, end.theta))
     return segments, np.ascontiguousarray(points), np.array(ends)
@@ -321,7 +319,7 @@ def trace_free_form(
             continue
         for m in UNIT_MULTIPLES:
             seed = State(state.x, state.y, state.theta, state.u * m)
-            if MULTIPLE_UNITS[0] <= seed.u <= MULTIPLE_UNITS[1]:
+            if FREE_FORM_UNITS[0] <= seed.u <= FREE_FORM_UNITS[1]:
                 found = trace_shape(ink, seed)[:15]
                 walks += found
                 origin += [seed] * len(found)

@@ -24,13 +24,11 @@ from __future__ import annotations
 import numpy as np
 
 from dsl.types import ActionKind, ImageProgram, StrokeType
-from search.template import VIEW
+from search.trace import FREE_FORM_UNITS  # the free-form painter's scales, px per unit
 from solver.readings import Perceived
 
 TRACE = True  # free-form readings are checked by the tracer (`traced_reading`), off-grid ones traced
 # (`traced_off_grid`)
-FREE_FORM_UNITS = (0.85 * 80 * VIEW.pixels_per_unit, 1.1 * 140 * VIEW.pixels_per_unit)  # px per unit: the free-form
-# painter's scales (80-140, spec §2.6) with some slack; basic and abstract shapes are painted at 150-320
 FREE_FORM_MIN_ACTIONS = {1: 4, 2: 2}  # actions per shape of a free-form image of one or two shapes (spec §3.2: 4-9
 # alone, 2-5 in pairs); an off-grid image traced with fewer is not taken for free-form (abstract shapes of two
 # segments trace as two unit lines)

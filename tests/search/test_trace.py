@@ -119,7 +119,7 @@ def test_walks_outside_the_painters_units_give_way_to_walks_within():
              "arc_circle_0.500_0.375-1.000", "arc_square_0.500_0.375-0.500"]
     cusp = parse_image([first, ["arc_zigzag_0.500_0.375-0.500", "arc_triangle_0.500_0.375-0.917"]])
     one_arc = parse_image([first, ["arc_zigzag_0.500_0.375-0.500"]])
-    units = (44.5, 100.7)  # pixels: the painter's 80-140 with some slack (`solver.traced.FREE_FORM_UNITS`)
+    units = (44.5, 100.7)  # pixels: the painter's 80-140 with some slack (`search.trace.FREE_FORM_UNITS`)
     for poses in ([Pose(-150.0, 120.0, 0.0, 110.0), Pose(120.0, -120.0, 90.0, 120.0)],
                   [Pose(-100.0, 0.0, 60.0, 100.0), Pose(150.0, 100.0, 200.0, 130.0)]):
         target = _target(cusp, poses)
