@@ -263,3 +263,25 @@ def test_the_tracer_keeps_to_the_painters_units_only_for_readings_drawn_at_them(
         result = traced.traced_reading(image, SQUARE, (Proposal(SQUARE, 0.0),))
         assert same_image(result.program, SQUARE)
     assert units == [traced.FREE_FORM_UNITS, None]
+
+
+def test_a_reading_with_a_stray_short_line_is_traced_again_without_it(monkeypatch):
+    import solver.traced as traced
+    from dsl.types import Action, ImageProgram, Shape, StrokeType
+
+    triangle = Shape((Action.line(1.0), Action.line(1.0, 120.0, StrokeType.SQUARE),
+                      Action.line(1.0, 120.0, StrokeType.ZIGZAG)))
+    hook = Shape((Action.arc(0.5, -90.0, 0.0, StrokeType.TRIANGLE), Action.line(1.0, 180.0),
+                  Action.arc(0.5, -90.0, 180.0, StrokeType.TRIANGLE)))
+    truth = ImageProgram((triangle, hook))
+    image = render_program(truth, [Pose(-150, 100, 0, 85), Pose(50, -80, 45, 95)])
+    # the decoder read the hook's line as two, one of them short (off the grid): its starts lead the tracer
+    # nowhere, the reading without the short line does
+    split = Shape((Action.arc(0.5, -91.0, 0.0, StrokeType.TRIANGLE), Action.line(1.0, 180.0), Action.line(0.29, 0.0),
+                   Action.arc(0.5, -90.0, 180.0, StrokeType.TRIANGLE)))
+    proposals = (Proposal(ImageProgram((triangle, split)), 0.0),)
+    reading, stopped = traced.traced_off_grid(image, proposals)
+    assert not stopped and same_image(reading.program, truth)
+
+    monkeypatch.setattr(traced, "REPAIR", False)
+    assert traced.traced_off_grid(image, proposals) == (None, False)
