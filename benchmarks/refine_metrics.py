@@ -12,6 +12,7 @@ images). Output dict:
                                        benchmark's definition of exact: lengths 0.02 and angles 2 degrees,
                                        or 0.05 and 5 degrees with basic=True)
   exact_structure                      the same with stroke types ignored
+  inexact_refined                      the images (index in the split's order, 14 per problem) not exact
   refine_ms_median, refine_ms_p90      wall time of `refine_image` per image (one core)
   kernel_candidates_per_second_numba   candidates scored per second by `kernels.sparse_score` (the score
                                        of the search's inner loop) on poses of these images
@@ -179,6 +180,7 @@ def measure(
         "n": len(items),
         "exact_refined": float(np.mean(exact)) if items else None,
         "exact_structure": float(np.mean(structure)) if items else None,
+        "inexact_refined": [k for k, hit in enumerate(exact) if not hit],
         "refine_ms_median": float(np.median(times)) if items else None,
         "refine_ms_p90": float(np.percentile(times, 90)) if items else None,
         "category_top1_basic": float(np.mean(shape_hits)) if basic and shape_hits else None,
