@@ -19,7 +19,7 @@ of the action after it, so the rest of the shape is drawn as before.
 
 from __future__ import annotations
 
-from dsl.types import ActionKind, ImageProgram, Shape
+from dsl.types import Action, ActionKind, ImageProgram, Shape
 
 SHORT_LINE = 0.6  # shape units (a free-form line is 1 long)
 SHORT_ARC = 45.0  # degrees (a free-form arc turns 90)
@@ -40,13 +40,15 @@ def without_action(shape: Shape, index: int) -> Shape | None:
     return Shape(tuple(actions))
 
 
-def is_short(action) -> bool:
+def is_short(action: Action) -> bool:
+    """A line shorter than SHORT_LINE or an arc of less than SHORT_ARC degrees."""
     if action.kind is ActionKind.LINE:
         return action.length < SHORT_LINE
     return abs(action.angle) < SHORT_ARC
 
 
 def without_short_actions(shape: Shape) -> Shape:
+    """`shape` without its short actions (`is_short`), one at a time, first first; never empty."""
     while len(shape.actions) > 1:
         short = [i for i, a in enumerate(shape.actions) if is_short(a)]
         if not short:
