@@ -111,7 +111,7 @@ def traced_off_grid(image: np.ndarray, proposals: tuple, gate: bool = True) -> t
     OFF_GRID_FULL_FROM of the ink at about the free-form units (FIRST_UNIT_SLACK) before the full one runs.
     The full trace reads only walks at the free-form units, if it has any (UNITS_WITHIN). When this finds
     no reading, the top reading repaired (`repaired_reading`) seeds the tracer first, and the trace runs
-    again (REPAIR)."""
+    again (REPAIR; with the gate only: the ungated full trace of a large shape takes seconds)."""
     from perception.decode import snap_free_form
     from search.retrace import without_retraced_ends
     from search.template import make_target
@@ -119,7 +119,7 @@ def traced_off_grid(image: np.ndarray, proposals: tuple, gate: bool = True) -> t
     target = make_target(image)
     programs = [without_retraced_ends(snap_free_form(p.program)) for p in proposals]
     traced, gated = _traced(target, programs, proposals, gate)
-    if traced is None and REPAIR and proposals:
+    if traced is None and REPAIR and gate and proposals:  # not after an ungated trace (`second_trace`): slow
         repaired = repaired_reading(proposals[0].program, programs[0], target)
         if repaired is not None:
             traced, _ = _traced(target, [repaired] + programs, proposals, gate)
