@@ -15,7 +15,7 @@ import numpy as np
 from dsl.canonical import to_travel_form
 from dsl.types import ImageProgram
 from perception.geometry import State, walk_shape
-from search.template import Target
+from search.template import Target, resample
 
 END_TIP = 5.0  # pixels (along the ink) at an end of the ink whose middle is taken as the centreline's end
 END_REACH, END_RING = 17.0, 3.0  # the ink 17 +- 3 pixels along from there gives the heading
@@ -64,17 +64,11 @@ def ink_ends(target: Target, reach: float = END_REACH) -> list[State]:
 
 
 def centrelines(program: ImageProgram, starts: tuple[State, ...], spacing: float = 1.0) -> np.ndarray:
-    """The centrelines (crop frame) of a traced `program` walked from its shapes' `starts`, as points
-    `spacing` pixels apart: a reading of more, shorter actions on the same path gives the same points."""
+    """The centrelines (crop frame) of a traced `program` walked from its shapes' `starts`, as points at most
+    `spacing` pixels apart (`search.template.resample`): a reading of more, shorter actions on the same path
+    gives nearly the same points."""
     paths = [np.concatenate(walk_shape(start, to_travel_form(shape))[1]) for shape, start in zip(program.shapes, starts)]
-    return np.concatenate([resampled(path, spacing) for path in paths])
-
-
-def resampled(path: np.ndarray, spacing: float = 1.0, count: int | None = None) -> np.ndarray:
-    """Points evenly spaced along a polyline, its ends included: `spacing` pixels apart, or `count` of them."""
-    along = np.r_[0.0, np.cumsum(np.hypot(*np.diff(path, axis=0).T))]
-    t = np.linspace(0.0, along[-1], count if count is not None else max(2, int(along[-1] / spacing) + 1))
-    return np.stack([np.interp(t, along, path[:, 0]), np.interp(t, along, path[:, 1])], 1)
+    return np.concatenate([resample(path, spacing) for path in paths])
 
 
 def _nearest(a: np.ndarray, b: np.ndarray) -> np.ndarray:

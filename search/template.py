@@ -38,14 +38,15 @@ PEN_RADIUS_PX = PEN_WIDTH / 2.0 * VIEW.pixels_per_unit
 STAMP_RADIUS_PX = STAMP_OUTLINE_WIDTH / 2.0 * VIEW.pixels_per_unit
 
 
-def resample(polyline: np.ndarray, spacing: float) -> np.ndarray:
-    """Points evenly spaced (about `spacing`) along an open polyline, both ends included."""
+def resample(polyline: np.ndarray, spacing: float = 1.0, count: int | None = None) -> np.ndarray:
+    """Points evenly spaced along an open polyline, both ends included: at most `spacing` apart, or `count`
+    of them."""
     steps = np.hypot(*np.diff(polyline, axis=0).T)
     total = float(steps.sum())
     if total <= 1e-12:
         return polyline[:1].copy()
     cumulative = np.concatenate([[0.0], np.cumsum(steps)])
-    t = np.linspace(0.0, total, max(int(math.ceil(total / spacing)), 1) + 1)
+    t = np.linspace(0.0, total, count if count is not None else max(int(math.ceil(total / spacing)), 1) + 1)
     return np.column_stack([np.interp(t, cumulative, polyline[:, 0]), np.interp(t, cumulative, polyline[:, 1])])
 
 

@@ -52,9 +52,9 @@ from dsl.canonical import Segment, from_travel_form, same_image, shape_key
 from dsl.types import ActionKind, ImageProgram, StrokeType
 from perception.geometry import PIXELS_PER_UNIT, State, variant_starts, walk
 from search import kernels
-from search.paths import centrelines, chamfer, ink_ends, path_gap, resampled
+from search.paths import centrelines, chamfer, ink_ends, path_gap
 from search.pose import fit
-from search.template import Target, template
+from search.template import Target, resample, template
 
 TURNS = (0.0, 30.0, -30.0, 60.0, -60.0, 90.0, -90.0, 120.0, -120.0, 150.0, -150.0)  # spec §3.2
 START_TURNS = (10.0, -10.0, 20.0, -20.0, 30.0, -30.0)  # first moves from an end of the ink, whose heading is
@@ -94,7 +94,7 @@ def _moves() -> tuple[list[Segment], np.ndarray, np.ndarray]:
     for turn in TURNS + START_TURNS:
         for kind, length, radius, curvature in MOVES:
             path, end = walk(State(0.0, 0.0, 0.0, 1.0), kind, turn, length, radius, curvature)
-            points.append(resampled(path, count=POINTS))
+            points.append(resample(path, count=POINTS))
             segments.append(Segment(kind, StrokeType.NORMAL, length, radius, curvature, turn))
             ends.append((end.x, end.y, end.theta))
     return segments, np.ascontiguousarray(points), np.array(ends)
