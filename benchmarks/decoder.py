@@ -31,7 +31,9 @@ Figures (all images of all problems):
   exact_top1_unsnapped, exact_topk_unsnapped   the same without snapping (length_tol 0.05, 5 deg)
   exact_top1_strokes_ignored     top-1 equal when stroke types are ignored
 With `--refine`, `benchmarks.refine_metrics.measure(items)` (the search side's render-and-compare
-refinement of these proposals) adds its keys to the output.
+refinement of these proposals) adds its keys to the output. `--product` decodes and refines as the
+product does (`solver.perceive.PixelPerception` with one worker): its top-k and beam, each problem's 14
+images decoded in one batch in the order the product takes them, then `refine_perceived` per image.
 """
 
 from __future__ import annotations
@@ -54,6 +56,8 @@ from perception.model import ARC, CURVE, LENGTH, LINE, RADIUS, TURN, Decoder
 
 FIT_POLISH_EVALS = 300  # pixel-polish evaluations of the fitted poses of official images
 WELL_FITTED_IOU = 0.85  # teacher-forced figures are also given on images fitted at least this well
+PROBLEM_IMAGES = 14  # images of one problem: 7 positives, then 7 negatives (`dataset_images`, `generated_images`)
+SOLVING_ORDER = (0, 1, 2, 3, 4, 5, 7, 8, 9, 10, 11, 12, 6, 13)  # ... as the product takes them (`Problem.in_solving_order`)
 SNAPPED_TOLERANCE = {"length_tol": 0.02, "angle_tol": 2.0}
 RAW_TOLERANCE = {"length_tol": 0.05, "angle_tol": 5.0}
 
@@ -63,15 +67,17 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--data", required=True, help="dataset root (official layout) or 'generated'")
     parser.add_argument("--split", required=True, help="split name (e.g. dev_ff); with --data generated: ff or train")
     parser.add_argument("--limit", type=int, default=None, help="at most this many problems (images for train)")
-    parser.add_argument("--top-k", type=int, default=10)
-    parser.add_argument("--beam", type=int, default=None, help="beam width (default max(top-k, 8))")
+    parser.add_argument("--top-k", type=int, default=None, help="programs kept per image (default 10; the product's 6 with --product)")
+    parser.add_argument("--beam", type=int, default=None,
+                        help="beam width (default max(top-k, 8); the product's 6 with --product)")
     parser.add_argument("--checkpoint", type=Path, default=None, help="decoder checkpoint (default: shipped)")
     parser.add_argument("--seed", type=int, default=20261121, help="seed of generated held-out images")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--refine", action="store_true", help="also run benchmarks.refine_metrics.measure")
     parser.add_argument("--product", action="store_true",
-                        help="with --refine: refine as the product does (solver.perceive: a free-form top reading "
-                             "is kept and fitted; other images are searched from the shape classifier's library shapes)")
+                        help="decode and, with --refine, refine as the product does (solver.perceive: its top-k and "
+                             "beam, a problem's images decoded together; a free-form top reading is kept and fitted, "
+                             "other images are searched from the shape classifier's library shapes)")
     parser.add_argument("--json", type=Path, default=None, help="write the figures here")
     parser.add_argument("--picture", type=Path, default=None,
                         help="with --refine: draw 8 refined programs over their images (spread over the split) here")
@@ -198,6 +204,15 @@ def exact(proposals, truth: ImageProgram, free_form: bool) -> dict[str, list[boo
     }
 
 
+def decoded(model: Decoder, images: list[np.ndarray], args: argparse.Namespace) -> list:
+    """The decoder's proposals for `images`; with --product, one problem's images decoded in one batch in
+    the product's order (a beam's floating-point sums depend a little on the batch it runs in)."""
+    if not args.product or len(images) != PROBLEM_IMAGES:
+        return decode_images(model, images, top_k=args.top_k, beam_width=args.beam)
+    out = decode_images(model, [images[k] for k in SOLVING_ORDER], top_k=args.top_k, beam_width=args.beam)
+    return [out[SOLVING_ORDER.index(k)] for k in range(PROBLEM_IMAGES)]
+
+
 def product_refiner():
     """(image, decoder proposals) -> the product's `Perceived` (`solver.perceive`, one process)."""
     from solver.perceive import PixelPerception, refine_perceived
@@ -213,6 +228,12 @@ def product_refiner():
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.product:  # the product's decoding (`solver.perceive.PixelPerception`, one worker)
+        from solver.perceive import BEAM, TOP_K
+
+        args.top_k = args.top_k or TOP_K
+        args.beam = args.beam or BEAM
+    args.top_k = args.top_k or 10
     torch.set_num_threads(args.threads)
     model = load_decoder(args.checkpoint)
     if args.data == "generated":
@@ -224,12 +245,12 @@ def main(argv: list[str] | None = None) -> int:
     per_image: dict[str, list] = {}
     proposals_all = []
     start = time.time()
-    chunk = 16
+    chunk = PROBLEM_IMAGES if args.product else 16  # the product decodes a problem's images together
     for i in tqdm(range(0, len(items), chunk), desc="bench decoder", mininterval=5):
         images, truths = [im for im, _, _ in items[i : i + chunk]], [canonical_image(t) for _, t, _ in items[i : i + chunk]]
         for key, value in teacher_forced(model, items[i : i + chunk]).items():
             steps.setdefault(key, []).extend(value)
-        proposals = decode_images(model, images, top_k=args.top_k, beam_width=args.beam)
+        proposals = decoded(model, images, args)
         proposals_all += proposals
         for props, truth in zip(proposals, truths):
             for key, value in exact(props, truth, free_form).items():

@@ -318,13 +318,16 @@ def refine_image(
     max_candidates: int = 150,
     structures: int | None = None,
     shape_logp=None,
+    polish_evals: int = strokes.POLISH_EVALS,
 ) -> Refinement:
     """The program that draws `image`, searched near `proposals` (objects with `program` and `logp`).
 
     `budget_ms` is the time for the whole refinement: the structure search stops STROKE_RESERVE_MS before
     it, and the pose polishing of the stroke stage gets fewer evaluations when time is short (the stroke
-    choice itself always runs). `max_candidates` bounds the structures scored. With `budget_ms=None` the
-    run is deterministic. `structures`: at most this many structures, within STRUCTURE_MARGIN of the
+    choice itself always runs). `max_candidates` bounds the structures scored beyond the starting ones
+    (which are always scored); `polish_evals` bounds the pose-polishing evaluations of the stroke stage
+    (shared by the structures given strokes; the winner's second round gets a third of it). With
+    `budget_ms=None` the run is deterministic: every chosen structure gets strokes. `structures`: at most this many structures, within STRUCTURE_MARGIN of the
     best, get strokes and are ranked by their pixel score (default: 1 when the best structure is free-form,
     LIBRARY_STRUCTURES otherwise). `shape_logp(shape)`: a log-probability (the proposals' units) of a library
     shape, None for other shapes; a candidate made of shapes that all have one pays it in place of its
@@ -370,10 +373,10 @@ def refine_image(
             break  # out of time: the structures not given strokes are left to the runners-up
         stage_started = time.perf_counter()
         placements, context = scored.info
-        evals = strokes.POLISH_EVALS / len(chosen)
+        evals = polish_evals / len(chosen)
         if budget_ms is not None:
             share = (budget_ms - _elapsed(started)) / POLISH_MS
-            evals = min(strokes.POLISH_EVALS * share / (len(chosen) - len(finals)), evals)
+            evals = min(polish_evals * share / (len(chosen) - len(finals)), evals)
         evals = int(max(evals, strokes.MIN_POLISH_EVALS))
         # several structures: one round each (polish, strokes), a second round for the winner only
         passes = 1 if len(chosen) > 1 else strokes.STROKE_PASSES
@@ -388,7 +391,7 @@ def refine_image(
     finals.sort(key=lambda f: (f[0], f[1]))
     if len(chosen) > 1 and strokes.STROKE_PASSES > 1:
         first = finals[0]
-        evals = max(strokes.POLISH_EVALS // 3, strokes.MIN_POLISH_EVALS)
+        evals = max(polish_evals // 3, strokes.MIN_POLISH_EVALS)
         program, placements = strokes.assign_strokes(
             first[2], list(first[6]), target, first[4].info[1].strokes_from, evals, strokes.STROKE_PASSES - 1
         )

@@ -59,7 +59,9 @@ TRACE_BELOW_CONFIDENCE = 0.9  # off-grid images are traced only when the shape c
 # this of a library shape (official dev: abstract images 0.998 median, basic 0.97, off-grid free-form 0.43)
 LIBRARY_DECODED = 0  # decoded proposals kept beside the library proposals for library-like images (see below)
 BEAM = 6
-REFINE_BUDGET_MS = 80.0
+REFINE_BUDGET_MS = None  # None: the search's budget is counted (deterministic), not timed; see `_budget`
+REFINE_CANDIDATES = 0  # structures scored beyond the starting ones (counted budget)
+REFINE_POLISH_EVALS = 240  # pose-polishing evaluations of the stroke stage (counted budget; half each for two ink parts)
 LIBRARY_TOP = 5  # the classifier's best groups for the whole image, proposed as one-shape programs
 PAIR_TOP = 4  # ... combined in pairs when the decoder reads two shapes that do not fall apart into two ink parts
 PART_BUDGET_SHARE = 0.5  # each ink part of a two-part image is searched with this share of the image's budget
@@ -192,11 +194,20 @@ def _refine_one(job: tuple) -> Perceived:
     return refine_perceived(*job)
 
 
-def _refine_parts(plan: LibraryPlan, budget_ms: float) -> Perceived:
+def _budget(budget_ms: float | None, share: float = 1.0) -> dict:
+    """`refine_image`'s budget: `budget_ms` (times `share`) of time, or with `budget_ms=None` the counted
+    budget (REFINE_CANDIDATES structures, `share` of REFINE_POLISH_EVALS): the same image and proposals
+    then always give the same program, whatever else the machine is doing."""
+    if budget_ms is not None:
+        return {"budget_ms": budget_ms * share}
+    return {"budget_ms": None, "max_candidates": REFINE_CANDIDATES, "polish_evals": round(REFINE_POLISH_EVALS * share)}
+
+
+def _refine_parts(plan: LibraryPlan, budget_ms: float | None) -> Perceived:
     """Each ink part searched alone (PART_BUDGET_SHARE of the budget each); the programs, poses and scores joined."""
     priors = plan.part_priors if CLASSIFIER_PRIOR and plan.part_priors else (None,) * len(plan.parts)
     results = [
-        refine_image(image, list(props), budget_ms=budget_ms * PART_BUDGET_SHARE, shape_logp=prior)
+        refine_image(image, list(props), shape_logp=prior, **_budget(budget_ms, PART_BUDGET_SHARE))
         for (image, props), prior in zip(plan.parts, priors)
     ]
     program = ImageProgram(tuple(shape for r in results for shape in r.program.shapes))
@@ -205,7 +216,7 @@ def _refine_parts(plan: LibraryPlan, budget_ms: float) -> Perceived:
 
 
 def refine_perceived(
-    image: np.ndarray, proposals: tuple, budget_ms: float, library: LibraryPlan | None = None, decoded: bool = True
+    image: np.ndarray, proposals: tuple, budget_ms: float | None, library: LibraryPlan | None = None, decoded: bool = True
 ) -> Perceived:
     """One image's program from the decoder's `proposals` and the classifier's `library` plan (see the
     module docstring); `decoded=False`: `proposals` are seed programs, searched as they are."""
@@ -232,7 +243,7 @@ def refine_perceived(
                 tuple(whole) if whole else tuple(Proposal(s.program, floor) for s in seed_proposals())
             )
         prior = library.whole_prior if decoded and CLASSIFIER_PRIOR and library is not None and library.whole else None
-        result = refine_image(image, list(starts), budget_ms=budget_ms, shape_logp=prior)
+        result = refine_image(image, list(starts), shape_logp=prior, **_budget(budget_ms))
         searched = Perceived(result.program, result.poses, result.score, proposals)
         if parted is not None:  # touching shapes split by the decoder's reading, and the whole blob searched
             searched = min((searched, parted), key=lambda reading: pixel_fit(image, reading.program)[0])
@@ -253,7 +264,7 @@ class PixelPerception:
         self,
         checkpoint: Path | str | None = None,
         top_k: int = TOP_K,
-        budget_ms: float = REFINE_BUDGET_MS,
+        budget_ms: float | None = REFINE_BUDGET_MS,
         workers: int = 1,
         refine: bool = True,
         use_decoder: bool = True,

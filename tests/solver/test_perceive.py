@@ -112,6 +112,36 @@ def test_a_library_like_program_is_refined():
     assert result.error is None and result.score is not None  # refinement ran (fit-only has no score)
 
 
+def _slow_clock(monkeypatch):
+    """The search's clock runs 50 ms per reading: as on a machine busy with other work."""
+    import types
+
+    import search.enumerate
+    import search.refine
+
+    now = [0.0]
+
+    def perf_counter():
+        now[0] += 0.05
+        return now[0]
+
+    for module in (search.refine, search.enumerate):
+        monkeypatch.setattr(module, "time", types.SimpleNamespace(perf_counter=perf_counter))
+
+
+def test_the_counted_budget_gives_the_same_reading_however_slow_the_machine(monkeypatch):
+    image = render_program(SMALL_SQUARE, [Pose(-40, 20, 15, 200)])
+    proposals = [Proposal(SMALL_SQUARE, 0.0)]
+    FakeDecoderPerception(proposals).perceive([image])  # compiled and warm: the calm runs are not short of time
+    [calm] = FakeDecoderPerception(proposals).perceive([image])
+    [timed_calm] = FakeDecoderPerception(proposals, budget_ms=80.0).perceive([image])
+    _slow_clock(monkeypatch)
+    [busy] = FakeDecoderPerception(proposals).perceive([image])
+    [timed_busy] = FakeDecoderPerception(proposals, budget_ms=80.0).perceive([image])
+    assert busy.program == calm.program and busy.poses == calm.poses and busy.score == calm.score
+    assert timed_busy.poses != timed_calm.poses  # a time budget polishes less when time runs short
+
+
 def test_missing_checkpoint_is_a_clear_perception_error(tmp_path):
     perception = PixelPerception(checkpoint=tmp_path / "nope.pt")
     with pytest.raises(PerceptionError, match="nope.pt"):
