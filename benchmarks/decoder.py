@@ -32,8 +32,8 @@ Figures (all images of all problems):
   exact_top1_strokes_ignored     top-1 equal when stroke types are ignored
 With `--refine`, `benchmarks.refine_metrics.measure(items)` (the search side's render-and-compare
 refinement of these proposals) adds its keys to the output. `--product` decodes and refines as the
-product does (`solver.perceive.PixelPerception` with one worker): its top-k and beam, each problem's 14
-images decoded in one batch in the order the product takes them, then `refine_perceived` per image.
+product does (`solver.perceive.PixelPerception`): its top-k and beam, each problem's 14 images decoded
+in the order and batches the product decodes them in, then `refine_perceived` per image.
 """
 
 from __future__ import annotations
@@ -205,12 +205,16 @@ def exact(proposals, truth: ImageProgram, free_form: bool) -> dict[str, list[boo
 
 
 def decoded(model: Decoder, images: list[np.ndarray], args: argparse.Namespace) -> list:
-    """The decoder's proposals for `images`; with --product, one problem's images decoded in one batch in
-    the product's order (a beam's floating-point sums depend a little on the batch it runs in)."""
-    if not args.product or len(images) != PROBLEM_IMAGES:
+    """The decoder's proposals for `images`; with --product, one problem's images in the product's order
+    and batches (`solver.perceive.decoded_in_batches`: an image's readings depend a little on the images
+    it is decoded with)."""
+    if not args.product:
         return decode_images(model, images, top_k=args.top_k, beam_width=args.beam)
-    out = decode_images(model, [images[k] for k in SOLVING_ORDER], top_k=args.top_k, beam_width=args.beam)
-    return [out[SOLVING_ORDER.index(k)] for k in range(PROBLEM_IMAGES)]
+    from solver.perceive import decoded_in_batches
+
+    order = SOLVING_ORDER if len(images) == PROBLEM_IMAGES else range(len(images))
+    out = decoded_in_batches(model, [images[k] for k in order], args.top_k, args.beam)
+    return [out[list(order).index(k)] for k in range(len(images))]
 
 
 def product_refiner():

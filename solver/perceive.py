@@ -59,6 +59,7 @@ TRACE_BELOW_CONFIDENCE = 0.9  # off-grid images are traced only when the shape c
 # this of a library shape (official dev: abstract images 0.998 median, basic 0.97, off-grid free-form 0.43)
 LIBRARY_DECODED = 0  # decoded proposals kept beside the library proposals for library-like images (see below)
 BEAM = 6
+DECODE_BATCH = 7  # images decoded together (a problem's 14 in two batches, whatever the number of workers)
 REFINE_BUDGET_MS = None  # None: the search's budget is counted (deterministic), not timed; see `_budget`
 REFINE_CANDIDATES = 0  # structures scored beyond the starting ones (counted budget)
 REFINE_POLISH_EVALS = 240  # pose-polishing evaluations of the stroke stage (counted budget; half each for two ink parts)
@@ -172,6 +173,26 @@ def _split_plan(plan: LibraryPlan, guesses: dict, model, image: np.ndarray, read
     return replace(split, whole=plan.whole, whole_prior=plan.whole_prior, confidence=plan.confidence)
 
 
+def decoded_in_batches(model, images: list[np.ndarray], top_k: int, beam: int) -> list[tuple]:
+    """The decoder's proposals per image, DECODE_BATCH images at a time on one thread, as `PixelPerception`
+    and its workers decode (the floating-point sums, and so the beam's choices, depend a little on the
+    batch and on the number of threads)."""
+    import torch
+
+    from perception.decode import decode_images
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        out = []
+        for k in range(0, len(images), DECODE_BATCH):
+            decoded = decode_images(model, images[k : k + DECODE_BATCH], top_k=top_k, beam_width=beam)
+            out += [tuple(Proposal(p.program, p.logp) for p in props) for props in decoded]
+        return out
+    finally:
+        torch.set_num_threads(threads)
+
+
 _WORKER_DECODERS: dict = {}
 
 
@@ -180,14 +201,13 @@ def _decode_chunk(job: tuple) -> list[tuple]:
     checkpoint, top_k, beam, images = job
     import torch
 
-    from perception.decode import decode_images, load_decoder
+    from perception.decode import load_decoder
 
-    torch.set_num_threads(1)
+    torch.set_num_threads(1)  # the worker's other torch work too (two workers share the two cores)
     key = str(checkpoint)
     if key not in _WORKER_DECODERS:
         _WORKER_DECODERS[key] = load_decoder(checkpoint)
-    decoded = decode_images(_WORKER_DECODERS[key], images, top_k=top_k, beam_width=beam)
-    return [tuple(Proposal(p.program, p.logp) for p in props) for props in decoded]
+    return decoded_in_batches(_WORKER_DECODERS[key], images, top_k, beam)
 
 
 def _refine_one(job: tuple) -> Perceived:
@@ -324,19 +344,16 @@ class PixelPerception:
         return out
 
     def proposals(self, images: list[np.ndarray]) -> list[tuple]:
+        """The decoder's proposals per image, decoded DECODE_BATCH images at a time (the worker processes
+        share the batches out): an image's readings depend on the images it is decoded with, so the
+        batches are the same whatever the number of workers."""
         if not self.use_decoder:
             return [tuple(seed_proposals())] * len(images)
-        if self._pool is not None and len(images) > 1:  # the images split across the worker processes
-            chunks = [images[k :: self.workers] for k in range(self.workers)]
-            done = self._pool.map(_decode_chunk, [(self.checkpoint, self.top_k, self.beam, c) for c in chunks if c])
-            out: list = [None] * len(images)
-            for k, props in enumerate(done):
-                out[k :: self.workers] = props
-            return out
-        from perception.decode import decode_images
-
-        decoded = decode_images(self.decoder(), images, top_k=self.top_k, beam_width=self.beam)
-        return [tuple(Proposal(p.program, p.logp) for p in props) for props in decoded]
+        jobs = [(self.checkpoint, self.top_k, self.beam, images[k : k + DECODE_BATCH])
+                for k in range(0, len(images), DECODE_BATCH)]
+        if self._pool is not None and len(jobs) > 1:
+            return [props for done in self._pool.map(_decode_chunk, jobs) for props in done]
+        return decoded_in_batches(self.decoder(), images, self.top_k, self.beam)
 
     def _refine_all(self, jobs: list) -> list[Perceived]:
         if self._pool is None or len(jobs) == 1:

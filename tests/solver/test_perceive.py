@@ -142,6 +142,17 @@ def test_the_counted_budget_gives_the_same_reading_however_slow_the_machine(monk
     assert timed_busy.poses != timed_calm.poses  # a time budget polishes less when time runs short
 
 
+def test_the_readings_do_not_depend_on_the_number_of_workers():
+    rng = np.random.default_rng(7)
+    images = [render_program(program, [Pose(*rng.uniform(-60, 60, 2), rng.uniform(0, 360), 150)])
+              for program in (SQUARE, SMALL_SQUARE) * 5]
+    read = {}
+    for workers in (1, 2):
+        with PixelPerception(refine=False, workers=workers) as perception:
+            read[workers] = [[(p.program, p.logp) for p in r.proposals] for r in perception.perceive(images)]
+    assert read[1] == read[2]
+
+
 def test_missing_checkpoint_is_a_clear_perception_error(tmp_path):
     perception = PixelPerception(checkpoint=tmp_path / "nope.pt")
     with pytest.raises(PerceptionError, match="nope.pt"):
