@@ -324,12 +324,12 @@ def refine_image(
 
     `budget_ms` is the time for the whole refinement: the structure search stops STROKE_RESERVE_MS before
     it, and the pose polishing of the stroke stage gets fewer evaluations when time is short (the stroke
-    choice itself always runs). `max_candidates` bounds the structures scored beyond the starting ones
-    (which are always scored); `polish_evals` bounds the pose-polishing evaluations of the stroke stage
+    choice itself always runs). `max_candidates` bounds the structures scored (the starting ones are
+    always scored, and count); `polish_evals` bounds the pose-polishing evaluations of the stroke stage
     (shared by the structures given strokes; the winner's second round gets a third of it). With
-    `budget_ms=None` the run is deterministic: every chosen structure gets strokes. `structures`: at most this many structures, within STRUCTURE_MARGIN of the
-    best, get strokes and are ranked by their pixel score (default: 1 when the best structure is free-form,
-    LIBRARY_STRUCTURES otherwise). `shape_logp(shape)`: a log-probability (the proposals' units) of a library
+    `budget_ms=None` the run is deterministic: every chosen structure gets strokes. `structures`: at most
+    this many structures, within STRUCTURE_MARGIN of the best, get strokes and are ranked by their pixel
+    score (default: 1 when the best structure is free-form, LIBRARY_STRUCTURES otherwise). `shape_logp(shape)`: a log-probability (the proposals' units) of a library
     shape, None for other shapes; a candidate made of shapes that all have one pays it in place of its
     proposal's (library shapes reached by edits pay their own)."""
     started = time.perf_counter()

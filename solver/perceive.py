@@ -61,7 +61,7 @@ LIBRARY_DECODED = 0  # decoded proposals kept beside the library proposals for l
 BEAM = 6
 DECODE_BATCH = 7  # images decoded together (a problem's 14 in two batches, whatever the number of workers)
 REFINE_BUDGET_MS = None  # None: the search's budget is counted (deterministic), not timed; see `_budget`
-REFINE_CANDIDATES = 0  # structures scored beyond the starting ones (counted budget)
+REFINE_CANDIDATES = 0  # structures scored, at most (counted budget; the starting proposals always are: 0 = only they)
 REFINE_POLISH_EVALS = 240  # pose-polishing evaluations of the stroke stage (counted budget; half each for two ink parts)
 LIBRARY_TOP = 5  # the classifier's best groups for the whole image, proposed as one-shape programs
 PAIR_TOP = 4  # ... combined in pairs when the decoder reads two shapes that do not fall apart into two ink parts
