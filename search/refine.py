@@ -58,7 +58,7 @@ LIBRARY_STRUCTURES = 3  # ... when the best structure has a non-free-form (libra
 # shapes are told apart by their pixel scores (the sparse chamfer score cannot)
 STRUCTURE_MARGIN = 0.5  # ... if their structure score is within this of the best
 OVERRUN_MS = 0.0  # a further structure gets strokes only if the last one's stroke stage fits in the budget + this
-FINAL_STRUCTURE_WEIGHT = 0.3  # final rank: pixel score + this x structure score
+FINAL_STRUCTURE_WEIGHT = 0.6  # final rank: pixel score + this x structure score (0.3 before the counted budget)
 PIXEL_WEIGHT = 100.0  # pixel score = PIXEL_WEIGHT * mean |grey difference| (0-1)
 LIBRARY_TOP = 3  # library shapes proposed per shape of a starting proposal
 POLISH_MS = 50.0  # time the stroke stage takes with POLISH_EVALS (fewer evaluations when less is left)
