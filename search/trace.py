@@ -69,6 +69,11 @@ REACH = 0.12  # units: an ink sample this near a move is covered by it
 FORWARD_WEIGHT = 3.0  # per unit of mean distance to the ink, summed over the moves
 ACTION_COST = 0.015  # share of ink an action must cover to be worth drawing
 DEVIATION_COST = 0.03  # per move off the grammar of positive shapes (`_grammar`)
+ARCS_AGREE = True  # a walk's arcs all turn one way: the free-form generator draws every arc counter-clockwise
+# (spec §3.2: `arc_<t>_0.500_0.625`; a negative changes a turn, a stroke or a line into such an arc), so a
+# shape traced either way has all its arcs turn to one side. A walk whose arcs turn both ways is no free-form
+# program; before, it only paid DEVIATION_COST, and the best walks of shapes with a cusp went round it that
+# way (the arc before a 150-degree turn walked back from the far end)
 DECODER_BONUS = 0.01  # the decoder's reading wins ties (different tracings of the same ink)
 SHAPE_COST = 0.02
 OVERLAP_COST = 2.0  # per share of the ink covered by both shapes of a pair
@@ -119,6 +124,7 @@ GRID = len(TURNS) * len(MOVES)  # SEGMENTS[:GRID] are the grid moves, the rest f
 GRAMMAR = [_grammar(seg if k < GRID else seg.with_turn(0.0)) for k, seg in enumerate(SEGMENTS)]
 GRAMMAR_SIDE = np.array([side for side, _ in GRAMMAR])
 GRAMMAR_OFF = np.array([int(off) for _, off in GRAMMAR])
+ARC_SIDE = np.array([int(math.copysign(1, seg.curvature)) if seg.kind is ActionKind.ARC else 0 for seg in SEGMENTS])
 FIRST = np.array([k for k, s in enumerate(SEGMENTS[:GRID]) if s.turn == 0.0])
 FIRST_FROM_END = np.concatenate([FIRST, np.arange(GRID, len(SEGMENTS))])
 ALL = np.arange(GRID)
@@ -143,6 +149,7 @@ class Walk:
     side: int = 0  # the orientation its moves so far imply (0: none yet)
     deviations: int = 0  # moves off the positives' grammar (a negative has one)
     decoded: bool = False  # the decoder's own reading, walked
+    arc_side: int = 0  # the side its arcs turn to (0: no arc yet; ARCS_AGREE)
 
     def cost(self) -> float:
         return _cost(self.forward, len(self.moves), self.deviations) - (DECODER_BONUS if self.decoded else 0.0)
@@ -167,8 +174,9 @@ class Traced:
 class _Ink:
     """The image as the tracer sees it: distance transform and coverage samples, crop frame."""
 
-    def __init__(self, target: Target) -> None:
+    def __init__(self, target: Target, arcs_agree: bool = True) -> None:
         self.target = target
+        self.arcs_agree = arcs_agree  # walks' arcs all turn one way (ARCS_AGREE)
         self.dt = np.ascontiguousarray(target.dt)
         points = target.ink_points
         self.samples = np.ascontiguousarray(points[:: max(1, int(math.ceil(len(points) / MAX_SAMPLES)))])
@@ -186,7 +194,7 @@ def _advance(w: Walk, move: int, u: float, forward: float, new: np.ndarray) -> W
     deviations = w.deviations + int(off) + int(side != 0 and w.side != 0 and side != w.side)
     return Walk(
         w.moves + (move,), w.x + u * (c * ex - s * ey), w.y + u * (s * ex + c * ey), w.theta + etheta,
-        w.forward + forward, w.covered | new, w.side or side, deviations, w.decoded,
+        w.forward + forward, w.covered | new, w.side or side, deviations, w.decoded, w.arc_side or int(ARC_SIDE[move]),
     )
 
 
@@ -203,7 +211,11 @@ def trace_shape(ink: _Ink, start: State, beam: int = BEAM, from_end: bool = Fals
         forward, new = kernels.trace_steps(
             LOCAL[moves], states, u, ink.dt, ink.samples, covered, CAP, MAX_FORWARD, REACH
         )
-        owner, pick = np.nonzero(forward <= MAX_FORWARD)  # every allowed move of every walk, scored before any is built
+        allowed = forward <= MAX_FORWARD
+        if ink.arcs_agree:  # no arc turning the other way from the walk's arcs
+            arc_sides = np.array([w.arc_side for w in frontier])[:, None]
+            allowed &= ~((arc_sides != 0) & (ARC_SIDE[moves][None, :] != 0) & (ARC_SIDE[moves][None, :] != arc_sides))
+        owner, pick = np.nonzero(allowed)  # every allowed move of every walk, scored before any is built
         if len(owner) == 0:
             break
         chosen = moves[pick]
@@ -236,11 +248,13 @@ def trace_shape(ink: _Ink, start: State, beam: int = BEAM, from_end: bool = Fals
 
 
 def follow(ink: _Ink, start: State, segments: list[Segment], decoded: bool = True) -> Walk | None:
-    """The walk of a given grid reading from `start` (None if a segment is not a grid move)."""
+    """The walk of a given grid reading from `start` (None if a segment is not a grid move, or if an arc turns
+    the other way from the reading's arcs where the walks' arcs must agree)."""
     w = Walk((), start.x, start.y, start.theta, 0.0, np.zeros(len(ink.samples), dtype=np.bool_), decoded=decoded)
     for i, seg in enumerate(segments):
         move = _move_index(seg, first=i == 0)
-        if move is None:
+        if move is None or (ink.arcs_agree and w.arc_side * ARC_SIDE[move] < 0):  # not a grid move; an arc turning
+            # the other way from the reading's arcs (ARCS_AGREE: the reading is no free-form program)
             return None
         forward, new = kernels.trace_step(
             LOCAL[move:move + 1], w.x, w.y, w.theta, start.u, ink.dt, ink.samples, w.covered, CAP, np.inf, REACH
@@ -300,14 +314,14 @@ def _distinct(programs: list[ImageProgram], limit: int) -> list[ImageProgram]:
 
 def trace_free_form(
     target: Target, programs: list[ImageProgram], readings: int = READINGS, retry_from: float = 0.0,
-    multiples: bool = True, units: tuple[float, float] | None = None,
+    multiples: bool = True, units: tuple[float, float] | None = None, arcs_agree: bool | None = None,
 ) -> Traced | None:
     """The free-form program that draws `target`, traced from the starts of the decoder's best distinct
     `programs` (best first; the first also competes as it is); with `multiples`, every traced shape of up to
     MULTIPLE_MAX_ACTIONS actions is traced again from its start at UNIT_MULTIPLES of its unit. `units`
-    (pixels per unit, low and high): only walks at units in this range are read, if there are any. None if
-    nothing can be traced."""
-    ink = _Ink(target)
+    (pixels per unit, low and high): only walks at units in this range are read, if there are any.
+    `arcs_agree` (default ARCS_AGREE): the walks' arcs all turn one way. None if nothing can be traced."""
+    ink = _Ink(target, ARCS_AGREE if arcs_agree is None else arcs_agree)
     if len(ink.samples) == 0 or not programs:
         return None
     traced, walks, origin = _trace(ink, target, programs, readings, retry_from, units)

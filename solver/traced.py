@@ -151,7 +151,9 @@ def _traced(target, programs: list[ImageProgram], proposals: tuple, gate: bool) 
 
     low, high = FREE_FORM_UNITS
     if gate:
-        first = trace_free_form(target, programs, readings=1, retry_from=2.0, multiples=False)
+        # (the first trace walks arcs turning both ways too, as the gate was set: it asks whether the ink is
+        # walked at the free-form units at all; the full trace's walks keep search.trace.ARCS_AGREE)
+        first = trace_free_form(target, programs, readings=1, retry_from=2.0, multiples=False, arcs_agree=False)
         if first is None or first.coverage < OFF_GRID_FULL_FROM or not all(
             low * (1 - FIRST_UNIT_SLACK) <= s.u <= high * (1 + FIRST_UNIT_SLACK) for s in first.starts
         ):

@@ -128,3 +128,24 @@ def test_walks_outside_the_painters_units_give_way_to_walks_within():
         within = trace_free_form(target, [one_arc], units=units)
         assert same_image(within.program, cusp, ignore_strokes=True)
         assert all(units[0] <= s.u <= units[1] for s in within.starts)
+
+
+
+def _arc_sides(program):
+    return [{a.angle > 0 for a in shape.actions if a.kind.value == "arc"} for shape in program.shapes]
+
+
+def test_no_reading_turns_its_arcs_both_ways():
+    # a circle of quarter arcs whose first quarter ends in a 150-degree turn, read (as the decoder read an
+    # official image) going round the circle and then back along the first quarter, curving the other way:
+    # no free-form program does that (the generator's arcs all turn counter-clockwise)
+    truth = parse_image([["arc_square_0.500_0.625-0.500", "arc_square_0.500_0.625-0.917",
+                          "arc_zigzag_0.500_0.625-0.500", "arc_normal_0.500_0.625-0.500",
+                          "arc_zigzag_0.500_0.625-0.500"]])
+    misread = parse_image([["arc_square_0.500_0.625-0.500", "arc_zigzag_0.500_0.625-0.500",
+                            "arc_normal_0.500_0.625-0.500", "arc_zigzag_0.500_0.625-0.500",
+                            "arc_square_0.500_0.375-1.000"]])
+    for pose in (Pose(-40.0, -30.0, 35.0, 115.0), Pose(50.0, 20.0, 120.0, 95.0)):
+        traced = trace_free_form(_target(truth, [pose]), [misread])
+        for program in [traced.program] + [p for p, _ in traced.alternatives]:
+            assert all(len(sides) <= 1 for sides in _arc_sides(program)), program
