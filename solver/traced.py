@@ -54,6 +54,11 @@ REPAIR = True  # an off-grid image the tracer reads no free-form program from is
 # taken for free-form. (Seeding with the repair always, not only after a failed trace: dev_ff 89.0 %, the tuning
 # set 86.3 %, three of its images lost.)
 REPAIR_FIT = 1.05  # ... a repair's centreline fit at most this times the top reading's
+ARCS_AGREE_RETRY = True  # a full trace (its walks' arcs turning one way, search.trace.ARCS_AGREE) that does not
+# cover the ink is run again with walks free to turn their arcs both ways, and that reading is taken if it
+# covers more and its arcs turn one way after all: with other walks kept, the beam can end elsewhere (official
+# dev_ff image 168: the constrained trace's best pair covered 92 % of the ink, the free one's all; tuning image
+# 275: 90 % and all, the decoder's reading)
 SECOND_TRACE = True  # an off-grid image whose first trace failed its gate, read as library shapes that draw its
 # ink poorly, is traced in full after all (`second_trace`)
 POOR_FIT = 1.5  # px: ... when the library reading's centreline fit (`search.pose.fit`) is above this
@@ -83,15 +88,29 @@ def traced_reading(image: np.ndarray, free_form: ImageProgram, proposals: tuple)
     from perception.decode import snap_free_form
     from search.pose import fit_poses
     from search.template import make_target
-    from search.trace import trace_free_form
 
     target = make_target(image)
     readings = [free_form] + [snap_free_form(p.program) for p in proposals[1:]]
     units = FREE_FORM_UNITS if UNITS_WITHIN and _at_free_form_units(free_form, target) else None
-    traced = trace_free_form(target, readings, units=units) if TRACE else None
+    traced = _full_trace(target, readings, units=units) if TRACE else None
     if traced is None or same_image(traced.program, free_form, 0.02, 2.0, ignore_strokes=True):
         return Perceived(free_form, fit_poses(free_form, target), None, proposals)
     return with_strokes(traced, free_form, target, proposals)
+
+
+def _full_trace(target, programs: list[ImageProgram], units: tuple | None, retry: bool = True):
+    """`search.trace.trace_free_form` (its walks' arcs turning one way), and when that does not cover the ink
+    (FULL_COVERAGE) the trace with walks free to turn their arcs both ways, taken if it covers more and its
+    arcs turn one way after all (ARCS_AGREE_RETRY; `retry=False`: not tried, as after the ungated second trace,
+    which takes seconds on the large library shapes it mostly sees)."""
+    from search.trace import FULL_COVERAGE, trace_free_form
+
+    traced = trace_free_form(target, programs, units=units)
+    if retry and ARCS_AGREE_RETRY and (traced is None or traced.coverage < FULL_COVERAGE):
+        loose = trace_free_form(target, programs, units=units, arcs_agree=False)
+        if loose is not None and arcs_agree(loose.program) and (traced is None or loose.coverage > traced.coverage):
+            return loose
+    return traced
 
 
 def _at_free_form_units(program: ImageProgram, target) -> bool:
@@ -158,13 +177,18 @@ def _traced(target, programs: list[ImageProgram], proposals: tuple, gate: bool) 
             low * (1 - FIRST_UNIT_SLACK) <= s.u <= high * (1 + FIRST_UNIT_SLACK) for s in first.starts
         ):
             return None, True
-    traced = trace_free_form(target, programs, units=FREE_FORM_UNITS if UNITS_WITHIN else None)
+    traced = _full_trace(target, programs, units=FREE_FORM_UNITS if UNITS_WITHIN else None, retry=gate)
     if traced is None or traced.coverage < FULL_COVERAGE or not all(low <= s.u <= high for s in traced.starts):
         return None, False
     counts = [len(shape) for shape in traced.program.shapes]
     if min(counts) < FREE_FORM_MIN_ACTIONS[len(counts)]:  # the generator draws no such free-form image
         return None, False
     return with_strokes(traced, programs[0], target, proposals), False
+
+
+def arcs_agree(program: ImageProgram) -> bool:
+    """Whether every shape's arcs turn to one side (as every free-form shape's do: `search.trace.ARCS_AGREE`)."""
+    return all(len({a.angle > 0 for a in shape.actions if a.kind is ActionKind.ARC}) <= 1 for shape in program.shapes)
 
 
 def grid_share(program: ImageProgram) -> float:

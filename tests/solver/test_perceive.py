@@ -326,3 +326,29 @@ def test_a_reading_with_a_stray_short_line_is_traced_again_without_it(monkeypatc
 
     monkeypatch.setattr(traced, "REPAIR", False)
     assert traced.traced_off_grid(image, proposals) == (None, False)
+
+
+def test_a_full_trace_that_misses_ink_is_tried_with_arcs_turning_both_ways(monkeypatch):
+    # `solver.traced._full_trace`: the constrained trace (arcs turning one way) covers 90 % of the ink; the
+    # free one covers it all, and is taken only if its arcs turn one way after all
+    import search.trace as trace
+    import solver.traced as traced
+
+    agreeing = parse_image([["arc_normal_0.500_0.375-0.500", "line_normal_1.000-1.000", "arc_normal_0.500_0.375-0.500"]])
+    mixed = parse_image([["arc_normal_0.500_0.625-0.500", "line_normal_1.000-1.000", "arc_normal_0.500_0.375-0.500"]])
+    short = parse_image([["line_normal_1.000-0.500", "line_normal_1.000-0.250"]])
+
+    def fake(free_program):
+        def run(target, programs, units=None, arcs_agree=None):
+            if arcs_agree is False:
+                return trace.Traced(free_program, -0.9, 1.0, (), ())
+            return trace.Traced(short, -0.7, 0.9, (), ())
+        return run
+
+    monkeypatch.setattr(trace, "trace_free_form", fake(agreeing))
+    assert traced._full_trace(None, [], None).program == agreeing
+    monkeypatch.setattr(trace, "trace_free_form", fake(mixed))
+    assert traced._full_trace(None, [], None).program == short
+    monkeypatch.setattr(traced, "ARCS_AGREE_RETRY", False)
+    monkeypatch.setattr(trace, "trace_free_form", fake(agreeing))
+    assert traced._full_trace(None, [], None).program == short
