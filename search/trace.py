@@ -176,7 +176,7 @@ class Traced:
 class _Ink:
     """The image as the tracer sees it: distance transform and coverage samples, crop frame."""
 
-    def __init__(self, target: Target, arcs_agree: bool = True) -> None:
+    def __init__(self, target: Target, arcs_agree: bool) -> None:
         self.target = target
         self.arcs_agree = arcs_agree  # walks' arcs all turn one way (ARCS_AGREE)
         self.dt = np.ascontiguousarray(target.dt)
@@ -216,7 +216,7 @@ def trace_shape(ink: _Ink, start: State, beam: int = BEAM, from_end: bool = Fals
         allowed = forward <= MAX_FORWARD
         if ink.arcs_agree:  # no arc turning the other way from the walk's arcs
             arc_sides = np.array([w.arc_side for w in frontier])[:, None]
-            allowed &= ~((arc_sides != 0) & (ARC_SIDE[moves][None, :] != 0) & (ARC_SIDE[moves][None, :] != arc_sides))
+            allowed &= arc_sides * ARC_SIDE[moves][None, :] >= 0  # sides are -1, 0 (none) or +1
         owner, pick = np.nonzero(allowed)  # every allowed move of every walk, scored before any is built
         if len(owner) == 0:
             break
@@ -312,6 +312,11 @@ def _distinct(programs: list[ImageProgram], limit: int) -> list[ImageProgram]:
         if len(out) >= limit:
             break
     return out
+
+
+def arcs_agree(program: ImageProgram) -> bool:
+    """Whether every shape's arcs turn to one side, as every free-form shape's do (ARCS_AGREE)."""
+    return all(len({a.angle > 0 for a in shape.actions if a.kind is ActionKind.ARC}) <= 1 for shape in program.shapes)
 
 
 def trace_free_form(

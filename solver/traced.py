@@ -103,7 +103,7 @@ def _full_trace(target, programs: list[ImageProgram], units: tuple | None, retry
     (FULL_COVERAGE) the trace with walks free to turn their arcs both ways, taken if it covers more and its
     arcs turn one way after all (ARCS_AGREE_RETRY; `retry=False`: not tried, as after the ungated second trace,
     which takes seconds on the large library shapes it mostly sees)."""
-    from search.trace import FULL_COVERAGE, trace_free_form
+    from search.trace import FULL_COVERAGE, arcs_agree, trace_free_form
 
     traced = trace_free_form(target, programs, units=units)
     if retry and ARCS_AGREE_RETRY and (traced is None or traced.coverage < FULL_COVERAGE):
@@ -184,11 +184,6 @@ def _traced(target, programs: list[ImageProgram], proposals: tuple, gate: bool) 
     if min(counts) < FREE_FORM_MIN_ACTIONS[len(counts)]:  # the generator draws no such free-form image
         return None, False
     return with_strokes(traced, programs[0], target, proposals), False
-
-
-def arcs_agree(program: ImageProgram) -> bool:
-    """Whether every shape's arcs turn to one side (as every free-form shape's do: `search.trace.ARCS_AGREE`)."""
-    return all(len({a.angle > 0 for a in shape.actions if a.kind is ActionKind.ARC}) <= 1 for shape in program.shapes)
 
 
 def grid_share(program: ImageProgram) -> float:

@@ -130,7 +130,6 @@ def test_walks_outside_the_painters_units_give_way_to_walks_within():
         assert all(units[0] <= s.u <= units[1] for s in within.starts)
 
 
-
 def _arc_sides(program):
     return [{a.angle > 0 for a in shape.actions if a.kind.value == "arc"} for shape in program.shapes]
 
