@@ -1,12 +1,16 @@
 """Stroke types chosen by the pixel score, with the direction of travel chosen too."""
 
+from pathlib import Path
+
+import numpy as np
 import pytest
+from PIL import Image
 
 from dsl.canonical import reversed_shape, same_image
 from dsl.raster import render_program
 from dsl.syntax import parse_image
-from dsl.types import ImageProgram, Pose, StrokeType
-from search import pose
+from dsl.types import ImageProgram, Pose, Shape, StrokeType
+from search import pose, strokes
 from search.strokes import assign_strokes, assign_strokes_either_way
 from search.template import make_target, template
 
@@ -40,3 +44,30 @@ def test_a_shape_traced_the_right_way_keeps_its_direction():
     prior = [[a.stroke for a in s.actions] for s in program.shapes]
     either, _ = assign_strokes_either_way(program, placements, target, prior)
     assert either == program
+
+
+OFFICIAL_IMAGE = (Path(__file__).resolve().parents[3] / "shared" / "data" / "official_dev" / "ff" / "images"
+                  / "ff_nact4_5_0600" / "0" / "6.png")
+OFFICIAL_TRUTH = [  # its program (canonical form: its first shape listed the other way round from the drawing)
+    ["line_square_1.000-0.500", "line_square_1.000-0.500", "line_triangle_1.000-0.250", "arc_circle_0.500_0.375-0.250"],
+    ["line_triangle_1.000-0.500", "line_normal_1.000-0.500", "line_zigzag_1.000-0.750", "arc_zigzag_0.500_0.625-0.500",
+     "arc_triangle_0.500_0.625-0.500"],
+]
+
+
+@pytest.mark.skipif(not OFFICIAL_IMAGE.exists(), reason="shared/data/official_dev not present")
+@pytest.mark.parametrize("rounds", [1, 2])
+def test_a_shape_turned_round_is_polished_again_from_where_turning_back_left_it(monkeypatch, rounds):
+    # Official dev_ff image (index 181): the first shape, traced the canonical way, wants a normal stroke where the
+    # image has triangle stamps pointing the other way. Turned round at once, its pose is not yet good enough to
+    # win; turned back, the pose improves; turned round again from there, it wins with the triangles.
+    monkeypatch.setattr(strokes, "EITHER_WAY_ROUNDS", rounds)
+    truth = parse_image(OFFICIAL_TRUTH)
+    target = make_target(np.asarray(Image.open(OFFICIAL_IMAGE).convert("L")))
+    actions = list(truth.shapes[0].actions)
+    actions[2] = actions[2].with_stroke(StrokeType.NORMAL)  # the product's reading before the second round
+    read = ImageProgram((Shape(tuple(actions)),) + truth.shapes[1:])
+    placements, _ = pose.fit([template(s) for s in read.shapes], target)
+    prior = [[a.stroke for a in s.actions] for s in truth.shapes]
+    chosen, _ = assign_strokes_either_way(read, placements, target, prior)
+    assert same_image(chosen, truth, 0.02, 2.0) == (rounds == 2)
