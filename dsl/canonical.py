@@ -16,6 +16,7 @@ is 0.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from dataclasses import dataclass
@@ -119,6 +120,12 @@ def _closing_turn(shape: Shape, segments: list[Segment]) -> float:
 
 def travel_variants(shape: Shape) -> list[list[Segment]]:
     """Every travel form that draws the same picture: both directions, every start if closed."""
+    return [list(variant) for variant in _travel_variants(shape)]
+
+
+@functools.lru_cache(maxsize=8192)
+def _travel_variants(shape: Shape) -> tuple[tuple[Segment, ...], ...]:
+    """`travel_variants`, memoised (the search keys and compares the same shapes many times)."""
     forward = to_travel_form(shape)
     if is_closed(shape):
         closing = _closing_turn(shape, forward)
@@ -129,9 +136,9 @@ def travel_variants(shape: Shape) -> list[list[Segment]]:
         rotations = [forward]
     variants = []
     for rotation in rotations:
-        variants.append([rotation[0].with_turn(0.0)] + rotation[1:])
-        variants.append(_backwards_travel(rotation))
-    return variants
+        variants.append(tuple([rotation[0].with_turn(0.0)] + rotation[1:]))
+        variants.append(tuple(_backwards_travel(rotation)))
+    return tuple(variants)
 
 
 def _backwards_travel(segments: list[Segment]) -> list[Segment]:
@@ -173,9 +180,10 @@ def canonical_shape(shape: Shape, ignore_strokes: bool = False) -> Shape:
     return from_travel_form(best)
 
 
+@functools.lru_cache(maxsize=8192)
 def shape_key(shape: Shape, ignore_strokes: bool = False) -> tuple:
     """A hashable key, equal for shapes equal up to the quanta (0.01 length, 1 degree)."""
-    return min(_variant_key(v, ignore_strokes) for v in travel_variants(shape))
+    return min(_variant_key(v, ignore_strokes) for v in _travel_variants(shape))
 
 
 def canonical_image(program: ImageProgram, ignore_strokes: bool = False) -> ImageProgram:
@@ -209,7 +217,7 @@ def same_shape(
     target = [target[0].with_turn(0.0)] + target[1:]
     return any(
         all(_segments_close(x, y, length_tol, angle_tol, ignore_strokes) for x, y in zip(target, variant))
-        for variant in travel_variants(b)
+        for variant in _travel_variants(b)
     )
 
 

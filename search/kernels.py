@@ -19,6 +19,8 @@ Kernels
                   over shifts of the window by up to a few pixels (tolerates residual misalignment).
   `sparse_scores` `sparse_score` of many pose sets (the heading scan of the initial guesses).
   `pattern_search` pose refinement on the `sparse_score` (the search's inner loop, compiled whole).
+  `posed_marks`   shapes' marks posed into a window's pixel frame, marks that miss the window left out (the
+                  pixel score renders them with `dsl.raster.render_marks`).
   `trace_step`    one step of the free-form tracer (`search.trace`): every grid move from a turtle state,
                   its mean distance to the ink (forward term, in units) and which ink samples it newly
                   covers; `trace_steps` the same from several turtles at once.
@@ -248,6 +250,42 @@ def window_l1(rendered: np.ndarray, image: np.ndarray, r0: int, c0: int) -> tupl
 
 
 @njit(cache=True)
+def posed_marks(
+    points: np.ndarray, offsets: np.ndarray, kinds: np.ndarray, shape_marks: np.ndarray, affines: np.ndarray,
+    dc: float, dr: float, size: int, reach: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Marks of posed shapes in a window's pixel frame, those whose box stays `reach` px outside the
+    size x size window left out -> (points, offsets, kinds) for `dsl.raster.render_marks`. The shapes' marks
+    are packed (`points`, `offsets`, `kinds`, as `render_marks` takes them); shape t owns marks
+    shape_marks[t]:shape_marks[t + 1] and is posed by affines[t] = (cx, cy, a, b); (dc, dr) moves the
+    crop frame to the window's. (An empty mark is left out: it draws nothing.)"""
+    out = np.empty((points.shape[0], 2))
+    out_offsets = np.zeros(offsets.shape[0], dtype=np.int64)
+    out_kinds = np.empty(kinds.shape[0], dtype=kinds.dtype)
+    n_points, n_marks = 0, 0
+    for t in range(shape_marks.shape[0] - 1):
+        cx, cy, a, b = affines[t, 0], affines[t, 1], affines[t, 2], affines[t, 3]
+        for k in range(shape_marks[t], shape_marks[t + 1]):
+            first = n_points
+            low_c, high_c, low_r, high_r = np.inf, -np.inf, np.inf, -np.inf
+            for q in range(offsets[k], offsets[k + 1]):
+                x, y = points[q, 0], points[q, 1]
+                col = cx + a * x - b * y + dc
+                row = cy - (b * x + a * y) + dr
+                low_c, high_c = min(low_c, col), max(high_c, col)
+                low_r, high_r = min(low_r, row), max(high_r, row)
+                out[n_points, 0], out[n_points, 1] = col, row
+                n_points += 1
+            if high_c > -reach and low_c < size + reach and high_r > -reach and low_r < size + reach:
+                out_kinds[n_marks] = kinds[k]
+                out_offsets[n_marks + 1] = n_points
+                n_marks += 1
+            else:
+                n_points = first
+    return out[:n_points], out_offsets[: n_marks + 1], out_kinds[:n_marks]
+
+
+@njit(cache=True)
 def trace_step(
     local: np.ndarray,
     x: float,
@@ -423,3 +461,19 @@ def trace_steps_reference(local, states, u, dt, samples, covered, cap, max_forwa
     out = [trace_step_reference(local, x, y, theta, u, dt, samples, done, cap, max_forward, reach)
            for (x, y, theta), done in zip(states, covered)]
     return [forward for forward, _ in out], [new for _, new in out]
+
+
+def posed_marks_reference(points, offsets, kinds, shape_marks, affines, dc, dr, size, reach):
+    out, out_offsets, out_kinds = [], [0], []
+    for t in range(len(shape_marks) - 1):
+        cx, cy, a, b = (float(v) for v in affines[t])
+        for k in range(int(shape_marks[t]), int(shape_marks[t + 1])):
+            posed = [(cx + a * x - b * y + dc, cy - (b * x + a * y) + dr) for x, y in points[offsets[k]:offsets[k + 1]]]
+            if not posed:
+                continue
+            cols, rows = [c for c, _ in posed], [r for _, r in posed]
+            if max(cols) > -reach and min(cols) < size + reach and max(rows) > -reach and min(rows) < size + reach:
+                out += posed
+                out_offsets.append(out_offsets[-1] + len(posed))
+                out_kinds.append(kinds[k])
+    return np.array(out).reshape(-1, 2), np.array(out_offsets, dtype=np.int64), np.array(out_kinds, dtype=kinds.dtype)

@@ -323,34 +323,41 @@ def render_window(
     actions: tuple[int, int] | None = None,
 ) -> np.ndarray:
     """Render the posed candidate into a size x size window whose top-left is image pixel (r0, c0)."""
-    points, offsets, kinds = [], [0], []
+    points, offsets, kinds, shape_marks = _packed_marks(templates)
+    affines = np.array([place.affine() for place in placements], dtype=np.float64).reshape(-1, 4)
     reach = max(RENDER_PEN_RADIUS, RENDER_OUTLINE_RADIUS) + 2.0
-    for tpl, place in zip(templates, placements):
-        cx, cy, a, b = place.affine()
-        x, y = tpl.mark_points[:, 0], tpl.mark_points[:, 1]
-        cols = cx + a * x - b * y + (target.origin[1] - c0)
-        rows = cy - (b * x + a * y) + (target.origin[0] - r0)
-        starts, ends = tpl.mark_offsets[:-1], tpl.mark_offsets[1:]
-        if len(starts) == 0:
-            continue
-        # only the marks whose box meets the window (the others cannot change a pixel of it)
-        keep = ((np.maximum.reduceat(cols, starts) > -reach) & (np.minimum.reduceat(cols, starts) < size + reach)
-                & (np.maximum.reduceat(rows, starts) > -reach) & (np.minimum.reduceat(rows, starts) < size + reach))
-        if keep.all():
-            points.append(np.column_stack([cols, rows]))
-            offsets += list(offsets[-1] + ends)
-            kinds.append(tpl.mark_kinds)
-            continue
-        for k in np.nonzero(keep)[0]:
-            points.append(np.column_stack([cols[starts[k]:ends[k]], rows[starts[k]:ends[k]]]))
-            offsets.append(offsets[-1] + int(ends[k] - starts[k]))
-        kinds.append(tpl.mark_kinds[keep])
-    if not points:
-        return np.full((size, size), 255, dtype=np.uint8)
-    return render_marks(
-        np.ascontiguousarray(np.concatenate(points)), np.array(offsets, dtype=np.int64),
-        np.concatenate(kinds), size, RENDER_PEN_RADIUS, RENDER_OUTLINE_RADIUS,
+    # only the marks whose box meets the window (the others cannot change a pixel of it)
+    points, offsets, kinds = kernels.posed_marks(
+        points, offsets, kinds, shape_marks, affines, float(target.origin[1] - c0), float(target.origin[0] - r0),
+        size, reach,
     )
+    if len(kinds) == 0:
+        return np.full((size, size), 255, dtype=np.uint8)
+    return render_marks(points, offsets, kinds, size, RENDER_PEN_RADIUS, RENDER_OUTLINE_RADIUS)
+
+
+_PACKED: dict[tuple, tuple] = {}  # id(template), ... -> (templates, packed marks): the templates kept alive
+PACKED_KEEP = 512
+
+
+def _packed_marks(templates: list[Template]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The templates' marks packed as `kernels.posed_marks` takes them (memoised: a candidate is rendered
+    many times while its pose is polished)."""
+    key = tuple(id(t) for t in templates)
+    hit = _PACKED.get(key)
+    if hit is not None and all(a is b for a, b in zip(hit[0], templates)):
+        return hit[1]
+    points = np.ascontiguousarray(np.concatenate([t.mark_points for t in templates]).reshape(-1, 2))
+    lengths = [np.diff(t.mark_offsets) for t in templates]
+    offsets = np.zeros(sum(len(x) for x in lengths) + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum(np.concatenate(lengths))
+    kinds = np.concatenate([t.mark_kinds for t in templates]).astype(np.int64)
+    shape_marks = np.zeros(len(templates) + 1, dtype=np.int64)
+    shape_marks[1:] = np.cumsum([len(x) for x in lengths])
+    if len(_PACKED) >= PACKED_KEEP:
+        _PACKED.clear()
+    _PACKED[key] = (tuple(templates), (points, offsets, kinds, shape_marks))
+    return points, offsets, kinds, shape_marks
 
 
 def shape_window(tpl: Template, place: Placement, target: Target, margin: int = 6) -> tuple[int, int, int]:

@@ -126,3 +126,33 @@ def test_trace_steps_matches_reference(seed):
     forward_ref, new_ref = kernels.trace_steps_reference(local, states, 12.0, dt, samples, covered, 0.3, 0.3, 0.2)
     np.testing.assert_allclose(forward, forward_ref, rtol=1e-9, atol=1e-12)
     np.testing.assert_array_equal(new, np.array(new_ref, dtype=bool))
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), shapes=st.integers(1, 3))
+def test_posed_marks_matches_reference(seed, shapes):
+    rng = np.random.default_rng(seed)
+    marks = [int(rng.integers(0, 6)) for _ in range(shapes)]  # a shape may have no marks
+    lengths = rng.integers(1, 8, size=sum(marks))
+    lengths[rng.uniform(size=len(lengths)) < 0.1] = 0  # and a mark may be empty
+    points = rng.uniform(-3.0, 3.0, size=(int(lengths.sum()), 2))
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    kinds = rng.integers(0, 2, size=len(lengths)).astype(np.int64)
+    shape_marks = np.concatenate([[0], np.cumsum(marks)]).astype(np.int64)
+    affines = np.column_stack([rng.uniform(-20, 60, shapes), rng.uniform(-20, 60, shapes),
+                               rng.uniform(-15, 15, shapes), rng.uniform(-15, 15, shapes)])
+    dc, dr, size = float(rng.integers(-20, 20)), float(rng.integers(-20, 20)), int(rng.integers(5, 50))
+    fast = kernels.posed_marks(points, offsets, kinds, shape_marks, affines, dc, dr, size, 3.0)
+    slow = kernels.posed_marks_reference(points, offsets, kinds, shape_marks, affines, dc, dr, size, 3.0)
+    for f, s in zip(fast, slow):
+        np.testing.assert_array_equal(f, s)  # the same arithmetic: bit for bit
+
+
+def test_posed_marks_leaves_out_only_marks_that_miss_the_window():
+    points = np.array([[0.0, 0.0], [1.0, 0.0], [100.0, 0.0], [101.0, 0.0]])
+    offsets = np.array([0, 2, 4], dtype=np.int64)
+    kinds = np.array([0, 1], dtype=np.int64)
+    identity = np.array([[5.0, 5.0, 1.0, 0.0]])  # column = 5 + x, row = 5 - y
+    out, out_offsets, out_kinds = kernels.posed_marks(points, offsets, kinds, np.array([0, 2]), identity, 0.0, 0.0, 20, 3.0)
+    np.testing.assert_array_equal(out, [[5.0, 5.0], [6.0, 5.0]])
+    assert list(out_offsets) == [0, 2] and list(out_kinds) == [0]
