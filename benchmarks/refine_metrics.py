@@ -34,7 +34,7 @@ from tqdm import tqdm
 
 from dsl.canonical import same_image
 from dsl.types import Action, ActionKind, DATASET_STROKE_TYPES, ImageProgram, Shape
-from search import kernels, pose
+from search import kernel_twins, kernels, pose
 from search.refine import Proposal, refine_image
 from search.template import make_target, template
 
@@ -130,7 +130,7 @@ def kernel_speed(items, evaluations: int = 2000, reference_evaluations: int = 20
     numba_rate = evaluations / (time.perf_counter() - start)
     start = time.perf_counter()
     for k in range(reference_evaluations):
-        kernels.sparse_score_reference(*cases[k % len(cases)], *args)
+        kernel_twins.sparse_score_reference(*cases[k % len(cases)], *args)
     reference_rate = reference_evaluations / (time.perf_counter() - start)
     return {
         "kernel_candidates_per_second_numba": numba_rate,

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from search import kernels
+from search import kernel_twins, kernels
 
 
 def _random_case(rng: np.random.Generator, shapes: int):
@@ -26,7 +26,7 @@ def _random_case(rng: np.random.Generator, shapes: int):
 def test_sparse_score_matches_reference(seed, shapes):
     case = _random_case(np.random.default_rng(seed), shapes)
     fast = kernels.sparse_score(*case, 8.0, 10.0)
-    slow = kernels.sparse_score_reference(*case, 8.0, 10.0)
+    slow = kernel_twins.sparse_score_reference(*case, 8.0, 10.0)
     np.testing.assert_allclose(fast, slow, rtol=1e-9, atol=1e-9)
 
 
@@ -37,10 +37,10 @@ def test_window_l1_matches_reference(seed):
     image = rng.integers(0, 256, size=(30, 40)).astype(np.uint8)
     rendered = rng.integers(0, 256, size=(int(rng.integers(1, 20)),) * 2).astype(np.uint8)
     r0, c0 = (int(v) for v in rng.integers(-10, 35, size=2))
-    expected = kernels.window_l1_reference(rendered, image, r0, c0)
+    expected = kernel_twins.window_l1_reference(rendered, image, r0, c0)
     assert kernels.window_l1(rendered, image, r0, c0) == pytest.approx(expected)
     assert kernels.window_l1_shifted(rendered, image, r0, c0, 1) == pytest.approx(
-        kernels.window_l1_shifted_reference(rendered, image, r0, c0, 1)
+        kernel_twins.window_l1_shifted_reference(rendered, image, r0, c0, 1)
     )
 
 
@@ -65,7 +65,7 @@ def test_pattern_search_matches_reference(seed, shapes):
     movable = np.ones(shapes, dtype=np.bool_)
     steps = np.array([1.5, 1.5, 4.0, 0.04])
     fast = kernels.pattern_search(points, radii, owner, params, movable, dt, samples, 8.0, 10.0, steps, 30, 0.125)
-    slow = kernels.pattern_search_reference(points, radii, owner, params, movable, dt, samples, 8.0, 10.0, steps, 30,
+    slow = kernel_twins.pattern_search_reference(points, radii, owner, params, movable, dt, samples, 8.0, 10.0, steps, 30,
                                             0.125)
     np.testing.assert_allclose(fast[0], np.array(slow[0]), rtol=1e-9, atol=1e-9)
     assert fast[1] == pytest.approx(slow[1], rel=1e-9, abs=1e-12)
@@ -77,7 +77,7 @@ def test_sparse_scores_matches_reference():
     pose_sets = np.stack([poses, poses + 1.0, poses * 0.9])
     np.testing.assert_allclose(
         kernels.sparse_scores(points, radii, owner, pose_sets, dt, samples, 8.0, 10.0),
-        kernels.sparse_scores_reference(points, radii, owner, pose_sets, dt, samples, 8.0, 10.0),
+        kernel_twins.sparse_scores_reference(points, radii, owner, pose_sets, dt, samples, 8.0, 10.0),
     )
 
 
@@ -91,7 +91,7 @@ def test_window_l1_shifted_matches_reference_on_sparse_renders(seed, shift):
     rendered = np.where(rng.random((size, size)) < 0.2, rng.integers(0, 255, size=(size, size)), 255).astype(np.uint8)
     r0, c0 = (int(v) for v in rng.integers(-10, 35, size=2))
     assert kernels.window_l1_shifted(rendered, image, r0, c0, shift) == pytest.approx(
-        kernels.window_l1_shifted_reference(rendered, image, r0, c0, shift)
+        kernel_twins.window_l1_shifted_reference(rendered, image, r0, c0, shift)
     )
 
 
@@ -108,7 +108,7 @@ def test_trace_step_matches_reference(seed):
     theta, u = rng.uniform(-4, 4), rng.uniform(5, 30)
     max_forward = float(rng.uniform(0.05, 0.5))
     forward, new = kernels.trace_step(local, x, y, theta, u, dt, samples, covered, 0.3, max_forward, 0.2)
-    forward_ref, new_ref = kernels.trace_step_reference(local, x, y, theta, u, dt, samples, covered, 0.3, max_forward, 0.2)
+    forward_ref, new_ref = kernel_twins.trace_step_reference(local, x, y, theta, u, dt, samples, covered, 0.3, max_forward, 0.2)
     np.testing.assert_allclose(forward, forward_ref, rtol=1e-9, atol=1e-12)
     np.testing.assert_array_equal(new, np.array(new_ref, dtype=bool))
 
@@ -123,7 +123,7 @@ def test_trace_steps_matches_reference(seed):
     states = np.column_stack([rng.uniform(0, 50, 3), rng.uniform(0, 40, 3), rng.uniform(-4, 4, 3)])
     covered = rng.random((3, len(samples))) < 0.3
     forward, new = kernels.trace_steps(local, states, 12.0, dt, samples, covered, 0.3, 0.3, 0.2)
-    forward_ref, new_ref = kernels.trace_steps_reference(local, states, 12.0, dt, samples, covered, 0.3, 0.3, 0.2)
+    forward_ref, new_ref = kernel_twins.trace_steps_reference(local, states, 12.0, dt, samples, covered, 0.3, 0.3, 0.2)
     np.testing.assert_allclose(forward, forward_ref, rtol=1e-9, atol=1e-12)
     np.testing.assert_array_equal(new, np.array(new_ref, dtype=bool))
 
@@ -143,7 +143,7 @@ def test_posed_marks_matches_reference(seed, shapes):
                                rng.uniform(-15, 15, shapes), rng.uniform(-15, 15, shapes)])
     dc, dr, size = float(rng.integers(-20, 20)), float(rng.integers(-20, 20)), int(rng.integers(5, 50))
     fast = kernels.posed_marks(points, offsets, kinds, shape_marks, affines, dc, dr, size, 3.0)
-    slow = kernels.posed_marks_reference(points, offsets, kinds, shape_marks, affines, dc, dr, size, 3.0)
+    slow = kernel_twins.posed_marks_reference(points, offsets, kinds, shape_marks, affines, dc, dr, size, 3.0)
     for f, s in zip(fast, slow):
         np.testing.assert_array_equal(f, s)  # the same arithmetic: bit for bit
 

@@ -1,0 +1,125 @@
+"""The plain-Python reference twins of the scoring kernels (`search.kernels`): the same functions with Python
+loops and the `math` module only (numpy for arrays in and out), slow and easy to read. The tests compare each
+kernel with its twin; the decoder benchmark times `sparse_score` against `sparse_score_reference`."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def _bilinear_reference(dt, col: float, row: float, cap: float) -> float:
+    u, v = col - 0.5, row - 0.5
+    h, w = len(dt), len(dt[0])
+    if u < 0.0 or v < 0.0 or u > w - 1.0 or v > h - 1.0:
+        return cap
+    j, i = min(int(u), w - 2), min(int(v), h - 2)
+    fu, fv = u - j, v - i
+    value = (float(dt[i][j]) * (1 - fu) + float(dt[i][j + 1]) * fu) * (1 - fv) + (
+        float(dt[i + 1][j]) * (1 - fu) + float(dt[i + 1][j + 1]) * fu
+    ) * fv
+    return min(value, cap)
+
+
+def sparse_score_reference(points, radii, owner, poses, dt, samples, cap, reach) -> tuple[float, float]:
+    posed = []
+    for (x, y), o in zip(points, owner):
+        cx, cy, a, b = poses[o]
+        posed.append((cx + a * x - b * y, cy - (b * x + a * y)))
+    forward = sum(_bilinear_reference(dt, col, row, cap) for col, row in posed)
+    reverse = 0.0
+    for qx, qy in samples:
+        distances = [max(math.hypot(col - qx, row - qy) - r, 0.0) for (col, row), r in zip(posed, radii)]
+        reverse += min([reach] + distances)
+    return forward / max(len(points), 1), reverse / max(len(samples), 1)
+
+
+def sparse_scores_reference(points, radii, owner, pose_sets, dt, samples, cap, reach) -> list[float]:
+    return [sum(sparse_score_reference(points, radii, owner, poses, dt, samples, cap, reach)) for poses in pose_sets]
+
+
+def pattern_search_reference(points, radii, owner, params, movable, dt, samples, cap, reach, steps, max_evals,
+                             min_step_fraction):
+    def score(p):
+        poses = []
+        for cx, cy, theta, scale in p:
+            poses.append((cx, cy, scale * math.cos(math.radians(theta)), scale * math.sin(math.radians(theta))))
+        return sum(sparse_score_reference(points, radii, owner, poses, dt, samples, cap, reach))
+
+    params = [list(row) for row in params]
+    best, evals, step = score(params), 1, list(steps)
+    while evals < max_evals:
+        improved = False
+        for shape in (k for k in range(len(params)) if movable[k]):
+            for param in range(4):
+                for sign in (1.0, -1.0):
+                    trial = [list(row) for row in params]
+                    if param == 3:
+                        trial[shape][3] *= math.exp(sign * step[3])
+                    else:
+                        trial[shape][param] += sign * step[param]
+                    value = score(trial)
+                    evals += 1
+                    if value < best - 1e-12:
+                        params, best, improved = trial, value, True
+                        break
+        if not improved:
+            if step[0] < steps[0] * min_step_fraction:
+                break
+            step = [v / 2.0 for v in step]
+    return params, best
+
+
+def window_l1_shifted_reference(rendered, image, r0: int, c0: int, shift: int) -> float:
+    return min(
+        window_l1_reference(rendered, image, r0 + dr, c0 + dc)[0]
+        for dr in range(-shift, shift + 1)
+        for dc in range(-shift, shift + 1)
+    )
+
+
+def window_l1_reference(rendered, image, r0: int, c0: int) -> tuple[float, int]:
+    total, count = 0.0, 0
+    for i, line in enumerate(rendered):
+        for j, value in enumerate(line):
+            if 0 <= r0 + i < len(image) and 0 <= c0 + j < len(image[0]):
+                total += abs(float(value) - float(image[r0 + i][c0 + j]))
+                count += 1
+    return total, count
+
+
+def trace_step_reference(local, x, y, theta, u, dt, samples, covered, cap, max_forward, reach):
+    c, s = math.cos(theta), math.sin(theta)
+    forward, new = [], []
+    for move in local:
+        posed = [(x + u * (c * lx - s * ly), y + u * (s * lx + c * ly)) for lx, ly in move]
+        forward.append(sum(_bilinear_reference(dt, col, row, cap * u) for col, row in posed) / len(posed) / u)
+        new.append([
+            forward[-1] <= max_forward and not done
+            and any(math.hypot(col - qx, row - qy) < reach * u for col, row in posed)
+            for (qx, qy), done in zip(samples, covered)
+        ])
+    return forward, new
+
+
+def trace_steps_reference(local, states, u, dt, samples, covered, cap, max_forward, reach):
+    out = [trace_step_reference(local, x, y, theta, u, dt, samples, done, cap, max_forward, reach)
+           for (x, y, theta), done in zip(states, covered)]
+    return [forward for forward, _ in out], [new for _, new in out]
+
+
+def posed_marks_reference(points, offsets, kinds, shape_marks, affines, dc, dr, size, reach):
+    out, out_offsets, out_kinds = [], [0], []
+    for t in range(len(shape_marks) - 1):
+        cx, cy, a, b = (float(v) for v in affines[t])
+        for k in range(int(shape_marks[t]), int(shape_marks[t + 1])):
+            posed = [(cx + a * x - b * y + dc, cy - (b * x + a * y) + dr) for x, y in points[offsets[k]:offsets[k + 1]]]
+            if not posed:
+                continue
+            cols, rows = [c for c, _ in posed], [r for _, r in posed]
+            if max(cols) > -reach and min(cols) < size + reach and max(rows) > -reach and min(rows) < size + reach:
+                out += posed
+                out_offsets.append(out_offsets[-1] + len(posed))
+                out_kinds.append(kinds[k])
+    return np.array(out).reshape(-1, 2), np.array(out_offsets, dtype=np.int64), np.array(out_kinds, dtype=kinds.dtype)
