@@ -176,7 +176,7 @@ def canonical_shape(shape: Shape, ignore_strokes: bool = False) -> Shape:
     `ignore_strokes`."""
     if ignore_strokes:
         shape = shape.with_strokes(StrokeType.NORMAL)
-    best = min(travel_variants(shape), key=lambda v: _variant_key(v, ignore_strokes))
+    best = min(_travel_variants(shape), key=lambda v: _variant_key(v, ignore_strokes))
     return from_travel_form(best)
 
 

@@ -336,7 +336,8 @@ def render_window(
     return render_marks(points, offsets, kinds, size, RENDER_PEN_RADIUS, RENDER_OUTLINE_RADIUS)
 
 
-_PACKED: dict[tuple, tuple] = {}  # id(template), ... -> (templates, packed marks): the templates kept alive
+_PACKED: dict[tuple, tuple] = {}  # id(template), ... -> (templates, packed marks); an entry keeps its templates
+# alive, so no other template can take their ids while it stands
 PACKED_KEEP = 512
 
 
@@ -345,7 +346,7 @@ def _packed_marks(templates: list[Template]) -> tuple[np.ndarray, np.ndarray, np
     many times while its pose is polished)."""
     key = tuple(id(t) for t in templates)
     hit = _PACKED.get(key)
-    if hit is not None and all(a is b for a, b in zip(hit[0], templates)):
+    if hit is not None:
         return hit[1]
     points = np.ascontiguousarray(np.concatenate([t.mark_points for t in templates]).reshape(-1, 2))
     lengths = [np.diff(t.mark_offsets) for t in templates]
