@@ -89,13 +89,13 @@ def _load(job: EvalJob) -> Problem:
 def _solve(job: EvalJob, perception: PixelPerception | None, dump: Path | None):
     """The solution of one problem, from its programs (oracle) or its pixels; writes its report if `dump`."""
     if job.oracle and dump is None:
-        return solve_problem(_load(job), oracle=True, time_limit=job.time_limit), []
+        return solve_problem(_load(job), oracle=True, time_limit=job.time_limit), [], {}
     problem = _load(job)
     solved = solve_folder(problem_folder(job.root, job.name), perception, oracle=job.oracle,
                           time_limit=job.time_limit, problem=problem)
     if dump is not None:
         write_report(dump, job.name, solved.images, solved.solution.to_dict())
-    return solved.solution, solved.errors
+    return solved.solution, solved.errors, solved.stage_seconds
 
 
 def evaluate_problem(job: EvalJob, perception: PixelPerception | None = None, dump: Path | None = None) -> dict:
@@ -105,9 +105,10 @@ def evaluate_problem(job: EvalJob, perception: PixelPerception | None = None, du
               "confidence": None, "alternatives": 0, "seconds": 0.0, "error": None}
     start = time.perf_counter()
     try:
-        solution, image_errors = _solve(job, perception, dump)
+        solution, image_errors, stage_seconds = _solve(job, perception, dump)
         record.update(
             image_errors=image_errors,
+            stage_seconds=stage_seconds,
             predicted=list(solution.labels),
             correct=sum(p == t for p, t in zip(solution.labels, TRUE_LABELS)),
             rule=solution.rule.asp if solution.rule else None,

@@ -10,7 +10,7 @@ import argparse
 import html
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from dsl.dataset import DatasetError, Problem, load_problem, read_programs
@@ -30,6 +30,7 @@ class SolvedProblem:
     truth: tuple[bool, ...]  # positive query in A, negative query not
     seconds: float
     errors: list[str]
+    stage_seconds: dict = field(default_factory=dict)  # seconds per stage: load, perception's stages, induce
 
     @property
     def correct(self) -> int:
@@ -66,18 +67,22 @@ def solve_folder(
     problem = problem or _load(folder, oracle)
     images = problem.in_solving_order
     pixels = [image.load() for image in images]
+    stages = {"load": round(time.perf_counter() - started, 4)}
     errors: list[str] = []
     if oracle:
         shown = [_oracle_picture(p, image.program) for p, image in zip(pixels, images)]
         programs = [image.program for image in images]
     else:
         perceived = perception.perceive(pixels, positives=len(problem.context_a), negatives=len(problem.context_b))
+        stages.update(perception.stage_seconds)
         errors = [f"{image.path}: {r.error}" for image, r in zip(images, perceived) if r.error]
         programs = require_programs(perceived, [str(image.path) for image in images])
         shown = [ReportImage(p, r.program, r.poses) for p, r in zip(pixels, perceived)]
     given = ProblemInput(programs[:6], programs[6:12], programs[12:])
+    induced = time.perf_counter()
     solution = solve_problem(given, oracle=True, decoded=not oracle, time_limit=time_limit)
-    return SolvedProblem(problem.name, solution, shown, (True, False), time.perf_counter() - started, errors)
+    stages["induce"] = round(time.perf_counter() - induced, 4)
+    return SolvedProblem(problem.name, solution, shown, (True, False), time.perf_counter() - started, errors, stages)
 
 
 def write_index(out: Path, solved: list[SolvedProblem]) -> Path:
