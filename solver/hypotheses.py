@@ -10,15 +10,16 @@ hypothesis explains an image.
      `search.near_miss.check` without neighbours), and the one that explains the most of them is the
      problem's program H, if it explains at least MIN_A_EXPLAINED. An image is explained when the fit is
      within LEVEL_PX. The decoder's top readings are tried first; when no H comes of them, those images
-     are read in full (the tracer mends the decoder's readings) and tried again. No H: every image is
-     read in full and the readings reconciled as before (`solver.reconcile`).
+     are read in full (the tracer mends the decoder's readings) and tried again. No H: step 4, and the
+     readings are reconciled as before (`solver.reconcile`).
   3. check: every set-B image and query is checked against H and H's one-action neighbours
      (`search.near_miss`): the best of them by the centreline fit; an image whose geometry is H's has its
      strokes judged by the decoder walking H at its pose (`_strokes_checked`): where it prefers another
      stroke for an action, that action takes it. An image no neighbour explains either (and a set-A image H
      does not explain) is read in full.
   4. library: images the classifier is sure of (`solver.perceive.TRACE_BELOW_CONFIDENCE`) are read as
-     library shapes from its plan, without the decoder; the others are read in full.
+     library shapes from its plan, without the decoder; the others are read in full (decoded, classified,
+     searched or traced), and free-form readings reconciled with the context (`solver.reconcile`).
 
 Each checked image's `Perceived.evidence` keeps what decided it (fits, margins, verdict): the confidence of
 a query's label is computed from it (`solver.confidence`).
@@ -141,19 +142,7 @@ def perceive_problem(perception, images: list[np.ndarray], positives: int, negat
             formed = _formed(perception, images, positives, readings, stages)
         if formed is not None:
             return _checked(perception, images, results, positives, formed, stages)
-        if any(r is not None and r.program is not None and free_form_reading(r.program) is not None for r in results):
-            return _read_rest(perception, images, results, guesses, positives, negatives, stages)
     return _library_problem(perception, images, results, guesses, positives, negatives, stages)
-
-
-def _read_rest(perception, images, results, guesses, positives, negatives, stages) -> list[Perceived]:
-    """Every image not read yet read in full, and the readings reconciled with the context (no hypothesis)."""
-    rest = [k for k, r in enumerate(results) if r is None]
-    with stages("read"):
-        for k, r in zip(rest, perception.read_in_full([images[k] for k in rest], [guesses[k] for k in rest])):
-            results[k] = r
-    with stages("reconcile"):
-        return reconcile_with_context(images, results, positives, perception.map, negatives)
 
 
 def _library_problem(perception, images, results, guesses, positives, negatives, stages) -> list[Perceived]:

@@ -10,11 +10,12 @@ import argparse
 import html
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from dsl.dataset import DatasetError, Problem, load_problem, read_programs
 from solver.api import ProblemInput, solve_problem
+from solver.confidence import query_confidences
 from solver.induce import DEFAULT_TIME_LIMIT
 from solver.perceive import PerceptionError, PixelPerception, require_programs
 from solver.report import ReportImage, write_report
@@ -31,6 +32,7 @@ class SolvedProblem:
     seconds: float
     errors: list[str]
     stage_seconds: dict = field(default_factory=dict)  # seconds per stage: load, perception's stages, induce
+    query_features: list = field(default_factory=list)  # per query, the evidence its confidence was computed from
 
     @property
     def correct(self) -> int:
@@ -69,6 +71,7 @@ def solve_folder(
     pixels = [image.load() for image in images]
     stages = {"load": round(time.perf_counter() - started, 4)}
     errors: list[str] = []
+    evidence: list = [None] * len(images)
     if oracle:
         shown = [_oracle_picture(p, image.program) for p, image in zip(pixels, images)]
         programs = [image.program for image in images]
@@ -78,11 +81,17 @@ def solve_folder(
         errors = [f"{image.path}: {r.error}" for image, r in zip(images, perceived) if r.error]
         programs = require_programs(perceived, [str(image.path) for image in images])
         shown = [ReportImage(p, r.program, r.poses) for p, r in zip(pixels, perceived)]
+        evidence = [r.evidence for r in perceived]
     given = ProblemInput(programs[:6], programs[6:12], programs[12:])
     induced = time.perf_counter()
     solution = solve_problem(given, oracle=True, decoded=not oracle, time_limit=time_limit)
+    features: list = []
+    if not oracle:  # the confidence of each label from the evidence (`solver.confidence`)
+        confidence, features = query_confidences(solution, evidence[12:])
+        solution = replace(solution, confidence=confidence)
     stages["induce"] = round(time.perf_counter() - induced, 4)
-    return SolvedProblem(problem.name, solution, shown, (True, False), time.perf_counter() - started, errors, stages)
+    return SolvedProblem(problem.name, solution, shown, (True, False), time.perf_counter() - started, errors, stages,
+                         features)
 
 
 def write_index(out: Path, solved: list[SolvedProblem]) -> Path:
