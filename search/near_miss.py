@@ -20,12 +20,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dsl.canonical import normalise_angle
 from dsl.types import Action, ActionKind, ImageProgram, Shape, StrokeType
 from search.neighbourhood import FREE_FORM_TURNS, forward_free_form, free_form_action
 from search.pose import (FIT_EVALS, Placement, SparseProblem, fit, guesses, ink_groups, pixel_cost, polish, refine,
                          shape_window)
 from search.template import Target, template
 
+SAME_TURN = 5.0  # degrees: a turn this close to the action's own is the same turn (action strings round turns)
 SCREEN_EVALS = 20  # sparse-score evaluations refining a neighbour's best heading guess when all neighbours are
 # screened (a full fit refines the two best guesses with search.pose.FIT_EVALS = 60 each)
 SCREEN_KEEP = 2  # neighbours fitted in full after the screen, best screened first
@@ -72,7 +74,7 @@ def geometric_neighbours(program: ImageProgram) -> list[tuple[Change, ImageProgr
     """The programs one geometric action change away from `program` (each shape in the free-form
     generator's direction of travel, `forward_free_form`, so that a new arc turns left as the generator's
     do): every action's kind swapped (line <-> free-form arc, turn and stroke kept), every turn before
-    action i >= 1 set to each other value of the free-form turn grid."""
+    action i >= 1 set to each other value of the free-form turn grid (SAME_TURN)."""
     forward = ImageProgram(tuple(forward_free_form(shape) for shape in program.shapes))
     out = []
     for s, shape in enumerate(forward.shapes):
@@ -83,7 +85,7 @@ def geometric_neighbours(program: ImageProgram) -> list[tuple[Change, ImageProgr
             if i == 0:
                 continue  # the first turn only rotates the shape
             for turn in FREE_FORM_TURNS:
-                if abs(turn - action.turn) > 1e-6 and not (abs(turn) == 180.0 and abs(action.turn) == 180.0):
+                if abs(normalise_angle(turn - action.turn)) > SAME_TURN:
                     out.append((Change(s, i, "turn"), _with_action(forward, s, i, action.with_turn(turn))))
     return out
 

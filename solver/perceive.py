@@ -348,8 +348,15 @@ class PixelPerception:
         """The shape classifier's guesses per image (`perception.shapes.library_guesses`, every group)."""
         from perception.shapes import library_guesses
 
+        import torch
+
         model = self.classifier()
-        return [library_guesses(model, image, top=model.classes) for image in images]
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)  # as the decoder runs: on a busy machine two threads wait on each other
+        try:
+            return [library_guesses(model, image, top=model.classes) for image in images]
+        finally:
+            torch.set_num_threads(threads)
 
     def plan(self, image: np.ndarray, guesses: dict, props: tuple) -> LibraryPlan:
         """One image's `LibraryPlan` from the classifier's `guesses` and the decoder's proposals `props`
