@@ -14,7 +14,8 @@ The induction's literals (solver/encodings/facts_features.lp) are built only fro
 
 Python writes only facts (`write_problem`): images are named by role as for LOGO problems (a(0..),
 b(0..), q(0..)); per image its objects, and each fact reified as `fact(I, F, P, N)` with its arguments
-`arg(I, F, K, V)`; per mode `objpos(P, N, K)`; `declares_objects(obj)`.
+`arg(I, F, K, V)`; per mode `objpos(P, N, K)`; `declares_objects(obj)`; and each image's bit in the
+masks that name sets of images, `image_bit(I, C, W)`.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from solver.facts import Role, image_symbol
 
 MAX_ARITY = 3
 OBJECT_PREDICATE = "obj"
+CHUNK_BITS = 30  # images per bit mask (clingo's numbers are 32-bit)
 
 
 class FactsError(ValueError):
@@ -173,11 +175,22 @@ def _image_atoms(role: Role, index: int, image: FactImage) -> list[clingo.Symbol
     return atoms
 
 
+def image_bits(problem: FactsProblem) -> dict[clingo.Symbol, tuple[int, int]]:
+    """Each image's place in the images' bit masks: (chunk, bit), CHUNK_BITS images to a chunk."""
+    return {image_symbol(role, index): divmod(k, CHUNK_BITS) for k, (role, index, _) in enumerate(problem.images())}
+
+
+def bit_atoms(problem: FactsProblem) -> list[clingo.Symbol]:
+    return [clingo.Function("image_bit", [name, clingo.Number(chunk), clingo.Number(1 << bit)])
+            for name, (chunk, bit) in image_bits(problem).items()]
+
+
 def write_problem(control: clingo.Control, problem: FactsProblem) -> int:
     """Add the problem's facts to `control` through its backend (before grounding); returns their number."""
     atoms = [clingo.Function("objpos", [clingo.Function(m.predicate), clingo.Number(m.arity), clingo.Number(k)])
              for m in problem.modes for k in m.objects]
     atoms.append(clingo.Function("declares_objects", [clingo.Function(OBJECT_PREDICATE)]))
+    atoms += bit_atoms(problem)
     for role, index, image in problem.images():
         atoms += _image_atoms(role, index, image)
     with control.backend() as backend:

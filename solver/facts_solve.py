@@ -3,10 +3,10 @@
 The same inducer as for LOGO problems (`solver.induce.induce_with`, the rule core rule.lp), with literals
 made from the problem's own predicates:
   1. candidates: one grounding of solver/encodings/facts_features.lp over the facts (`solver.facts_in`)
-     gives every candidate literal, its cost and the images it holds of;
+     gives every candidate literal, its cost and the images it holds of (as bit masks);
   2. pruning: of the literals that hold of exactly the same images, only the cheapest are kept, and of
      those only one per canonical form (`solver.facts_lang`); literals true of every context image go;
-  3. induction: rule.lp picks at most `max_literals` of them: fewest misclassified context images (the
+  3. induction: rule.lp (the candidates read by facts_rule.lp) picks at most `max_literals` of them: fewest misclassified context images (the
      noise term), then the shortest rule, then the fewest literals; every optimal rule is enumerated;
   4. the queries are labelled by the vote of the optimal rules (`solver.classify`), and explained.
 """
@@ -23,12 +23,12 @@ from solver.api import Solution
 from solver.classify import classify
 from solver.facts import Role, image_symbol
 from solver.facts_explain import explain_facts
-from solver.facts_in import FactsProblem, as_problem, write_problem
+from solver.facts_in import FactsProblem, as_problem, bit_atoms, image_bits, write_problem
 from solver.facts_lang import FactLiteral, make_rule
 from solver.induce import DEFAULT_MAX_RULES, DEFAULT_TIME_LIMIT, Induction, induce_with, load_encodings
 
 FEATURES = ("facts_features.lp",)
-RULE = ("rule.lp",)
+RULE = ("rule.lp", "facts_rule.lp")
 MAX_ATOMS = 3  # facts in one literal's conjunction at most
 
 
@@ -36,7 +36,7 @@ MAX_ATOMS = 3  # facts in one literal's conjunction at most
 class Candidate:
     term: clingo.Symbol  # the literal as the encoding writes it
     cost: int
-    holds: frozenset[clingo.Symbol]  # the images (ASP names) it holds of
+    masks: tuple[int, ...]  # the images it holds of: per chunk of images, the sum of their bits
 
 
 def min_support(problem: FactsProblem) -> int:
@@ -52,49 +52,67 @@ def candidates(problem: FactsProblem, max_atoms: int = MAX_ATOMS) -> list[Candid
     load_encodings(control, FEATURES)
     write_problem(control, problem)
     control.ground([("base", [])])
-    holds: dict[clingo.Symbol, set[clingo.Symbol]] = {}
+    chunks = 1 + max(chunk for chunk, _ in image_bits(problem).values())
+    masks: dict[clingo.Symbol, list[int]] = {}
     cost: dict[clingo.Symbol, int] = {}
     with control.solve(yield_=True) as handle:
         for model in handle:
             for atom in model.symbols(shown=True):
-                if atom.name == "holds":
-                    holds.setdefault(atom.arguments[0], set()).add(atom.arguments[1])
-                elif atom.name == "cost":
-                    cost[atom.arguments[0]] = atom.arguments[1].number
-    return [Candidate(term, cost[term], frozenset(holds.get(term, ()))) for term in cost]
+                if atom.match("mask", 3):
+                    literal, chunk, mask = atom.arguments
+                    masks.setdefault(literal, [0] * chunks)[chunk.number] = mask.number
+                elif atom.match("cost", 2):
+                    literal, weight = atom.arguments
+                    cost[literal] = weight.number
+    return [Candidate(term, cost[term], tuple(masks[term])) for term in cost]
+
+
+def context_masks(problem: FactsProblem) -> tuple[int, ...]:
+    """The masks of all context images (A and B)."""
+    bits = image_bits(problem)
+    masks = [0] * (1 + max(chunk for chunk, _ in bits.values()))
+    for role, index, _ in problem.images():
+        if role is not Role.QUERY:
+            chunk, bit = bits[image_symbol(role, index)]
+            masks[chunk] |= 1 << bit
+    return tuple(masks)
 
 
 def prune(found: list[Candidate], problem: FactsProblem) -> list[Candidate]:
     """The cheapest literals of each set of images held of, one per canonical form; none true of every
-    context image (they separate nothing)."""
-    context = {image_symbol(role, index) for role, index, _ in problem.images() if role is not Role.QUERY}
-    cheapest: dict[frozenset, int] = {}
+    context image (they separate nothing). Literals of one canonical form hold of the same images."""
+    context = context_masks(problem)
+    groups: dict[tuple[int, ...], list[Candidate]] = {}
     for candidate in found:
-        cheapest[candidate.holds] = min(candidate.cost, cheapest.get(candidate.holds, candidate.cost))
-    kept, seen = [], set()
-    for candidate in sorted(found, key=lambda c: str(c.term)):
-        if candidate.cost > cheapest[candidate.holds] or context <= candidate.holds:
+        if any(c & m != c for c, m in zip(context, candidate.masks)):
+            groups.setdefault(candidate.masks, []).append(candidate)
+    kept = []
+    for group in groups.values():
+        cheapest = min(c.cost for c in group)
+        group = sorted((c for c in group if c.cost == cheapest), key=lambda c: c.term)
+        if len(group) == 1:
+            kept += group
             continue
-        key = FactLiteral.from_symbol(candidate.term).key
-        if key not in seen:
-            seen.add(key)
-            kept.append(candidate)
-    return kept
+        seen = set()
+        for candidate in group:
+            key = FactLiteral.from_symbol(candidate.term).key
+            if key not in seen:
+                seen.add(key)
+                kept.append(candidate)
+    return sorted(kept, key=lambda c: c.term)
 
 
 def write_candidates(control: clingo.Control, problem: FactsProblem, kept: list[Candidate]) -> None:
-    """The facts rule.lp reads: the images, and per literal lit/1, holds/2, cost/2 and info/2 (-1: of
-    two equally short rules, the one of fewer literals is preferred)."""
-    atoms = []
+    """The facts facts_rule.lp reads: the images, their bits and the candidates with their masks."""
+    atoms = bit_atoms(problem)
     for role, index, _ in problem.images():
         name = image_symbol(role, index)
         membership = {Role.A: "in_a", Role.B: "in_b", Role.QUERY: "query"}[role]
         atoms += [clingo.Function("image", [name]), clingo.Function(membership, [name])]
     for candidate in kept:
-        atoms += [clingo.Function("lit", [candidate.term]),
-                  clingo.Function("cost", [candidate.term, clingo.Number(candidate.cost)]),
-                  clingo.Function("info", [candidate.term, clingo.Number(-1)])]
-        atoms += [clingo.Function("holds", [candidate.term, image]) for image in sorted(candidate.holds)]
+        atoms.append(clingo.Function("candidate", [candidate.term, clingo.Number(candidate.cost)]))
+        atoms += [clingo.Function("mask", [candidate.term, clingo.Number(chunk), clingo.Number(mask)])
+                  for chunk, mask in enumerate(candidate.masks) if mask]
     with control.backend() as backend:
         for atom in atoms:
             backend.add_rule([backend.add_atom(atom)])
