@@ -4,15 +4,16 @@
 
 Four families, each problem 6 images of A, 6 of B and two queries (one of A, one of B), in the JSON format
 of `solve-facts` (docs/facts.md); every B image (and the B query) is a hard negative: an image of A with
-one literal changed, as in Bongard-HOI.
+one literal changed, as in Bongard-HOI. A problem in which one fact other than the concept's is in every
+image of A and in none of B is drawn again (the concept would not be the simplest rule).
   hoi         some person does an action to an object of a class: rel(P, ride, O), cls(O, horse);
               negatives: the same object with another action, or the same action on another class
               (with, in some, that action on another class and that class under another action)
   attributes  some object has two attribute values at once: color(X, red), shape(X, cube); negatives:
               that object with one value changed, beside objects with each value alone
-  tools       a tool with a function (tools of many classes share it) is there, or none is; negatives:
-              the tool swapped for one of the same material without the function, or (for "none")
-              a tool with it added
+  tools       a tool with a function (tools of many classes share it, and no other function is shared
+              by all of them) is there, or none is; negatives: the tool swapped for one of the same
+              material without the function, or (for "none") a tool with it added
   counts      exactly N objects of a class; negatives: one object of that class more or fewer
 Reported per family: query accuracy, rule_match (the induced rule, in canonical form, is the concept
 itself) and seconds per problem (median, mean); written as JSON with `--json OUT`.
@@ -81,6 +82,28 @@ def _problem(rng: random.Random, positive: Maker, negative: Maker) -> tuple[list
     return a[:CONTEXT], b[:CONTEXT], [a[CONTEXT], b[CONTEXT]]
 
 
+def _patterns(image: Image) -> set[str]:
+    """The image's facts with their objects left out: what a literal of one fact can see."""
+    objects = {fact[4:-1] for fact in image if fact.startswith("obj(")}
+    patterns = set()
+    for fact in image:
+        name, _, rest = fact.partition("(")
+        args = rest[:-1].split(",") if rest else []
+        patterns.add(f"{name}({','.join('_' if a in objects else a for a in args)})")
+    return patterns
+
+
+def _well_posed(build: Callable[[], tuple], allowed: frozenset[str] = frozenset()):
+    """Sides from `build` in which no fact but the `allowed` ones (the concept's own) is in every image
+    of A and in no image of B: a problem's author sees to it that the concept is the simplest rule, and
+    a one-fact rule is simpler than any other concept."""
+    while True:
+        a, b, queries = build()
+        shared = set.intersection(*(_patterns(image) for image in a)) - set.union(*(_patterns(image) for image in b))
+        if shared <= allowed:
+            return a, b, queries
+
+
 # hoi ----------------------------------------------------------------------------------------------
 
 def _hoi_scene(rng: random.Random, action: str, thing: str, twist: str | None) -> Image:
@@ -107,8 +130,8 @@ def _hoi_scene(rng: random.Random, action: str, thing: str, twist: str | None) -
 def hoi(rng: random.Random):
     action, thing = rng.choice(ACTIONS), rng.choice(THINGS)
     concept = f"exists(r(t(rel,(self,c({action}),link)),t(cls,(self,c({thing})))))"
-    sides = _problem(rng, lambda r: _hoi_scene(r, action, thing, None),
-                     lambda r: _hoi_scene(r, action, thing, r.choice(("action", "thing"))))
+    sides = _well_posed(lambda: _problem(rng, lambda r: _hoi_scene(r, action, thing, None),
+                                         lambda r: _hoi_scene(r, action, thing, r.choice(("action", "thing")))))
     return f"hoi_{action}_{thing}", [concept], sides
 
 
@@ -143,8 +166,8 @@ def attributes(rng: random.Random):
     names = tuple(sorted(ATTRIBUTES))
     views = sorted(f"t({n},(self,c({v})))" for n, v in wanted.items())
     concept = f"exists(and({views[0]},{views[1]}))"
-    sides = _problem(rng, lambda r: _attribute_scene(r, wanted, names, None),
-                     lambda r: _attribute_scene(r, wanted, names, r.choice(sorted(wanted))))
+    sides = _well_posed(lambda: _problem(rng, lambda r: _attribute_scene(r, wanted, names, None),
+                                         lambda r: _attribute_scene(r, wanted, names, r.choice(sorted(wanted)))))
     return f"attributes_{'_'.join(wanted.values())}", [concept], sides
 
 
@@ -164,18 +187,26 @@ def _tool_image(tools: list[str]) -> Image:
     return facts
 
 
-def _tool_scene(rng: random.Random, function: str, present: bool, twist: bool) -> Image:
+def _tools_with(rng: random.Random, function: str, number: int) -> list[str]:
+    """`number` tools with the function, chosen so that it is the only function they all have (the
+    context shows which function is meant, as a problem's author makes sure)."""
     with_it = [t for t in TOOLS if function in TOOLS[t][1]]
+    while True:
+        chosen = [rng.choice(with_it) for _ in range(number)]
+        if set.intersection(*(set(TOOLS[t][1]) for t in chosen)) == {function}:
+            return chosen
+
+
+def _tool_scene(rng: random.Random, function: str, present: bool, twist: bool, main: str) -> Image:
+    """Tools without the function, and `main` (which has it) if `present`; with `twist`, one literal
+    away: `main` swapped for a tool of its material without the function, or (not `present`) added."""
     without = [t for t in TOOLS if function not in TOOLS[t][1]]
     tools = rng.sample(without, rng.randint(1, 2))
-    if present:
-        main = rng.choice(with_it)
-        if twist:  # the same material, not the function
-            same = [t for t in without if TOOLS[t][0] == TOOLS[main][0]] or without
-            main = rng.choice(same)
+    if present and twist:
+        same = [t for t in without if TOOLS[t][0] == TOOLS[main][0]] or without
+        tools.append(rng.choice(same))
+    elif present or twist:
         tools.append(main)
-    elif twist:
-        tools.append(rng.choice(with_it))
     return _tool_image(rng.sample(tools, len(tools)))
 
 
@@ -184,8 +215,13 @@ def tools(rng: random.Random):
     present = rng.random() < 0.6
     view = f"exists(t(function,(self,c({function}))))"
     concept = view if present else f"neg({view})"
-    sides = _problem(rng, lambda r: _tool_scene(r, function, present, False),
-                     lambda r: _tool_scene(r, function, present, True))
+
+    def build():
+        positives, negatives = iter(_tools_with(rng, function, CONTEXT + 1)), iter(_tools_with(rng, function, CONTEXT + 1))
+        return _problem(rng, lambda r: _tool_scene(r, function, present, False, next(positives)),
+                        lambda r: _tool_scene(r, function, present, True, next(negatives)))
+
+    sides = _well_posed(build, frozenset({f"function(_,{function})"} if present else ()))
     return f"tools_{'' if present else 'no_'}{function}", [concept], sides
 
 
@@ -202,8 +238,8 @@ def _count_scene(rng: random.Random, cls: str, number: int, twist: bool) -> Imag
 def counts(rng: random.Random):
     cls, number = rng.choice(CLASSES), rng.randint(2, 5)
     concept = f"count(t(cls,(self,c({cls}))),eq,{number})"
-    sides = _problem(rng, lambda r: _count_scene(r, cls, number, False),
-                     lambda r: _count_scene(r, cls, number, True))
+    sides = _well_posed(lambda: _problem(rng, lambda r: _count_scene(r, cls, number, False),
+                                         lambda r: _count_scene(r, cls, number, True)))
     return f"counts_{number}_{cls}", [concept], sides
 
 
