@@ -5,7 +5,8 @@
 Four families, each problem 6 images of A, 6 of B and two queries (one of A, one of B), in the JSON format
 of `solve-facts` (docs/facts.md); every B image (and the B query) is a hard negative: an image of A with
 one literal changed, as in Bongard-HOI. A problem in which one fact other than the concept's is in every
-image of A and in none of B is drawn again (the concept would not be the simplest rule).
+image of A and in none of B, or the other way round, is drawn again (the concept would not be the
+simplest rule).
   hoi         some person does an action to an object of a class: rel(P, ride, O), cls(O, horse);
               negatives: the same object with another action, or the same action on another class
               (with, in some, that action on another class and that class under another action)
@@ -95,12 +96,14 @@ def _patterns(image: Image) -> set[str]:
 
 def _well_posed(build: Callable[[], tuple], allowed: frozenset[str] = frozenset()):
     """Sides from `build` in which no fact but the `allowed` ones (the concept's own) is in every image
-    of A and in no image of B: a problem's author sees to it that the concept is the simplest rule, and
-    a one-fact rule is simpler than any other concept."""
+    of A and in no image of B, or in every image of B and in none of A: a problem's author sees to it that
+    the concept is the simplest rule, and a rule of one fact, or of its absence, is as simple as any."""
     while True:
         a, b, queries = build()
-        shared = set.intersection(*(_patterns(image) for image in a)) - set.union(*(_patterns(image) for image in b))
-        if shared <= allowed:
+        in_a, in_b = [_patterns(image) for image in a], [_patterns(image) for image in b]
+        shared_a = set.intersection(*in_a) - set.union(*in_b)
+        shared_b = set.intersection(*in_b) - set.union(*in_a)
+        if (shared_a | shared_b) <= allowed:
             return a, b, queries
 
 
@@ -221,7 +224,7 @@ def tools(rng: random.Random):
         return _problem(rng, lambda r: _tool_scene(r, function, present, False, next(positives)),
                         lambda r: _tool_scene(r, function, present, True, next(negatives)))
 
-    sides = _well_posed(build, frozenset({f"function(_,{function})"} if present else ()))
+    sides = _well_posed(build, frozenset({f"function(_,{function})"}))
     return f"tools_{'' if present else 'no_'}{function}", [concept], sides
 
 
