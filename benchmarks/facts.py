@@ -144,8 +144,18 @@ def _random_object(rng: random.Random, names: tuple[str, ...]) -> dict:
     return {name: rng.choice(ATTRIBUTES[name]) for name in names}
 
 
-def _attribute_scene(rng: random.Random, wanted: dict, names: tuple[str, ...], twist: str | None) -> Image:
-    target = _random_object(rng, names) | wanted
+def _targets(rng: random.Random, wanted: dict, names: tuple[str, ...]) -> list[dict]:
+    """The objects of the concept in the images of one side: in their other attributes, no value is
+    shared by all of them (else that value and one of the concept's would separate A from B as well)."""
+    while True:
+        targets = [_random_object(rng, names) | wanted for _ in range(CONTEXT + 1)]
+        if all(len({t[n] for t in targets[:CONTEXT]}) > 1 for n in names if n not in wanted):
+            return targets
+
+
+def _attribute_scene(rng: random.Random, wanted: dict, names: tuple[str, ...], twist: str | None,
+                     target: dict) -> Image:
+    target = dict(target)
     if twist:
         target[twist] = rng.choice([v for v in ATTRIBUTES[twist] if v != wanted[twist]])
     objects = [target]
@@ -169,8 +179,13 @@ def attributes(rng: random.Random):
     names = tuple(sorted(ATTRIBUTES))
     views = sorted(f"t({n},(self,c({v})))" for n, v in wanted.items())
     concept = f"exists(and({views[0]},{views[1]}))"
-    sides = _well_posed(lambda: _problem(rng, lambda r: _attribute_scene(r, wanted, names, None),
-                                         lambda r: _attribute_scene(r, wanted, names, r.choice(sorted(wanted)))))
+
+    def build():
+        positives, negatives = iter(_targets(rng, wanted, names)), iter(_targets(rng, wanted, names))
+        return _problem(rng, lambda r: _attribute_scene(r, wanted, names, None, next(positives)),
+                        lambda r: _attribute_scene(r, wanted, names, r.choice(sorted(wanted)), next(negatives)))
+
+    sides = _well_posed(build)
     return f"attributes_{'_'.join(wanted.values())}", [concept], sides
 
 
