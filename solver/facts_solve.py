@@ -5,7 +5,8 @@ made from the problem's own predicates:
   1. candidates: one grounding of solver/encodings/facts_features.lp over the facts (`solver.facts_in`)
      gives every candidate literal, its cost and the images it holds of (as bit masks);
   2. pruning: of the literals that hold of exactly the same images, only the cheapest are kept, and of
-     those only one per canonical form (`solver.facts_lang`); literals true of every context image go;
+     those only one per canonical form (`solver.facts_lang`); literals true of every context image go,
+     and so do those a cheaper literal dominates (it holds of more of A and of less of B);
   3. induction: rule.lp (the candidates read by facts_rule.lp) picks at most `max_literals` of them: fewest misclassified context images (the
      noise term), then the shortest rule, then the fewest literals; every optimal rule is enumerated;
   4. the queries are labelled by the vote of the optimal rules (`solver.classify`), and explained.
@@ -23,7 +24,7 @@ from solver.api import Solution
 from solver.classify import classify
 from solver.facts import Role, image_symbol
 from solver.facts_explain import explain_facts
-from solver.facts_in import FactsProblem, as_problem, bit_atoms, image_bits, write_problem
+from solver.facts_in import CHUNK_BITS, FactsProblem, as_problem, bit_atoms, image_bits, write_problem
 from solver.facts_lang import FactLiteral, make_rule
 from solver.induce import DEFAULT_MAX_RULES, DEFAULT_TIME_LIMIT, Induction, induce_with, load_encodings
 
@@ -67,39 +68,58 @@ def candidates(problem: FactsProblem, max_atoms: int = MAX_ATOMS) -> list[Candid
     return [Candidate(term, cost[term], tuple(masks[term])) for term in cost]
 
 
-def context_masks(problem: FactsProblem) -> tuple[int, ...]:
-    """The masks of all context images (A and B)."""
+def _as_int(masks: tuple[int, ...]) -> int:
+    return sum(mask << (CHUNK_BITS * chunk) for chunk, mask in enumerate(masks))
+
+
+def side_masks(problem: FactsProblem) -> tuple[int, int]:
+    """The context images of A and of B as one number each, a bit per image (as `_as_int` reads masks)."""
     bits = image_bits(problem)
-    masks = [0] * (1 + max(chunk for chunk, _ in bits.values()))
+    sides = {Role.A: 0, Role.B: 0}
     for role, index, _ in problem.images():
-        if role is not Role.QUERY:
+        if role in sides:
             chunk, bit = bits[image_symbol(role, index)]
-            masks[chunk] |= 1 << bit
-    return tuple(masks)
+            sides[role] |= 1 << (CHUNK_BITS * chunk + bit)
+    return sides[Role.A], sides[Role.B]
+
+
+def _one_per_form(group: list[Candidate]) -> list[Candidate]:
+    """The cheapest literals of a group holding of the same images, one per canonical form."""
+    cheapest = min(c.cost for c in group)
+    group = sorted((c for c in group if c.cost == cheapest), key=lambda c: c.term)
+    if len(group) == 1:
+        return group
+    kept, seen = [], set()
+    for candidate in group:
+        key = FactLiteral.from_symbol(candidate.term).key
+        if key not in seen:
+            seen.add(key)
+            kept.append(candidate)
+    return kept
+
+
+def _undominated(found: list[tuple[int, int, Candidate]]) -> list[Candidate]:
+    """Drop a literal when a cheaper one holds of every image of A it holds of and of no other image of
+    B: swapping them in any rule misclassifies no more context images, with a shorter rule."""
+    return [candidate for a, b, candidate in found
+            if not any(other.cost < candidate.cost and a & other_a == a and other_b & b == other_b
+                       for other_a, other_b, other in found)]
 
 
 def prune(found: list[Candidate], problem: FactsProblem) -> list[Candidate]:
-    """The cheapest literals of each set of images held of, one per canonical form; none true of every
-    context image (they separate nothing). Literals of one canonical form hold of the same images."""
-    context = context_masks(problem)
+    """Of the literals holding of the same images, the cheapest, one per canonical form (one form holds
+    of the same images whatever its term); then none true of every context image (they separate
+    nothing), and none a cheaper literal dominates on the context."""
+    in_a, in_b = side_masks(problem)
     groups: dict[tuple[int, ...], list[Candidate]] = {}
     for candidate in found:
-        if any(c & m != c for c, m in zip(context, candidate.masks)):
-            groups.setdefault(candidate.masks, []).append(candidate)
-    kept = []
-    for group in groups.values():
-        cheapest = min(c.cost for c in group)
-        group = sorted((c for c in group if c.cost == cheapest), key=lambda c: c.term)
-        if len(group) == 1:
-            kept += group
-            continue
-        seen = set()
-        for candidate in group:
-            key = FactLiteral.from_symbol(candidate.term).key
-            if key not in seen:
-                seen.add(key)
-                kept.append(candidate)
-    return sorted(kept, key=lambda c: c.term)
+        groups.setdefault(candidate.masks, []).append(candidate)
+    cheapest = []
+    for masks, group in groups.items():
+        whole = _as_int(masks)
+        if whole & (in_a | in_b) != in_a | in_b:
+            cheapest += [(whole & in_a, whole & in_b, c) for c in _one_per_form(group)]
+    return sorted(_undominated(cheapest), key=lambda c: c.term)
 
 
 def write_candidates(control: clingo.Control, problem: FactsProblem, kept: list[Candidate]) -> None:
