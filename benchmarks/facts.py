@@ -4,9 +4,9 @@
 
 Four families, each problem 6 images of A, 6 of B and two queries (one of A, one of B), in the JSON format
 of `solve-facts` (docs/facts.md); every B image (and the B query) is a hard negative: an image of A with
-one literal changed, as in Bongard-HOI. A problem in which one fact other than the concept's is in every
-image of A and in none of B, or the other way round, is drawn again (the concept would not be the
-simplest rule).
+one literal changed, as in Bongard-HOI. A problem in which a rule as simple as the concept separates A
+from B by chance (one fact in every image of A and in none of B, or the other way round, or two facts
+about one object in every image of A and in none of B) is drawn again.
   hoi         some person does an action to an object of a class: rel(P, ride, O), cls(O, horse);
               negatives: the same object with another action, or the same action on another class
               (with, in some, that action on another class and that class under another action)
@@ -83,28 +83,46 @@ def _problem(rng: random.Random, positive: Maker, negative: Maker) -> tuple[list
     return a[:CONTEXT], b[:CONTEXT], [a[CONTEXT], b[CONTEXT]]
 
 
-def _patterns(image: Image) -> set[str]:
-    """The image's facts with their objects left out: what a literal of one fact can see."""
+def _pattern(fact: str, objects: set[str], named: str | None = None) -> str:
+    """The fact with its objects left out (`_`), but for `named`, written X."""
+    name, _, rest = fact.partition("(")
+    args = rest[:-1].split(",") if rest else []
+    return f"{name}({','.join('X' if a == named else '_' if a in objects else a for a in args)})"
+
+
+def _patterns(image: Image) -> tuple[set[str], set[str]]:
+    """What rules as simple as a concept can see of an image: its facts with their objects left out,
+    and the pairs of facts about one object ('color(X,red) & shape(X,cube)')."""
     objects = {fact[4:-1] for fact in image if fact.startswith("obj(")}
-    patterns = set()
-    for fact in image:
-        name, _, rest = fact.partition("(")
-        args = rest[:-1].split(",") if rest else []
-        patterns.add(f"{name}({','.join('_' if a in objects else a for a in args)})")
-    return patterns
+    singles = {_pattern(fact, objects) for fact in image}
+    pairs = set()
+    for named in objects:
+        about = sorted({_pattern(f, objects, named) for f in image if named in f[:-1].split("(", 1)[-1].split(",")}
+                       - {"obj(X)"})
+        pairs.update(f"{x} & {y}" for k, x in enumerate(about) for y in about[k + 1:])
+    return singles, pairs
 
 
-def _well_posed(build: Callable[[], tuple], allowed: frozenset[str] = frozenset()):
-    """Sides from `build` in which no fact but the `allowed` ones (the concept's own) is in every image
-    of A and in no image of B, or in every image of B and in none of A: a problem's author sees to it that
-    the concept is the simplest rule, and a rule of one fact, or of its absence, is as simple as any."""
-    while True:
+def _refines(pair: str, allowed: frozenset[str]) -> bool:
+    """A pair of facts one of which is an allowed fact (a concept of one fact): a longer rule than it."""
+    return any(part.replace("(X,", "(_,").replace(",X)", ",_)").replace("(X)", "(_)") in allowed
+               for part in pair.split(" & "))
+
+
+def _well_posed(build: Callable[[], tuple], allowed: frozenset[str] = frozenset(), attempts: int = 10_000):
+    """Sides from `build` in which no rule as simple as the concept but the `allowed` ones (the concept's
+    own) separates A from B: no fact in every image of A and in none of B or the other way round, no
+    pair of facts about one object in every image of A and in none of B (a problem's author sees to it
+    that the concept is the simplest rule)."""
+    for _ in range(attempts):
         a, b, queries = build()
         in_a, in_b = [_patterns(image) for image in a], [_patterns(image) for image in b]
-        shared_a = set.intersection(*in_a) - set.union(*in_b)
-        shared_b = set.intersection(*in_b) - set.union(*in_a)
-        if (shared_a | shared_b) <= allowed:
+        singles = set.intersection(*(p[0] for p in in_a)) - set.union(*(p[0] for p in in_b))
+        singles |= set.intersection(*(p[0] for p in in_b)) - set.union(*(p[0] for p in in_a))
+        pairs = set.intersection(*(p[1] for p in in_a)) - set.union(*(p[1] for p in in_b))
+        if singles <= allowed and all(pair in allowed or _refines(pair, allowed) for pair in pairs):
             return a, b, queries
+    raise RuntimeError(f"no well-posed problem in {attempts} attempts")
 
 
 # hoi ----------------------------------------------------------------------------------------------
@@ -134,7 +152,8 @@ def hoi(rng: random.Random):
     action, thing = rng.choice(ACTIONS), rng.choice(THINGS)
     concept = f"exists(r(t(rel,(self,c({action}),link)),t(cls,(self,c({thing})))))"
     sides = _well_posed(lambda: _problem(rng, lambda r: _hoi_scene(r, action, thing, None),
-                                         lambda r: _hoi_scene(r, action, thing, r.choice(("action", "thing")))))
+                                         lambda r: _hoi_scene(r, action, thing, r.choice(("action", "thing")))),
+                        frozenset({f"cls(X,{thing}) & rel(_,{action},X)"}))
     return f"hoi_{action}_{thing}", [concept], sides
 
 
@@ -185,7 +204,7 @@ def attributes(rng: random.Random):
         return _problem(rng, lambda r: _attribute_scene(r, wanted, names, None, next(positives)),
                         lambda r: _attribute_scene(r, wanted, names, r.choice(sorted(wanted)), next(negatives)))
 
-    sides = _well_posed(build)
+    sides = _well_posed(build, frozenset({" & ".join(sorted(f"{n}(X,{v})" for n, v in wanted.items()))}))
     return f"attributes_{'_'.join(wanted.values())}", [concept], sides
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from solver.explain import ROLE_TEXT, Explanation, ImageEvidence
 from solver.facts import Role
 from solver.facts_in import FactImage, FactsProblem
-from solver.facts_lang import FactLiteral, FactRule
+from solver.facts_lang import NOT, FactLiteral, FactRule
 from solver.induce import Induction, InducedRule, Outcome
 
 MAX_FACTS_SHOWN = 6
@@ -27,6 +27,7 @@ def rule_english(rule: FactRule, covered_a: int, covered_b: int, n_a: int, n_b: 
 
 def _matches(fact, atom) -> bool:
     name, args = atom
+    name = name.removeprefix(NOT)
     return (fact.name == name and len(fact.arguments) == len(args)
             and all(not isinstance(a, str) or str(v) == a for v, a in zip(fact.arguments, args)))
 
@@ -35,7 +36,7 @@ def literal_facts(literal: FactLiteral, image: FactImage) -> str:
     """The image's facts that match an atom of the literal (its predicates, with its constants)."""
     shown = [str(f) for f in image.facts if any(_matches(f, atom) for atom in literal.atoms)]
     if not shown:
-        return "no fact like " + ", ".join(f"{name}/{len(args)}" for name, args in literal.atoms)
+        return "no fact like " + ", ".join(f"{name.removeprefix(NOT)}/{len(args)}" for name, args in literal.atoms)
     more = len(shown) - MAX_FACTS_SHOWN
     return ", ".join(shown[:MAX_FACTS_SHOWN]) + (f" (+{more} more)" if more > 0 else "")
 

@@ -13,6 +13,7 @@ Kinds (costs in the encoding):
     absent   no objects do                                         #count { X : cls(X,horse) } = 0
     count    the number of objects X satisfying it, =, >=, <= N    #count { X : cls(X,dog) } = 3
     ground, not_ground   a fact without objects                    scene(indoor), not scene(indoor)
+A conjunction may hold one negated atom: cls(X,person), not rel(X,ride,_) (no fact rel(X,ride,_)).
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ class Kind(enum.Enum):
 
 
 Argument = int | str | None  # a variable number, a constant's ASP text, or None for `_`
-Atom = tuple[str, tuple[Argument, ...]]
+Atom = tuple[str, tuple[Argument, ...]]  # (predicate, arguments); a negated atom's predicate begins with NOT
+NOT = "not "
 
 
 class FactTermError(ValueError):
@@ -73,6 +75,10 @@ def concept_atoms(concept: clingo.Symbol, root: int = 0, fresh: Iterator[int] | 
     if concept.name == "and":
         first, second = concept.arguments
         return concept_atoms(first, root, fresh) + concept_atoms(second, root, fresh)
+    if concept.name == "andnot":
+        first, second = concept.arguments
+        name, args = _view_atom(second, root, None)
+        return concept_atoms(first, root, fresh) + [(NOT + name, args)]
     raise FactTermError(f"not an object concept: {concept}")
 
 
