@@ -34,7 +34,7 @@ def _matches(fact, atom) -> bool:
 
 def literal_facts(literal: FactLiteral, image: FactImage) -> str:
     """The image's facts that match an atom of the literal (its predicates, with its constants)."""
-    shown = [str(f) for f in image.facts if any(_matches(f, atom) for atom in literal.atoms)]
+    shown = [f.text for f in image.facts if any(_matches(f, atom) for atom in literal.atoms)]
     if not shown:
         return "no fact like " + ", ".join(f"{name.removeprefix(NOT)}/{len(args)}" for name, args in literal.atoms)
     more = len(shown) - MAX_FACTS_SHOWN

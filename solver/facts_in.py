@@ -32,6 +32,7 @@ from solver.facts import Role, image_symbol
 MAX_ARITY = 3
 OBJECT_PREDICATE = "obj"
 CHUNK_BITS = 30  # images per bit mask (clingo's numbers are 32-bit)
+NUMBERS = tuple(clingo.Number(n) for n in range(64))  # made once: clingo symbols are slow to make
 
 
 class FactsError(ValueError):
@@ -54,15 +55,29 @@ class Mode:
 
 
 @dataclass(frozen=True, slots=True)
+class Fact:
+    """One ground fact, its parts read once from its clingo symbol."""
+
+    symbol: clingo.Symbol
+    name: str
+    arguments: tuple[clingo.Symbol, ...]
+    text: str
+
+    @staticmethod
+    def of(symbol: clingo.Symbol) -> "Fact":
+        return Fact(symbol, symbol.name, tuple(symbol.arguments), str(symbol))
+
+
+@dataclass(frozen=True, slots=True)
 class FactImage:
     """One image: its facts (parsed) and its objects."""
 
-    facts: tuple[clingo.Symbol, ...]
+    facts: tuple[Fact, ...]
     objects: frozenset[clingo.Symbol]
 
     @property
     def texts(self) -> tuple[str, ...]:
-        return tuple(str(f) for f in self.facts)
+        return tuple(f.text for f in self.facts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +97,7 @@ class FactsProblem:
         return group[key[0]][key[1]]
 
 
-def parse_fact(text, where: str) -> clingo.Symbol:
+def parse_fact(text, where: str) -> Fact:
     """One ground fact: a predicate with 0..3 arguments, e.g. `rel(o1,ride,o2)`."""
     if not isinstance(text, str):
         raise FactsError(f"{where}: a fact must be a string, got {type(text).__name__}")
@@ -92,12 +107,13 @@ def parse_fact(text, where: str) -> clingo.Symbol:
         raise FactsError(f"{where}: {text!r} does not parse as a ground fact") from None
     if symbol.type is not clingo.SymbolType.Function or not symbol.name:
         raise FactsError(f"{where}: {text!r} is not a predicate (a number, a string or a tuple)")
-    if len(symbol.arguments) > MAX_ARITY:
-        raise FactsError(f"{where}: {text!r} has {len(symbol.arguments)} arguments; at most {MAX_ARITY} are read")
-    return symbol
+    fact = Fact.of(symbol)
+    if len(fact.arguments) > MAX_ARITY:
+        raise FactsError(f"{where}: {text!r} has {len(fact.arguments)} arguments; at most {MAX_ARITY} are read")
+    return fact
 
 
-def _objects(facts: Sequence[clingo.Symbol], declared: bool) -> frozenset[clingo.Symbol]:
+def _objects(facts: Sequence[Fact], declared: bool) -> frozenset[clingo.Symbol]:
     if declared:
         return frozenset(f.arguments[0] for f in facts if f.name == OBJECT_PREDICATE and len(f.arguments) == 1)
     return frozenset(f.arguments[0] for f in facts if len(f.arguments) >= 2)
@@ -113,7 +129,7 @@ def derive_modes(images: Sequence[FactImage]) -> tuple[Mode, ...]:
     return tuple(Mode(name, arity, tuple(sorted(objects))) for (name, arity), objects in sorted(positions.items()))
 
 
-def _side(data: dict, key: str, source: str, required: bool) -> list[list[clingo.Symbol]]:
+def _side(data: dict, key: str, source: str, required: bool) -> list[list[Fact]]:
     images = data.get(key, [] if not required else None)
     if not isinstance(images, list):
         raise FactsError(f"{source}: {key!r} must be a list of images (lists of fact strings)")
@@ -133,7 +149,8 @@ def problem_from_dict(data, source: str = "<problem>") -> FactsProblem:
         raise FactsError(f"{source}: expected a JSON object with keys A, B and queries")
     sides = [_side(data, key, source, required) for key, required in (("A", True), ("B", True), ("queries", False))]
     declared = any(f.name == OBJECT_PREDICATE and len(f.arguments) == 1 for side in sides for img in side for f in img)
-    built = [tuple(FactImage(tuple(dict.fromkeys(img)), _objects(img, declared)) for img in side) for side in sides]
+    built = [tuple(FactImage(tuple({f.symbol: f for f in img}.values()), _objects(img, declared)) for img in side)
+             for side in sides]
     name = data.get("name", Path(source).stem)
     modes = derive_modes([image for side in built for image in side])
     return FactsProblem(str(name), built[0], built[1], built[2], modes)
@@ -167,11 +184,10 @@ def _image_atoms(role: Role, index: int, image: FactImage) -> list[clingo.Symbol
     atoms = [clingo.Function("image", [name]), clingo.Function(membership, [name])]
     atoms += [clingo.Function("object", [name, obj]) for obj in sorted(image.objects)]
     for number, fact in enumerate(image.facts):
-        fid = clingo.Number(number)
-        arity = len(fact.arguments)
-        atoms.append(clingo.Function("fact", [name, fid, clingo.Function(fact.name), clingo.Number(arity)]))
-        for k, value in enumerate(fact.arguments, 1):
-            atoms.append(clingo.Function("arg", [name, fid, clingo.Number(k), value]))
+        fid = NUMBERS[number] if number < len(NUMBERS) else clingo.Number(number)
+        predicate = clingo.Function(fact.name)
+        atoms.append(clingo.Function("fact", [name, fid, predicate, NUMBERS[len(fact.arguments)]]))
+        atoms += [clingo.Function("arg", [name, fid, NUMBERS[k], value]) for k, value in enumerate(fact.arguments, 1)]
     return atoms
 
 
