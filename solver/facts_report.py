@@ -36,7 +36,7 @@ def _card(image: FactImage, evidence: dict | None, caption: str) -> str:
             f'<li class="{"holds" if lit["holds"] else "fails"}">{html.escape(lit["fact"])}</li>'
             for lit in evidence["literals"]
         )
-    facts = "".join(f"<li>{html.escape(text)}</li>" for text in image.texts)
+    facts = "".join(f"<li>{html.escape(text)}</li>" for text in sorted(image.texts))
     return (
         f'<figure class="facts"><ul class="factlist">{facts}</ul>'
         f"<figcaption><b>{html.escape(caption)}</b> {verdict}<ul>{decided}</ul></figcaption></figure>"

@@ -135,3 +135,18 @@ def test_solve_facts_command_writes_json_and_report(tmp_path, capsys):
     assert record["rule"] == "in_a :- cls(X,horse), rel(_,ride,X)." and record["labels"] == [True, False]
     assert (tmp_path / "report" / "rides.html").read_text().startswith("<!doctype html>")
     assert "query 1: B" in capsys.readouterr().out
+
+
+def test_a_rule_of_two_literals_says_in_asp_what_it_covers():
+    from tests.solver.test_facts_encodings import derives_in_a
+
+    dog, cat, bird = ["obj(d)", "cls(d,dog)"], ["obj(c)", "cls(c,cat)"], ["obj(b)", "cls(b,bird)"]
+    a = [dog, dog + bird, dog, dog + bird, dog, dog]
+    b = [dog + cat, bird, dog + cat + bird, cat, bird + cat, dog + cat]
+    queries = [dog + bird, cat + dog]
+    solution = solve_facts({"A": a, "B": b, "queries": queries})
+    assert len(solution.rule.literals) == 2 and solution.labels == (True, False)
+    covered = solution.induction.rules[0].covered
+    for role, images in (("a", a), ("b", b), ("q", queries)):
+        for index, image in enumerate(images):
+            assert derives_in_a(solution.rule.asp, tuple(image)) == ((role, index) in covered)
