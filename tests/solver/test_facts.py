@@ -40,6 +40,7 @@ def write(tmp_path, data, name="p.json"):
     ("{not json", "not JSON"),
     ({"A": [["cls(o1,"]], "B": [["x"]]}, "does not parse"),
     ({"A": [["cls(X,dog)"]], "B": [["x"]]}, "does not parse"),
+    ({"A": [["p(a", "b),c"]], "B": [["x"]]}, "'p(a' does not parse"),
     ({"A": [], "B": [["x"]]}, "'A' needs at least one image"),
     ({"A": [["x"]]}, "'B' must be a list"),
     ({"A": [["p(a,b,c,d)"]], "B": [["x"]]}, "at most 3 are read"),
@@ -66,6 +67,12 @@ def test_the_command_reports_bad_input_in_one_line(tmp_path, capsys):
 def test_modes_come_from_the_facts():
     problem = problem_from_dict(rides_horse_problem())
     assert {m.text for m in problem.modes} == {"cls(+obj, #const)", "obj(+obj)", "rel(+obj, #const, +obj)"}
+
+
+def test_facts_with_commas_and_brackets_in_strings_are_read_whole():
+    image = ['note(o1,"a, (b")', "obj(o1)", "size(o1,3)."]
+    assert problem_from_dict({"A": [image], "B": [["x"]]}).context_a[0].texts == ('note(o1,"a, (b")', "obj(o1)",
+                                                                                   "size(o1,3)")
 
 
 def test_without_declarations_first_arguments_are_objects():
