@@ -1,6 +1,6 @@
 """Bongard problems given as facts: a generator of synthetic problems and the `bench facts` benchmark.
 
-    bongard-solver bench facts [--per-family N] [--seed S] [--out DIR] --json OUT
+    bongard-solver bench facts [--per-family N] [--seed S] [--noise P] [--out DIR] --json OUT
 
 Four families, each problem 6 images of A, 6 of B and two queries (one of A, one of B), in the JSON format
 of `solve-facts` (docs/facts.md); every B image (and the B query) is a hard negative: an image of A with
@@ -16,6 +16,7 @@ about one object in every image of A and in none of B) is drawn again.
               by all of them) is there, or none is; negatives: the tool swapped for one of the same
               material without the function, or (for "none") a tool with it added
   counts      exactly N objects of a class; negatives: one object of that class more or fewer
+With `--noise P` a share P of the context images each lose one fact (a missed detection).
 Reported per family: query accuracy, rule_match (the induced rule, in canonical form, is the concept
 itself) and seconds per problem (median, mean, and the median of the process's CPU seconds, which other
 work on the machine does not inflate); written as JSON with `--json OUT`.
@@ -291,6 +292,22 @@ def generate_problem(family: str, rng: random.Random) -> tuple[dict, list[str]]:
     return {"name": name, "A": a, "B": b, "queries": queries}, concept
 
 
+def with_noise(problem: dict, rng: random.Random, share: float) -> dict:
+    """A share of the context images each lose one fact (not an object declaration), as a detector
+    misses one: an image of A may then lack the concept (the noise term of the objective pays for it)."""
+    noisy = dict(problem)
+    for side in ("A", "B"):
+        images = []
+        for image in problem[side]:
+            facts = [f for f in image if not f.startswith("obj(")]
+            if facts and rng.random() < share:
+                dropped = rng.choice(facts)
+                image = [f for f in image if f != dropped]
+            images.append(image)
+        noisy[side] = images
+    return noisy
+
+
 def concept_key(concept: list[str]) -> tuple:
     """The canonical form of a concept's literals (as `solver.facts_lang.FactRule.key`)."""
     return tuple(sorted(FactLiteral.from_symbol(clingo.parse_term(term)).key for term in concept))
@@ -324,6 +341,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--per-family", type=int, default=60, help="problems per family (4 families)")
     parser.add_argument("--seed", type=int, default=None, help="generator seed (default: a fresh one)")
     parser.add_argument("--families", default=",".join(FAMILIES), help="comma-separated families")
+    parser.add_argument("--noise", type=float, default=0.0, help="share of context images that lose one fact")
     parser.add_argument("--out", default=None, help="also write the problems here, one JSON file each")
     parser.add_argument("--json", default=None, help="write the figures here")
     return parser.parse_args(argv)
@@ -338,6 +356,8 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         raise SystemExit(f"bench facts: unknown families {unknown}; known: {', '.join(FAMILIES)}")
     jobs = [(family, *generate_problem(family, rng)) for family in families for _ in range(args.per_family)]
+    if args.noise:
+        jobs = [(family, with_noise(problem, rng, args.noise), concept) for family, problem, concept in jobs]
     records = []
     for k, (family, problem, concept) in enumerate(tqdm(jobs, desc="bench facts", unit="problem")):
         problem["name"] = f"{problem['name']}_{k:04d}"
@@ -345,7 +365,7 @@ def main(argv: list[str] | None = None) -> int:
             Path(args.out).mkdir(parents=True, exist_ok=True)
             atomic_write_text(Path(args.out) / f"{problem['name']}.json", json.dumps(problem, indent=1))
         records.append(run_problem(problem, concept, family))
-    figures = {"seed": seed, "all": summary(records),
+    figures = {"seed": seed, "noise": args.noise, "all": summary(records),
                "families": {f: summary([r for r in records if r["family"] == f]) for f in families}}
     for name, figure in [("all", figures["all"]), *figures["families"].items()]:
         print(f"{name:11} {figure['problems']:4} problems  accuracy {figure['accuracy']:.4f}  rule_match "

@@ -42,3 +42,14 @@ def test_bench_writes_its_figures(tmp_path, capsys):
     assert set(figures["families"]) == set(FAMILIES) and figures["all"]["problems"] == 4
     assert len(list((tmp_path / "problems").glob("*.json"))) == 4
     assert "rule_match" in capsys.readouterr().out
+
+
+def test_noise_drops_one_fact_of_some_context_images():
+    problem, _ = generate_problem("counts", random.Random(1))
+    from benchmarks.facts import with_noise
+
+    noisy = with_noise(problem, random.Random(2), 1.0)
+    for side in ("A", "B"):
+        for before, after in zip(problem[side], noisy[side]):
+            assert len(after) == len(before) - 1 and set(after) < set(before)
+    assert noisy["queries"] == problem["queries"]
