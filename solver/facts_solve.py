@@ -7,8 +7,10 @@ made from the problem's own predicates:
   2. pruning: of the literals that hold of exactly the same images, only the cheapest are kept, and of
      those only one per canonical form (`solver.facts_lang`); literals true of every context image go,
      and so do those a cheaper literal dominates (it holds of more of A and of less of B);
-  3. induction: rule.lp (the candidates read by facts_rule.lp) picks at most `max_literals` of them: fewest misclassified context images (the
-     noise term), then the shortest rule, then the fewest literals; every optimal rule is enumerated;
+  3. induction: rule.lp (the candidates read by facts_rule.lp) picks at most `max_literals` of them:
+     the shortest rule counting ERROR_WEIGHT per misclassified context image (the noise term, weighed
+     against length rather than first as for LOGO), then the fewest literals; every optimal rule is
+     enumerated;
   4. the queries are labelled by the vote of the optimal rules (`solver.classify`), and explained.
 """
 
@@ -31,6 +33,7 @@ from solver.induce import DEFAULT_MAX_RULES, DEFAULT_TIME_LIMIT, Induction, indu
 FEATURES = ("facts_features.lp",)
 RULE = ("rule.lp", "facts_rule.lp")
 MAX_ATOMS = 3  # facts in one literal's conjunction at most
+ERROR_WEIGHT = 3  # a misclassified context image costs as much as this many facts of a rule
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,8 +44,8 @@ class Candidate:
 
 
 def min_support(problem: FactsProblem) -> int:
-    """Candidate literals hold of at least half the context images of A (a rule of a literal holding of
-    fewer misclassifies more of A than the empty rule of B)."""
+    """Candidate literals hold of at least half the context images of A: a rule with a literal that holds
+    of fewer misclassifies most of A, never the rule of a Bongard problem (pruned for speed)."""
     return max(1, math.ceil(len(problem.context_a) / 2))
 
 
@@ -148,13 +151,13 @@ def _distinct_rules(induction: Induction) -> Induction:
 
 
 def induce_facts(problem: FactsProblem, time_limit: float = DEFAULT_TIME_LIMIT, max_rules: int = DEFAULT_MAX_RULES,
-                 max_literals: int = 2, max_atoms: int = MAX_ATOMS) -> Induction:
+                 max_literals: int = 2, max_atoms: int = MAX_ATOMS, error_weight: int = ERROR_WEIGHT) -> Induction:
     start = time.perf_counter()
     kept = prune(candidates(problem, max_atoms), problem)
     remaining = max(0.1, time_limit - (time.perf_counter() - start))
     induction = induce_with(lambda control: write_candidates(control, problem, kept),
                             (len(problem.context_a), len(problem.context_b)), FactLiteral.from_symbol, make_rule,
-                            remaining, max_rules, max_literals, RULE)
+                            remaining, max_rules, max_literals, RULE, error_weight=error_weight)
     return replace(_distinct_rules(induction), seconds=time.perf_counter() - start)
 
 

@@ -130,16 +130,19 @@ def induce_with(
     encodings: tuple[str, ...] = ENCODINGS,
     all_fitting: bool = False,
     max_errors: int | None = None,
+    error_weight: int = 0,
 ) -> Induction:
     """The inducer, whatever the facts: `write` adds the facts the `encodings` read (rule.lp and the
     encodings that define its candidate literals) to a clingo control; `context` = the number of context
     images of A and of B; `literal` reads a literal term of a model, `make_rule(literals, errors, length)`
-    makes a rule of them (`solver.rules` for LOGO problems, `solver.facts_lang` for problems given as facts)."""
+    makes a rule of them (`solver.rules` for LOGO problems, `solver.facts_lang` for problems given as facts).
+    `error_weight` > 0: a misclassified context image costs that much rule length instead of coming first
+    (rule.lp)."""
     start = time.perf_counter()
     enumerate_all = all_fitting and max_errors is not None
     arguments = ["--opt-mode=ignore" if enumerate_all else "--opt-mode=optN", f"--models={max_rules}",
                  f"--const=max_literals={max_literals}", f"--const=all_fitting={int(all_fitting)}",
-                 f"--const=max_errors={max_errors if enumerate_all else -1}"]
+                 f"--const=max_errors={max_errors if enumerate_all else -1}", f"--const=error_weight={error_weight}"]
     control = clingo.Control(arguments, logger=lambda code, message: LOG.debug("clingo %s: %s", code, message))
     load_encodings(control, encodings)
     write(control)
@@ -150,6 +153,8 @@ def induce_with(
 
     def on_model(model: clingo.Model) -> None:
         cost, induced = _read_model(model, literal, make_rule)
+        if error_weight:
+            induced = replace(induced, rule=replace(induced.rule, errors=_errors(induced.covered, context)))
         if enumerate_all:
             induced = _with_errors(induced, context)
             proven.append(induced)
@@ -176,10 +181,15 @@ def induce_with(
     return Induction(outcome, tuple(rules), cost, time.perf_counter() - start)
 
 
+def _errors(covered: frozenset, context: tuple[int, int]) -> int:
+    """Misclassified context images of a rule that covers `covered`."""
+    return (sum((Role.A.value, k) not in covered for k in range(context[0]))
+            + sum((Role.B.value, k) in covered for k in range(context[1])))
+
+
 def _with_errors(induced: InducedRule, context: tuple[int, int]) -> InducedRule:
     """A rule enumerated without optimisation, with its cost (misclassified context images) filled in."""
-    errors = sum((Role.A.value, k) not in induced.covered for k in range(context[0]))
-    errors += sum((Role.B.value, k) in induced.covered for k in range(context[1]))
+    errors = _errors(induced.covered, context)
     return InducedRule(replace(induced.rule, errors=errors), (errors,), induced.covered, induced.evidence)
 
 
