@@ -31,12 +31,19 @@ def fake_solution(n_queries=2):
     }
 
 
-def test_overlay_draws_the_program_in_red_over_the_image():
+def test_overlay_draws_the_program_in_blue_and_the_marked_action_in_orange():
     pixels = np.full((512, 512), 255, np.uint8)
-    picture = overlay_picture(ReportImage(pixels, TRIANGLE, (Pose(0, 0, 0, 150),)))
+    image = ReportImage(pixels, TRIANGLE, (Pose(0, 0, 0, 150),))
+    picture = overlay_picture(image)
     assert picture.shape == (512, 512, 3)
-    red = (picture[:, :, 0] > 150) & (picture[:, :, 1] < 120)
-    assert red.sum() > 500
+    blue = (picture[:, :, 2] > 150) & (picture[:, :, 0] < 150) & (picture[:, :, 1] < 180)
+    orange = (picture[:, :, 0] > 200) & (picture[:, :, 1] > 80) & (picture[:, :, 2] < 80)
+    assert blue.sum() > 500 and orange.sum() == 0
+    marked = overlay_picture(image, [(0, 1)])
+    orange = (marked[:, :, 0] > 200) & (marked[:, :, 1] > 80) & (marked[:, :, 2] < 80)
+    assert orange.sum() > 300
+    rows, cols = np.nonzero(orange)  # the second side: from (150, 0) heading 120 degrees, its middle at x = 112.5
+    assert abs(cols.mean() - (258 + 0.654 * 112.5)) < 10
     plain = overlay_picture(ReportImage(pixels, TRIANGLE, None))
     assert (plain == 255).all()
 
