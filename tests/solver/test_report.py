@@ -77,3 +77,24 @@ def test_oracle_folder_solves_and_fits_poses_for_the_report(tmp_path):
     assert shown == [i.program for i in truth.in_solving_order]
     page = write_report(tmp_path, solved.name, solved.images, solved.solution.to_dict())
     assert page.exists() and page.with_suffix(".json").exists()
+
+
+def test_report_carries_each_image_why_in_html_and_json(tmp_path):
+    from dsl.generate import ProblemKind, generate_problem, plan_problems
+    from solver.api import ProblemInput, solve_problem
+
+    problem = generate_problem(plan_problems(ProblemKind.FREE_FORM, 1, 5)[0], 5)
+    programs = list(problem.positives[:6]) + list(problem.negatives[:6]) + [problem.positives[6], problem.negatives[6]]
+    poses = list(problem.positive_poses[:6]) + list(problem.negative_poses[:6]) + [problem.positive_poses[6],
+                                                                                problem.negative_poses[6]]
+    solution = solve_problem(ProblemInput(programs[:6], programs[6:12], programs[12:]))
+    images = [ReportImage(None, p, tuple(q)) for p, q in zip(programs, poses)]
+    page = write_report(tmp_path, problem.name, images, solution.to_dict()).read_text()
+    record = json.loads((tmp_path / f"{problem.name}.json").read_text())
+    whys = {e["image"]: e["why"] for e in record["explanation"]["evidence"]}
+    assert all(whys[f"b({k})"]["differs_at"] and whys[f"b({k})"]["marked"] for k in range(6))
+    assert all(not whys[f"a({k})"]["differs_at"] for k in range(6))
+    first = whys["b(0)"]["differs_at"][0]
+    assert set(first) >= {"action", "rule", "image"} and first["action"] >= 1
+    assert page.count('<p class="why">') == 14 and "orange: the rule&#x27;s action" in page
+    assert len(record["poses"]) == 14 and len(record["poses"][0]) == len(programs[0].shapes)
