@@ -132,8 +132,8 @@ table{border-collapse:collapse} td,th{border:1px solid #ccc;padding:.3em .6em}
 
 def _legend() -> str:
     return (
-        f'<p class="legend">Pictures, zoomed to the drawing:<span style="background:{PROGRAM_HEX}"></span>'
-        f'the program the solver read, drawn where it fits the image<span style="background:{DIFFERENCE_HEX}">'
+        f'<p class="legend">Pictures, zoomed to the drawing:<br><span style="background:{PROGRAM_HEX}"></span>'
+        f'the program the solver read, drawn where it fits the image<br><span style="background:{DIFFERENCE_HEX}">'
         "</span>where the image departs from the rule (the differing actions, or the look-alike shape)</p>"
     )
 

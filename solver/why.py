@@ -103,5 +103,5 @@ def why_from_failing(failing: Sequence[Failing], in_a: bool) -> Why:
     image satisfies the rule)."""
     if in_a or not failing:
         return Why("It satisfies every literal of the rule." if in_a else "The rule does not cover it.")
-    clauses = [f"{f.literal} fails: the image has {f.measured}; the rule needs {f.needs}" for f in failing]
+    clauses = [f"the literal {f.literal} fails: the image has {f.measured}; the rule needs {f.needs}" for f in failing]
     return Why(sentence(clauses), failing=tuple(failing))

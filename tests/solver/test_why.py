@@ -147,3 +147,22 @@ def test_every_image_has_a_sentence(kind):
             assert evidence.why is not None and evidence.why.sentence.endswith(".")
             record = solution.to_dict()["explanation"]["evidence"][0]["why"]
             assert set(record) == {"sentence", "differs_at", "failing", "found", "marked"}
+
+
+def test_sentences_from_facts_alone():
+    from solver.facts import ImageFacts, ShapeFacts
+    from solver.rules import Literal, Rule
+    from solver.why import Failing, why_from_failing
+    from solver.why_rules import image_why
+
+    four = Literal(Family.COUNT, "straight_lines", comparison=Comparison.EQ, value=4)
+    convex = Literal(Family.ATTRIBUTE, "convex")
+    facts = ImageFacts((ShapeFacts("s", (), {"convex": 1}, {"straight_lines": (3,)}),))
+    why = image_why(Rule((four, convex)), {four: False, convex: True}, facts, False, "B")
+    assert why.sentence == "It has 3 straight lines; the rule needs exactly 4."
+    assert [f.to_dict() for f in why.failing] == [{"literal": four.asp, "name": "straight_lines",
+                                                   "measured": [[3]], "needs": "exactly 4"}]
+    seq = Literal(Family.SEQUENCE, "line_normal_1.000-0.500")  # no program known: the literal is named
+    assert image_why(Rule((seq,)), {seq: False}, facts, False, "B").failing[0].literal == seq.asp
+    given = why_from_failing([Failing("p(X)", "p", "q(1)", "p to hold")], in_a=False)
+    assert given.sentence == "The literal p(X) fails: the image has q(1); the rule needs p to hold."
