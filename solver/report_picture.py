@@ -34,26 +34,25 @@ def _hex(colour: tuple[int, int, int]) -> str:
 PROGRAM_HEX, DIFFERENCE_HEX = _hex(PROGRAM_COLOUR), _hex(DIFFERENCE_COLOUR)
 
 
-def marked_program(program: ImageProgram, poses: tuple[Pose, ...], marked: Iterable[tuple[int, int | None]]):
-    """The marked parts as a program of one-action (or whole) shapes with their poses: an action is drawn
-    from where the turtle stands before it, so it lands on its place in the whole drawing."""
-    shapes, placed = [], []
+def marked_parts(program: ImageProgram, poses: tuple[Pose, ...],
+                 marked: Iterable[tuple[int, int | None]]) -> list[tuple[ImageProgram, tuple[Pose]]]:
+    """The marked parts as one-shape programs with their poses: a whole shape where it is, an action
+    drawn from where the turtle stands before it, so it lands on its place in the whole drawing."""
+    parts = []
     for shape_index, action in marked:
         if not 0 <= shape_index < len(program.shapes):
             continue
         shape, pose = program.shapes[shape_index], poses[shape_index]
         if action is None:
-            shapes.append(shape)
-            placed.append(pose)
+            parts.append((ImageProgram((shape,)), (pose,)))
             continue
         if not 0 <= action < len(shape):
             continue
         geometry = execute_shape(shape, pose)
         x, y = geometry.end_points[action]
         heading = pose.heading if action == 0 else float(geometry.headings[action - 1])
-        shapes.append(Shape((shape.actions[action],)))
-        placed.append(Pose(float(x), float(y), heading, pose.scale))
-    return (ImageProgram(tuple(shapes)), tuple(placed)) if shapes else (None, ())
+        parts.append((ImageProgram((Shape((shape.actions[action],)),)), (Pose(float(x), float(y), heading, pose.scale),)))
+    return parts
 
 
 def to_drawn(program: ImageProgram, drawn: ImageProgram | None, marked) -> list[tuple[int, int | None]]:
@@ -113,8 +112,8 @@ def why_picture(pixels: np.ndarray | None, program: ImageProgram | None, poses: 
     if program is not None and poses is not None:
         ink = _ink(program, poses, size)
         seen = np.maximum(seen, ink)
-        part, placed = marked_program(program, poses, marked)
-        part_ink = _ink(part, placed, size) if part is not None else None
+        parts = marked_parts(program, poses, marked)
+        part_ink = np.maximum.reduce([_ink(p, q, size) for p, q in parts]) if parts else None
         if part_ink is not None:  # a halo under the marked actions, so that thin ones catch the eye
             halo = maximum_filter(part_ink, size=DIFFERENCE_GROW)
             rgb = _paint(rgb, DIFFERENCE_COLOUR, 0.45 * halo)

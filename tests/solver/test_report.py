@@ -44,6 +44,8 @@ def test_overlay_draws_the_program_in_blue_and_the_marked_action_in_orange():
     assert orange.sum() > 300
     rows, cols = np.nonzero(orange)  # the second side: from (150, 0) heading 120 degrees, its middle at x = 112.5
     assert abs(cols.mean() - (258 + 0.654 * 112.5)) < 10
+    every = overlay_picture(image, [(0, 0), (0, 1), (0, 2)])  # more marked actions than an image has shapes
+    assert ((every[:, :, 0] > 200) & (every[:, :, 1] > 80) & (every[:, :, 2] < 80)).sum() > 2 * orange.sum()
     plain = overlay_picture(ReportImage(pixels, TRIANGLE, None))
     assert (plain == 255).all()
 
