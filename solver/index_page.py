@@ -25,7 +25,7 @@ td,th{border:1px solid #ccc;padding:.35em .55em;vertical-align:top;text-align:le
 th{background:#f1f3f8;cursor:pointer;user-select:none;white-space:nowrap}
 th[aria-sort=ascending]::after{content:" \\25B2"} th[aria-sort=descending]::after{content:" \\25BC"}
 td.rule{min-width:16em;max-width:46em;overflow-wrap:anywhere}
-td.name{overflow-wrap:anywhere;max-width:22em}
+td.name{overflow-wrap:anywhere;max-width:22em} td.num{white-space:nowrap}
 .right{color:#17803d}.wrong{color:#c0261b;font-weight:bold}.error{color:#c0261b}
 tr.bad{background:#fff4f2}
 small{color:#555}
@@ -33,21 +33,25 @@ small{color:#555}
 """
 
 SCRIPT = """
-document.querySelectorAll("th[data-col]").forEach(function (th) {
-  th.addEventListener("click", function () {
-    var body = document.querySelector("tbody"), col = +th.dataset.col;
-    var ascending = th.getAttribute("aria-sort") !== "ascending";
-    document.querySelectorAll("th").forEach(function (h) { h.removeAttribute("aria-sort"); });
-    th.setAttribute("aria-sort", ascending ? "ascending" : "descending");
-    var rows = Array.prototype.slice.call(body.rows);
-    rows.sort(function (a, b) {
-      var x = a.cells[col].dataset.v, y = b.cells[col].dataset.v, nx = parseFloat(x), ny = parseFloat(y);
-      var c = isNaN(nx) || isNaN(ny) ? x.localeCompare(y) : nx - ny;
-      return ascending ? c : -c;
-    });
-    rows.forEach(function (r) { body.appendChild(r); });
+function sortBy(col, ascending) {
+  var body = document.querySelector("tbody"), th = document.querySelector('th[data-col="' + col + '"]');
+  if (!th) { return; }
+  document.querySelectorAll("th").forEach(function (h) { h.removeAttribute("aria-sort"); });
+  th.setAttribute("aria-sort", ascending ? "ascending" : "descending");
+  var rows = Array.prototype.slice.call(body.rows);
+  rows.sort(function (a, b) {
+    var x = a.cells[col].dataset.v, y = b.cells[col].dataset.v, nx = parseFloat(x), ny = parseFloat(y);
+    var c = isNaN(nx) || isNaN(ny) ? x.localeCompare(y) : nx - ny;
+    return ascending ? c : -c;
   });
+  rows.forEach(function (r) { body.appendChild(r); });
+  history.replaceState(null, "", "#sort=" + col + (ascending ? "" : "-desc"));
+}
+document.querySelectorAll("th[data-col]").forEach(function (th) {
+  th.addEventListener("click", function () { sortBy(+th.dataset.col, th.getAttribute("aria-sort") !== "ascending"); });
 });
+var wanted = /^#sort=(\\d+)(-desc)?$/.exec(location.hash);
+if (wanted) { sortBy(+wanted[1], !wanted[2]); }
 """
 
 
@@ -65,7 +69,7 @@ def _query_cell(record: dict, k: int) -> str:
     label = "A" if predicted[k] else "B"
     mark = "✓" if right else "✗"
     text = f'<span class="{"right" if right else "wrong"}">{label} {mark}</span> <small>{confidence:.2f}</small>'
-    return _cell(text, f"{int(right)}{confidence:.4f}")
+    return _cell(text, f"{int(right)}{confidence:.4f}", "num")
 
 
 def _row(record: dict, out: Path) -> str:
@@ -85,8 +89,8 @@ def _row(record: dict, out: Path) -> str:
         _cell(rule, english, "rule"),
         _query_cell(record, 0),
         _query_cell(record, 1),
-        _cell(f"{correct}/{n_queries}", correct - (error is not None)),
-        _cell(f"{float(record.get('seconds') or 0.0):.1f} s", float(record.get("seconds") or 0.0), "opt"),
+        _cell(f"{correct}/{n_queries}", correct - (error is not None), "num"),
+        _cell(f"{float(record.get('seconds') or 0.0):.1f} s", float(record.get("seconds") or 0.0), "opt num"),
     ]
     return f'<tr{" class=bad" if bad else ""}>{"".join(cells)}</tr>'
 
@@ -113,7 +117,7 @@ def render_index(records: Sequence[dict], out: Path, title: str) -> str:
         '<meta name="viewport" content="width=device-width,initial-scale=1">'
         f"<title>{html.escape(title)}</title><style>{STYLE}</style></head><body>"
         f"<h1>{html.escape(title)}</h1><p class=summary>{html.escape(summary)} Wrong ones first; a click on a "
-        "column heading sorts by it. Each query: the label given (✓ right, ✗ wrong) and its confidence.</p>"
+        "column heading sorts by it (and the address keeps the order: #sort=5-desc). Each query: the label given (✓ right, ✗ wrong) and its confidence.</p>"
         f'<div class="table"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
         f"<script>{SCRIPT}</script></body></html>"
     )
