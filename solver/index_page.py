@@ -117,7 +117,8 @@ def render_index(records: Sequence[dict], out: Path, title: str) -> str:
         '<meta name="viewport" content="width=device-width,initial-scale=1">'
         f"<title>{html.escape(title)}</title><style>{STYLE}</style></head><body>"
         f"<h1>{html.escape(title)}</h1><p class=summary>{html.escape(summary)} Wrong ones first; a click on a "
-        "column heading sorts by it (and the address keeps the order: #sort=5-desc). Each query: the label given (✓ right, ✗ wrong) and its confidence.</p>"
+        "column heading sorts by it (and the address keeps the order: #sort=5-desc). Each query: the label "
+        "given (✓ right, ✗ wrong) and its confidence.</p>"
         f'<div class="table"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
         f"<script>{SCRIPT}</script></body></html>"
     )

@@ -51,7 +51,8 @@ def marked_parts(program: ImageProgram, poses: tuple[Pose, ...],
         geometry = execute_shape(shape, pose)
         x, y = geometry.end_points[action]
         heading = pose.heading if action == 0 else float(geometry.headings[action - 1])
-        parts.append((ImageProgram((Shape((shape.actions[action],)),)), (Pose(float(x), float(y), heading, pose.scale),)))
+        one = ImageProgram((Shape((shape.actions[action],)),))
+        parts.append((one, (Pose(float(x), float(y), heading, pose.scale),)))
     return parts
 
 

@@ -74,7 +74,8 @@ def test_free_form_why_names_the_action_the_generator_changed():
                                                    negative.shapes[change.shape], len(rules) > 1)
             assert any(named == truth for truth, _ in candidates), (problem.name, k, why.sentence, candidates)
             for truth, way in candidates:  # the generator's record lies among the true differences
-                index = change.action - 1 if way.backwards and change.way is Perturbation.DIRECT_ANGLE else change.action
+                junction_before = way.backwards and change.way is Perturbation.DIRECT_ANGLE
+                index = change.action - 1 if junction_before else change.action
                 mapped = next(s.reference.index + 1 for s in way.steps if s.other.index == index)
                 assert mapped in {a for _, a in truth}, (problem.name, k, change, truth)
             assert all(WAY_FIELD[change.way] in d.fields for d in why.differs_at), (problem.name, k, why)
@@ -84,7 +85,7 @@ def test_free_form_why_names_the_action_the_generator_changed():
 
 def same_geometry(a: str, b: str) -> bool:
     library = load_library()
-    return a == b or shape_key(library[a].shape, ignore_strokes=True) == shape_key(library[b].shape, ignore_strokes=True)
+    return a == b or shape_key(library[a].shape, True) == shape_key(library[b].shape, True)
 
 
 def test_basic_why_names_the_missing_shape_and_its_look_alike():
@@ -106,16 +107,15 @@ def literal_holds(literal, program) -> bool:
     """The literal on one single-shape image, measured afresh by dsl.features (counts: any reading)."""
     features = image_features(program)
     if literal.family is Family.ATTRIBUTE:
-        value = features.attributes[literal.name] == 1
-    else:
-        low = features.counts[literal.name]
-        high = features.counts.get("straight_segments", low) if literal.name == "straight_lines" else low
-        readings = range(low, max(low, high) + 1)
-        compare = {Comparison.EQ: lambda n: n == literal.value, Comparison.GE: lambda n: n >= literal.value,
-                   Comparison.LE: lambda n: n <= literal.value}[literal.comparison]
-        value = any(compare(n) for n in readings) if not literal.negated else not any(n == literal.value for n in readings)
-        return value
-    return value != literal.negated
+        return (features.attributes[literal.name] == 1) != literal.negated
+    low = features.counts[literal.name]
+    high = features.counts.get("straight_segments", low) if literal.name == "straight_lines" else low
+    readings = range(low, max(low, high) + 1)
+    if literal.negated:
+        return not any(n == literal.value for n in readings)
+    compare = {Comparison.EQ: lambda n: n == literal.value, Comparison.GE: lambda n: n >= literal.value,
+               Comparison.LE: lambda n: n <= literal.value}[literal.comparison]
+    return any(compare(n) for n in readings)
 
 
 def test_abstract_why_names_a_failing_attribute_of_the_concept():
