@@ -20,7 +20,8 @@ from solver.why import Difference, Part
 from solver.words import action_words
 
 ROUNDING = Tolerance(0.005, 0.5)  # the quanta of the canonical keys the facts compare (dsl.canonical)
-SHOWN_DIFFERENCES = 4  # differences named in the sentence (all of them are in differs_at)
+SHOWN_DIFFERENCES = 4
+WHOLE_ACTION = tuple(f for f in FIELDS if f != "turn")  # words for an action without counterpart  # differences named in the sentence (all of them are in differs_at)
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,9 +63,10 @@ def _difference(step: Step, previous: int, match: ShapeMatch, two_shapes: bool) 
     shape = match.rule_shape + 1 if two_shapes else None
     if step.other is None:  # the rule's action has no counterpart in the image
         ref = step.reference
-        return Difference(ref.index + 1, action_words(ref.segment, ref.turn, FIELDS), "nothing", shape,
+        return Difference(ref.index + 1, action_words(ref.segment, ref.turn, WHOLE_ACTION), "nothing", shape,
                           ("missing",), match.image_shape, None)
-    image = action_words(step.other.segment, step.other.turn, FIELDS if step.reference is None else step.differences)
+    fields = WHOLE_ACTION if step.reference is None else step.differences
+    image = action_words(step.other.segment, step.other.turn, fields)
     if step.reference is None:  # an action the rule does not have, after the rule's action `previous`
         return Difference(previous, "nothing", image, shape, ("extra",), match.image_shape, step.other.index)
     rule = action_words(step.reference.segment, step.reference.turn, step.differences)
@@ -91,9 +93,10 @@ def _where(difference: Difference) -> str:
     return f"at action {difference.action}{shape} the rule draws {difference.rule}, this image {difference.image}"
 
 
-def _counts(rules: tuple[Shape, ...], image: tuple[Shape, ...], matches: list[ShapeMatch]) -> list[str]:
+def _counts(rules: tuple[Shape, ...], image: tuple[Shape, ...], matches: list[ShapeMatch], both: bool) -> list[str]:
+    """Where the numbers of shapes (for a rule about both shapes) or of actions differ."""
     notes = []
-    if len(image) != len(rules):
+    if both and len(image) != len(rules):
         notes.append(f"it has {len(image)} shape{'s' if len(image) != 1 else ''} where the rule has {len(rules)}")
     for m in matches:
         n, k = len(rules[m.rule_shape]), len(image[m.image_shape])
@@ -127,6 +130,9 @@ def sequence_part(literal: Literal, holds: bool, facts: ImageFacts) -> Part | No
         matches = best_matches(rules, programs, ROUNDING)
         found = tuple(d for m in matches for d in differences(m, len(rules) > 1))
     marked = tuple((d.image_shape, d.image_action) for d in found if d.image_action is not None)
+    if not holds and literal.family.is_image:  # image shapes the rule's programs do not pair, marked whole
+        paired = {m.image_shape for m in matches}
+        marked += tuple((k, None) for k in range(len(programs)) if k not in paired)
     if literal.negated:
         text = ("none of its shapes is drawn by the excluded program" if holds
                 else "it is drawn by the program the rule excludes")
@@ -136,5 +142,5 @@ def sequence_part(literal: Literal, holds: bool, facts: ImageFacts) -> Part | No
         return Part(f"drawn by the rule's program{within} ({_pose_words(matches)})")
     shown = "; ".join(_where(d) for d in found[:SHOWN_DIFFERENCES])
     more = f"; and {len(found) - SHOWN_DIFFERENCES} more" if len(found) > SHOWN_DIFFERENCES else ""
-    head = "; ".join(_counts(rules, programs, matches) + [f"{shown}{more}"])
+    head = "; ".join(_counts(rules, programs, matches, literal.family.is_image) + [f"{shown}{more}"])
     return Part(head, differs_at=found, marked=marked)

@@ -9,7 +9,7 @@ import functools
 import pytest
 
 from dsl.align import Tolerance, alignments, differences, positions
-from dsl.canonical import shape_key
+from dsl.canonical import canonical_shape, shape_key
 from dsl.features import image_features
 from dsl.free_form import Perturbation
 from dsl.generate import ProblemKind, generate_problem, plan_problems
@@ -166,3 +166,24 @@ def test_sentences_from_facts_alone():
     assert image_why(Rule((seq,)), {seq: False}, facts, False, "B").failing[0].literal == seq.asp
     given = why_from_failing([Failing("p(X)", "p", "q(1)", "p to hold")], in_a=False)
     assert given.sentence == "The literal p(X) fails: the image has q(1); the rule needs p to hold."
+
+
+def test_a_rule_about_one_shape_ignores_the_other_and_one_about_both_marks_an_extra_shape():
+    from dsl.syntax import parse_shape
+    from dsl.types import ImageProgram, StrokeType
+    from solver.facts import image_facts, shape_text
+    from solver.rules import Literal, Rule
+    from solver.why_rules import image_why
+
+    ruled = parse_shape(["line_normal_1.000-0.500", "line_zigzag_1.000-0.750"])
+    other = parse_shape(["arc_normal_0.500_0.750-0.500"])
+    changed = ruled.with_strokes(StrokeType.NORMAL)
+    facts = image_facts(ImageProgram((other, changed)))
+    one = Literal(Family.SEQUENCE, shape_text(canonical_shape(ruled)))
+    why = image_why(Rule((one,)), {one: False}, facts, False, "B")
+    assert why.marked == ((1, 1),) and "shapes" not in why.sentence
+    assert [(d.action, d.fields, d.image_shape) for d in why.differs_at] in ([(2, ("stroke",), 1)],
+                                                                             [(1, ("stroke",), 1)])
+    both = Literal(Family.IMAGE_SEQUENCE, shape_text(canonical_shape(ruled)))
+    alone = image_why(Rule((both,)), {both: False}, facts, False, "B")
+    assert (0, None) in alone.marked and alone.sentence.startswith("It has 2 shapes where the rule has 1")
