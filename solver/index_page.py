@@ -29,7 +29,13 @@ td.name{overflow-wrap:anywhere;max-width:22em} td.num{white-space:nowrap}
 .right{color:#17803d}.wrong{color:#c0261b;font-weight:bold}.error{color:#c0261b}
 tr.bad{background:#fff4f2}
 small{color:#555}
-@media (max-width:600px){body{margin:.5em}.opt{display:none}td,th{padding:.3em}td.rule{min-width:10em}}
+@media (max-width:600px){body{margin:.5em}.opt{display:none}
+ table,thead,tbody,tr,td{display:block} thead tr{display:flex;flex-wrap:wrap;gap:4px;margin-bottom:.4em}
+ th{border-radius:4px;font-size:.8em;padding:.25em .45em}
+ tbody tr{border:1px solid #ccc;margin:.5em 0;padding:.3em}
+ td{border:none;padding:.15em .3em;min-width:0;max-width:none}
+ td.num{display:inline-block} td.opt{display:none}
+ td[data-label]::before{content:attr(data-label) ": ";color:#555;font-size:.85em}}
 """
 
 SCRIPT = """
@@ -55,21 +61,23 @@ if (wanted) { sortBy(+wanted[1], !wanted[2]); }
 """
 
 
-def _cell(text: str, value, css: str = "") -> str:
+def _cell(text: str, value, css: str = "", label: str = "") -> str:
+    """A cell: its sort value in data-v; its column's name in data-label (shown before it on a phone)."""
     cls = f' class="{css}"' if css else ""
-    return f'<td{cls} data-v="{html.escape(str(value))}">{text}</td>'
+    named = f' data-label="{html.escape(label)}"' if label else ""
+    return f'<td{cls}{named} data-v="{html.escape(str(value))}">{text}</td>'
 
 
 def _query_cell(record: dict, k: int) -> str:
     predicted, truth = record.get("predicted"), record.get("true") or [True, False]
     if not predicted or k >= len(predicted):
-        return _cell("—", -1)
+        return _cell("—", -1, "num", QUERY_NAMES[k])
     confidence = (record.get("confidence") or [0.0] * len(predicted))[k]
     right = predicted[k] == truth[k]
     label = "A" if predicted[k] else "B"
     mark = "✓" if right else "✗"
     text = f'<span class="{"right" if right else "wrong"}">{label} {mark}</span> <small>{confidence:.2f}</small>'
-    return _cell(text, f"{int(right)}{confidence:.4f}", "num")
+    return _cell(text, f"{int(right)}{confidence:.4f}", "num", QUERY_NAMES[k])
 
 
 def _row(record: dict, out: Path) -> str:
@@ -89,7 +97,7 @@ def _row(record: dict, out: Path) -> str:
         _cell(rule, english, "rule"),
         _query_cell(record, 0),
         _query_cell(record, 1),
-        _cell(f"{correct}/{n_queries}", correct - (error is not None), "num"),
+        _cell(f"{correct}/{n_queries}", correct - (error is not None), "num", "right"),
         _cell(f"{float(record.get('seconds') or 0.0):.1f} s", float(record.get("seconds") or 0.0), "opt num"),
     ]
     return f'<tr{" class=bad" if bad else ""}>{"".join(cells)}</tr>'
@@ -105,7 +113,7 @@ def render_index(records: Sequence[dict], out: Path, title: str) -> str:
     n_queries = sum(len(r.get("true") or QUERY_NAMES) for r in rows)
     right = sum(int(r.get("correct") or 0) for r in rows)
     failed = sum(r.get("error") is not None for r in rows)
-    share = f" ({100 * right / n_queries:.1f} %)" if n_queries else ""
+    share = f" ({100 * right / n_queries:.1f}\u00a0%)" if n_queries else ""
     summary = f"{len(rows)} problems, {right} of {n_queries} queries right{share}, {failed} failed."
     headers = ["problem", "type", "rule", "positive query", "negative query", "right", "time"]
     optional = {"type", "time"}
