@@ -20,8 +20,8 @@ from solver.why import Difference, Part
 from solver.words import action_words
 
 ROUNDING = Tolerance(0.005, 0.5)  # the quanta of the canonical keys the facts compare (dsl.canonical)
-SHOWN_DIFFERENCES = 4
-WHOLE_ACTION = tuple(f for f in FIELDS if f != "turn")  # words for an action without counterpart  # differences named in the sentence (all of them are in differs_at)
+SHOWN_DIFFERENCES = 4  # differences named in the sentence (all of them are in differs_at)
+WHOLE_ACTION = tuple(f for f in FIELDS if f != "turn")  # words for an action without counterpart
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +90,8 @@ def _where(difference: Difference) -> str:
         return f"after action {difference.action}{shape} the image has {difference.image}, which the rule lacks"
     if "missing" in difference.fields:
         return f"the image lacks action {difference.action}{shape}, {difference.rule}"
-    return f"at action {difference.action}{shape} the rule draws {difference.rule}, this image {difference.image}"
+    return (f"at action {difference.action}{shape} the rule draws {difference.rule}, "
+            f"where this image draws {difference.image}")
 
 
 def _counts(rules: tuple[Shape, ...], image: tuple[Shape, ...], matches: list[ShapeMatch], both: bool) -> list[str]:

@@ -60,7 +60,7 @@ def super_class(name: str) -> str | None:
 
 
 def _degrees(value: float) -> str:
-    return f"{abs(value):g}°"
+    return f"{abs(value):.0f}°"  # whole degrees: the action strings round turns (0.833 of a half turn: 119.88°)
 
 
 def turn_words(turn: float | None) -> str:
@@ -77,7 +77,7 @@ def turn_words(turn: float | None) -> str:
 def action_words(segment: Segment, turn: float | None, fields: tuple[str, ...] = ()) -> str:
     """One action in words: its stroke and kind always, its size when `fields` name it (or the kind
     differs), its turn when `fields` name the turn: 'a zigzag line', 'a plain arc of radius 0.5 sweeping
-    90° left', 'a plain line of length 1, after a 30° right turn'."""
+    90° left', 'a plain line of length 1 after a 30° right turn'."""
     kind = "line" if segment.kind is ActionKind.LINE else "arc"
     text = f"a {STROKE_WORDS.get(segment.stroke, segment.stroke.value)} {kind}"
     if segment.kind is ActionKind.LINE and {"kind", "length"} & set(fields):
@@ -86,5 +86,5 @@ def action_words(segment: Segment, turn: float | None, fields: tuple[str, ...] =
         side = "left" if segment.curvature > 0 else "right"
         text += f" of radius {segment.radius:g} sweeping {_degrees(segment.curvature)} {side}"
     if "turn" in fields:
-        text += f", {turn_words(turn)}"
+        text += f" {turn_words(turn)}"
     return text
