@@ -102,7 +102,8 @@ def _counts(rules: tuple[Shape, ...], image: tuple[Shape, ...], matches: list[Sh
     for m in matches:
         n, k = len(rules[m.rule_shape]), len(image[m.image_shape])
         if n != k:
-            notes.append(f"its shape has {k} actions where the rule's has {n}")
+            which = "its shape" if len(image) == 1 else f"its shape {m.image_shape + 1} (of {len(image)})"
+            notes.append(f"{which} has {k} actions where the rule's has {n}")
     return notes
 
 
