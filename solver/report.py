@@ -102,9 +102,9 @@ def _figure(image: ReportImage, evidence: dict | None, caption: str) -> str:
     return (
         f'<figure><img src="{png_data_uri(picture)}" alt="{html.escape(caption)}">'
         f"<figcaption><b>{html.escape(caption)}</b> {verdict}{why_html}"
+        f'{f"<p class=pose>{html.escape(pose)}</p>" if pose else ""}'
         f'<details><summary>facts and program</summary><ul>{facts}</ul>'
-        f'<code>{html.escape(_program_text(image.program))}</code>'
-        f'{f"<p>{html.escape(pose)}</p>" if pose else ""}</details>'
+        f'<code>{html.escape(_program_text(image.program))}</code></details>'
         "</figcaption></figure>"
     )
 
@@ -121,6 +121,7 @@ figure{margin:0;width:250px;border:1px solid #ddd;padding:4px;background:#fff}
 figure img{width:240px;height:240px;display:block}
 figcaption{font-size:.8em} figcaption ul{margin:.2em 0;padding-left:1.1em}
 .why{margin:.3em 0;font-size:1.05em;line-height:1.3}.mark{margin:.2em 0;color:#b35a00}
+.pose{margin:.2em 0;color:#666;font-size:.9em}
 .ok{color:#17803d}.wrong{color:#c0261b;font-weight:bold}.neutral{color:#555}
 .holds{color:#17803d}.fails{color:#c0261b}
 code{font-size:.75em;word-break:break-all}
