@@ -27,7 +27,7 @@ th[aria-sort=ascending]::after{content:" \\25B2"} th[aria-sort=descending]::afte
 td.rule{min-width:16em;max-width:46em;overflow-wrap:anywhere}
 td.name{overflow-wrap:anywhere;max-width:22em} td.num{white-space:nowrap}
 .right{color:#17803d}.wrong{color:#c0261b;font-weight:bold}.error{color:#c0261b}
-tr.bad{background:#fff4f2}
+tr.bad{background:#ffe6e1}
 small{color:#555}
 @media (max-width:600px){body{margin:.5em}.opt{display:none}
  table,thead,tbody,tr,td{display:block} thead tr{display:flex;flex-wrap:wrap;gap:4px;margin-bottom:.4em}

@@ -80,7 +80,7 @@ def category_part(literal: Literal, holds: bool, facts: ImageFacts) -> Part:
         place = _shape_phrase(shapes[k], wanted)
         kin = _shape_name(shapes[k], wanted)
         family = super_class(name)
-        same = f", a look-alike of the same super class ({family})" if kin and super_class(kin) == family else ""
+        same = f", a look-alike of the same super class ({words(family)})" if kin and super_class(kin) == family else ""
         clauses.append(f"it has no {shape_words(name)}: in its place {place}{same}")
     missing = [n for n in wanted if n not in assigned]
     failing = Failing(literal.asp, missing[0] if missing else wanted[0], list(found),
