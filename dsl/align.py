@@ -15,6 +15,7 @@ from its own start), then backwards, then later starts.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from dsl.canonical import Segment, closing_turn, normalise_angle, to_travel_form
@@ -22,6 +23,7 @@ from dsl.types import ActionKind, Shape
 
 GAP_COST = 2.5  # an action of one shape with no counterpart in the other (more than any one substitution)
 FIELDS = ("kind", "stroke", "length", "radius", "sweep", "turn")
+_closing_turn = functools.lru_cache(maxsize=8192)(closing_turn)  # shapes are laid side by side many times
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +71,7 @@ class Alignment:
 def positions(shape: Shape, backwards: bool = False) -> list[Position]:
     """The shape's actions in travel form, traced forwards or backwards, each with the turn before it."""
     segments = to_travel_form(shape)
-    closing = closing_turn(shape)
+    closing = _closing_turn(shape)
     turns = [closing] + [s.turn for s in segments[1:]]
     if not backwards:
         return [Position(i, s, t) for i, (s, t) in enumerate(zip(segments, turns))]
@@ -100,8 +102,15 @@ def differences(a: Position, b: Position, tolerance: Tolerance) -> tuple[str, ..
 
 
 def _edit_alignment(reference: list[Position], other: list[Position], tolerance: Tolerance) -> tuple[float, list[Step]]:
-    """Needleman-Wunsch: the cheapest pairing of the two sequences in order, gaps allowed."""
+    """Needleman-Wunsch: the cheapest pairing of the two sequences in order, gaps allowed. Sequences of one
+    length are paired action for action when that costs no more than two gaps (the least any alignment
+    with gaps costs them), which skips the table for nearly every pair."""
     n, m = len(reference), len(other)
+    if n == m:
+        steps = [Step(a, b, differences(a, b, tolerance)) for a, b in zip(reference, other)]
+        cost = float(sum(len(s.differences) for s in steps))
+        if cost <= 2 * GAP_COST:
+            return cost, steps
     cost = [[0.0] * (m + 1) for _ in range(n + 1)]
     for i in range(1, n + 1):
         cost[i][0] = i * GAP_COST
@@ -131,19 +140,23 @@ def _rotations(items: list[Position], closed: bool) -> list[list[Position]]:
     return [items[j:] + items[:j] for j in range(len(items))] if closed and items else [items]
 
 
+def _each_alignment(reference: Shape, other: Shape, tolerance: Tolerance):
+    """Every way of laying `other` beside `reference`, in the order of the module docstring."""
+    ref_closed, other_closed = _closing_turn(reference) is not None, _closing_turn(other) is not None
+    rotate_reference = ref_closed  # both closed: turning the reference round covers every start
+    ref_positions = positions(reference)
+    for backwards in (False, True):
+        traced = positions(other, backwards)
+        for ref_items in _rotations(ref_positions, rotate_reference):
+            for other_items in _rotations(traced, other_closed and not rotate_reference):
+                cost, steps = _edit_alignment(ref_items, other_items, tolerance)
+                yield Alignment(_in_reference_order(steps), backwards, cost)
+
+
 def alignments(reference: Shape, other: Shape, tolerance: Tolerance = Tolerance()) -> list[Alignment]:
     """Every way of laying `other` beside `reference`, cheapest first (ties in the order of the module
     docstring). Steps follow the reference's own order of actions, from its first."""
-    ref_closed, other_closed = closing_turn(reference) is not None, closing_turn(other) is not None
-    rotate_reference = ref_closed  # both closed: turning the reference round covers every start
-    results = []
-    for backwards in (False, True):
-        traced = positions(other, backwards)
-        for ref_items in _rotations(positions(reference), rotate_reference):
-            for other_items in _rotations(traced, other_closed and not rotate_reference):
-                cost, steps = _edit_alignment(ref_items, other_items, tolerance)
-                results.append(Alignment(_in_reference_order(steps), backwards, cost))
-    return sorted(results, key=lambda a: a.cost)
+    return sorted(_each_alignment(reference, other, tolerance), key=lambda a: a.cost)
 
 
 def _in_reference_order(steps: list[Step]) -> tuple[Step, ...]:
@@ -153,5 +166,11 @@ def _in_reference_order(steps: list[Step]) -> tuple[Step, ...]:
 
 
 def align(reference: Shape, other: Shape, tolerance: Tolerance = Tolerance()) -> Alignment:
-    """The cheapest alignment of `other` with `reference`."""
-    return alignments(reference, other, tolerance)[0]
+    """The cheapest alignment of `other` with `reference` (the first found without differences, if any)."""
+    best = None
+    for alignment in _each_alignment(reference, other, tolerance):
+        if best is None or alignment.cost < best.cost:
+            best = alignment
+        if best.cost == 0:
+            break
+    return best

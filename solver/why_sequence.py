@@ -8,6 +8,7 @@ own action indices are kept too, so the picture can draw them in the second colo
 
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass
 
@@ -31,6 +32,7 @@ class ShapeMatch:
     alignment: Alignment
 
 
+@functools.lru_cache(maxsize=1024)
 def rule_shapes(literal: Literal) -> tuple[Shape, ...]:
     """The rule's program: one shape, or the two shapes of an image-sequence literal."""
     texts = literal.name.split(" | ") if literal.family.is_image else [literal.name]
