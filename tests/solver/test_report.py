@@ -66,6 +66,12 @@ def test_page_shows_rule_images_evidence_alternatives_and_labels(tmp_path):
 def test_html_escapes_problem_text():
     images = [ReportImage(None, TRIANGLE, None) for _ in range(14)]
     assert "<script>" not in render_html("<script>", images, fake_solution())
+    solution = fake_solution()
+    solution["explanation"]["evidence"][6]["why"] = {"sentence": "it has <b>no</b> square", "differs_at": [],
+                                                     "failing": [], "found": [], "marked": [[0, None]]}
+    page = render_html("p", images, solution)
+    assert "it has &lt;b&gt;no&lt;/b&gt; square" in page and "<b>no</b>" not in page
+    assert "orange: the shape in the missing one" in page
 
 
 @pytest.mark.skipif(not OFFICIAL_DEV.exists(), reason="shared/data/official_dev not present")
