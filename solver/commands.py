@@ -40,6 +40,7 @@ from solver.confidence import calibration_figures
 from solver.perceive import PerceptionError, PixelPerception
 from solver.product import solve_folder
 from solver.report import write_report
+from solver.index_page import write_index
 from solver.induce import DEFAULT_TIME_LIMIT
 from solver.scoring import rule_matches
 
@@ -220,6 +221,8 @@ def evaluate(root: str, split: str, out: Path, limit: int | None, oracle: bool, 
             record(result)
     summary = summarise(list(done.values()), split, time.perf_counter() - start)
     atomic_write_text(out, json.dumps(summary, indent=1))
+    if dump is not None:
+        write_index(dump, summary["problems"], title=f"bongard-solver eval: {split}")
     return summary
 
 

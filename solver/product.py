@@ -7,7 +7,6 @@ returns everything a report needs; `bongard-solver explain` and `bongard-solver 
 from __future__ import annotations
 
 import argparse
-import html
 import sys
 import time
 from dataclasses import dataclass, field, replace
@@ -18,6 +17,7 @@ from solver.api import ProblemInput, solve_problem
 from solver.confidence import query_confidences
 from solver.induce import DEFAULT_TIME_LIMIT
 from solver.perceive import PerceptionError, PixelPerception, require_programs
+from solver.index_page import write_index
 from solver.report import ReportImage, write_report
 
 DEMO_SEED = 2026
@@ -94,22 +94,14 @@ def solve_folder(
                          features)
 
 
-def write_index(out: Path, solved: list[SolvedProblem]) -> Path:
-    rows = "".join(
-        f'<tr><td><a href="{html.escape(s.name)}.html">{html.escape(s.name)}</a></td>'
-        f"<td>{html.escape(s.solution.explanation.english)}</td><td>{s.correct}/2</td><td>{s.seconds:.1f}s</td></tr>"
-        for s in solved
-    )
-    page = (
-        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>bongard-solver demo</title>'
-        "<style>body{font-family:system-ui,sans-serif;margin:1.5em}td,th{border:1px solid #ccc;padding:.3em .6em}"
-        "table{border-collapse:collapse}</style></head><body><h1>bongard-solver demo</h1>"
-        "<table><tr><th>problem</th><th>rule</th><th>queries right</th><th>time</th></tr>"
-        f"{rows}</table></body></html>"
-    )
-    path = out / "index.html"
-    path.write_text(page, encoding="utf-8")
-    return path
+def solved_record(solved: SolvedProblem) -> dict:
+    """One solved problem as an evaluation record (what the index page lists)."""
+    solution = solved.solution
+    return {"name": solved.name, "kind": solved.name[:2], "english": solution.explanation.english,
+            "rule": solution.rule.asp if solution.rule else None, "true": list(solved.truth),
+            "predicted": list(solution.labels), "correct": solved.correct,
+            "confidence": [round(c, 4) for c in solution.confidence], "seconds": round(solved.seconds, 3),
+            "error": None}
 
 
 def run_explain(args: argparse.Namespace) -> int:
@@ -155,7 +147,7 @@ def run_demo(args: argparse.Namespace) -> int:
         if perception is not None:
             perception.close()
     right = sum(s.correct for s in solved)
-    index = write_index(out / "reports", solved)
+    index = write_index(out / "reports", [solved_record(s) for s in solved], title="bongard-solver demo")
     source = "ground-truth programs" if args.oracle else "pixels"
     print(f"\n{right}/{2 * len(solved)} queries right from {source}; reports: {index}")
     return 0
