@@ -15,8 +15,9 @@ hypothesis explains an image.
   3. check: every set-B image and query is checked against H and H's one-action neighbours
      (`search.near_miss`): the best of them by the centreline fit; an image whose geometry is H's has its
      strokes judged by the decoder walking H at its pose (`_strokes_checked`): where it prefers another
-     stroke for an action, that action takes it. An image no neighbour explains either (and a set-A image H
-     does not explain) is read in full.
+     stroke for an action, that action takes it (a query so judged is read in full too, and takes H after all
+     if that reading is H). An image no neighbour explains either (and a set-A image H does not explain) is
+     read in full.
   4. library: images the classifier is sure of (`solver.perceive.TRACE_BELOW_CONFIDENCE`) are read as
      library shapes from its plan, without the decoder; the others are read in full (decoded, classified,
      searched or traced), and free-form readings reconciled with the context (`solver.reconcile`).
@@ -34,7 +35,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from dsl.canonical import image_key
+from dsl.canonical import image_key, same_image
 from dsl.types import ImageProgram, Shape
 from search.near_miss import Check, check
 from search.template import make_target
@@ -141,7 +142,7 @@ def perceive_problem(perception, images: list[np.ndarray], positives: int, negat
             readings = {k: results[k].program for k in first if results[k].program is not None}
             formed = _formed(perception, images, positives, readings, stages)
         if formed is not None:
-            return _checked(perception, images, results, positives, formed, stages)
+            return _checked(perception, images, results, positives, negatives, formed, stages)
     return _library_problem(perception, images, results, guesses, positives, negatives, stages)
 
 
@@ -203,7 +204,7 @@ def _formed(perception, images, positives: int, readings: dict, stages: Stages) 
     return Formed(hypothesis, explained, on_a)
 
 
-def _checked(perception, images, results, positives: int, formed: Formed, stages: Stages) -> list[Perceived]:
+def _checked(perception, images, results, positives: int, negatives: int, formed: Formed, stages: Stages) -> list[Perceived]:
     """Step 3 of the module docstring: set A explained by H reads as H, every other image is checked against
     H and its neighbours; what nothing explains is read in full."""
     hypothesis = formed.hypothesis
@@ -224,7 +225,13 @@ def _checked(perception, images, results, positives: int, formed: Formed, stages
         results[k] = None if decided.program is None else Perceived(decided.program, decided.poses, None, evidence=decided.evidence)
     _strokes_checked(perception, images, results, evidence, hypothesis, stages)
     rest = [k for k, r in enumerate(results) if r is None]
+    doubted = [k for k in range(positives + negatives, len(images)) if evidence[k]["verdict"] == "stroke"]
     with stages("read"):
-        for k, r in zip(rest, perception.read_in_full([images[k] for k in rest])):
-            results[k] = replace(r, evidence={**evidence.get(k, {}), "verdict": "read"})
+        read = perception.read_in_full([images[k] for k in rest + doubted])
+    for k, r in zip(rest, read):
+        results[k] = replace(r, evidence={**evidence.get(k, {}), "verdict": "read"})
+    for k, r in zip(doubted, read[len(rest):]):  # a query's stroke near miss, read in full too: kept unless the
+        # full reading is H after all (H read wrongly the same way in set A and in the query: a loop drawn twice)
+        if r.program is not None and same_image(r.program, hypothesis):
+            results[k] = replace(r, evidence={**evidence[k], "verdict": "read", "stroke_overruled": True})
     return results
