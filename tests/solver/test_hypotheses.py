@@ -65,6 +65,8 @@ def test_a_free_form_problem_is_read_from_two_decoded_images_and_checked_against
         results = perception.perceive(images, positives=6, negatives=2)
         assert perception.decoded == 2  # only the two set-A images that form the hypothesis are decoded
         assert {"classify", "decode", "check", "strokes"} <= set(perception.stage_seconds)
+    with FixedDecoder(H, workers=2) as perception:  # the same readings whatever the number of workers
+        assert [r.program for r in perception.perceive(images, positives=6, negatives=2)] == [r.program for r in results]
     assert all(same_image(r.program, H) for r in results[:6])
     assert same_image(results[6].program, TURNED) and results[6].evidence["verdict"] == "neighbour"
     assert same_image(results[7].program, ZIGZAG) and results[7].evidence["verdict"] == "stroke"
