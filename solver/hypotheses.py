@@ -16,7 +16,7 @@ hypothesis explains an image.
      (`search.near_miss`): the best of them by the centreline fit; an image whose geometry is H's has its
      strokes judged by the decoder walking H at its pose (`_strokes_checked`): where it prefers another
      stroke for an action, that action takes it (a query so judged is read in full too, and takes H after all
-     if that reading is H). An image no neighbour explains either (and a set-A image H does not explain) is
+     if H draws it at least as well as that reading). An image no neighbour explains either (and a set-A image H does not explain) is
      read in full.
   4. library: images the classifier is sure of (`solver.perceive.TRACE_BELOW_CONFIDENCE`) are read as
      library shapes from its plan, without the decoder; the others are read in full (decoded, classified,
@@ -100,6 +100,13 @@ def verdict(found: Check, hypothesis: ImageProgram) -> Verdict:
     if found.fit > LEVEL_PX:
         return Verdict(None, {**evidence, "verdict": "unexplained"})
     return Verdict(hypothesis, {**evidence, "verdict": "hypothesis"}, found.poses)
+
+
+def _draws_as_well(image: np.ndarray, program: ImageProgram, other: ImageProgram) -> bool:
+    """Whether `program` draws the image at least as well as `other` (`solver.readings.pixel_fit`)."""
+    from solver.readings import pixel_fit
+
+    return pixel_fit(image, program)[0] <= pixel_fit(image, other)[0]
 
 
 def _strokes_checked(perception, images: list, results: list, evidence: dict, hypothesis: ImageProgram, stages: Stages) -> None:
@@ -230,8 +237,10 @@ def _checked(perception, images, results, positives: int, negatives: int, formed
         read = perception.read_in_full([images[k] for k in rest + doubted])
     for k, r in zip(rest, read):
         results[k] = replace(r, evidence={**evidence.get(k, {}), "verdict": "read"})
-    for k, r in zip(doubted, read[len(rest):]):  # a query's stroke near miss, read in full too: kept unless the
-        # full reading is H after all (H read wrongly the same way in set A and in the query: a loop drawn twice)
-        if r.program is not None and same_image(r.program, hypothesis):
-            results[k] = replace(r, evidence={**evidence[k], "verdict": "read", "stroke_overruled": True})
+    for k, r in zip(doubted, read[len(rest):]):  # a query's stroke near miss, read in full too: it takes H after
+        # all when H draws it at least as well as its full reading does (as `solver.reconcile` draws the consensus
+        # into a query): H read wrongly the same way in set A and in the query (a loop drawn twice)
+        if r.program is not None and _draws_as_well(images[k], hypothesis, r.program):
+            results[k] = replace(results[k], program=hypothesis,
+                                 evidence={**evidence[k], "verdict": "hypothesis", "stroke_overruled": True})
     return results
