@@ -17,7 +17,6 @@ import sys
 import time
 import traceback
 from dataclasses import dataclass
-from multiprocessing import Pool
 from pathlib import Path
 
 from tqdm import tqdm
@@ -38,6 +37,7 @@ from dsl.dataset import (
 from solver.api import solve_problem
 from solver.perceive import PerceptionError, PixelPerception
 from solver.product import solve_folder
+from solver import execution
 from solver.report import write_report
 from solver.induce import DEFAULT_TIME_LIMIT
 from solver.scoring import rule_matches
@@ -174,23 +174,9 @@ def summarise(records: list[dict], split: str, wall_seconds: float) -> dict:
     return summary
 
 
-def _results(jobs: list[EvalJob], oracle: bool, workers: int, dump: Path | None, checkpoint: Path | None):
-    """Records as problems finish. Oracle problems run in parallel across `workers` processes; from pixels
-    the problems run one after the other, each decoded in one batch and refined across `workers` processes."""
-    if not oracle:
-        with PixelPerception(checkpoint, workers=workers) as perception:
-            for job in jobs:
-                yield evaluate_problem(job, perception, dump)
-    elif workers > 1 and dump is None:
-        with Pool(workers) as pool:
-            yield from pool.imap_unordered(evaluate_problem, jobs)
-    else:
-        for job in jobs:
-            yield evaluate_problem(job, None, dump)
-
-
 def evaluate(root: str, split: str, out: Path, limit: int | None, oracle: bool, workers: int,
-             time_limit: float, dump: Path | None = None, checkpoint: Path | None = None) -> dict:
+             time_limit: float, dump: Path | None = None, checkpoint: Path | None = None,
+             ray: str | None = None, device: str = "auto") -> dict:
     planned = plan_jobs(root, split, limit, oracle, time_limit)
     names = {job.name for job in planned}
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -209,7 +195,7 @@ def evaluate(root: str, split: str, out: Path, limit: int | None, oracle: bool, 
             sink.flush()
             bar.update(1)
 
-        for result in _results(jobs, oracle, workers, dump, checkpoint):
+        for result in execution.records(jobs, evaluate_problem, oracle, workers, dump, checkpoint, device, ray):
             record(result)
     summary = summarise(list(done.values()), split, time.perf_counter() - start)
     atomic_write_text(out, json.dumps(summary, indent=1))
