@@ -108,11 +108,9 @@ def _ray_records(jobs, evaluate, oracle, workers, dump, checkpoint, device, addr
             finished, _ = ray.wait(list(pending), num_returns=1)
             job = pending.pop(finished[0])
             yield _ray_result(ray, finished[0], job)
-    finally:
+    finally:  # (the runtime stays up for the next split of `--split all`; Ray ends it when the program exits)
         for ref in pending:
             ray.cancel(ref, force=True)
-        if address == RAY_LOCAL:
-            ray.shutdown()
 
 
 def _ray_result(ray, ref, job) -> dict:
