@@ -111,7 +111,7 @@ def decode_images(
     """Top-k canonical programs per image with log-probabilities, best first. `sample` > 0 adds that many
     ancestral samples per image to the beam's results before merging."""
     beam = beam_width or max(top_k, 8)
-    generator = torch.Generator().manual_seed(seed)
+    generator = torch.Generator(next(model.parameters()).device).manual_seed(seed)
     results: list[list[Proposal]] = []
     for start in range(0, len(images), batch_size):
         chunk = images[start : start + batch_size]

@@ -6,13 +6,13 @@ have no GPU). On the CPU the decoder's readings are exactly those of the code be
 
 from __future__ import annotations
 
-import torch
-
 DEVICES = ("auto", "cpu", "cuda")
 
 
-def resolve_device(name: str | torch.device | None = "auto") -> str:
+def resolve_device(name: str | None = "auto") -> str:
     """"cpu" or "cuda" (or "cuda:N") for a `--device` value; CUDA asked for without a GPU is an error."""
+    import torch  # (here: the command line's parser reads DEVICES without loading torch)
+
     name = str(name or "auto")
     if name == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
@@ -22,7 +22,3 @@ def resolve_device(name: str | torch.device | None = "auto") -> str:
         raise ValueError(f"--device {name}: expected one of {', '.join(DEVICES)}")
     return name
 
-
-def model_device(model: torch.nn.Module) -> torch.device:
-    """The device a model's weights are on."""
-    return next(model.parameters()).device
