@@ -86,3 +86,12 @@ def test_a_problem_whose_every_run_dies_is_recorded_as_lost(generated: Path, loc
     (record,) = execution.records(jobs, always_dies, True, 2, None, None, "cpu", local_ray)
     assert record["name"] == jobs[0].name and record["correct"] == 0
     assert "lost on the Ray cluster" in record["error"]
+
+
+def test_generate_on_ray_writes_the_same_dataset(generated: Path, tmp_path: Path, local_ray):
+    counts = {ProblemKind.FREE_FORM: 2, ProblemKind.BASIC: 2, ProblemKind.ABSTRACT: 2}
+    report = write_dataset(tmp_path, counts, seed=2525, workers=2, progress=False, ray=local_ray)
+    assert len(report.written) == 6 and not report.failed
+    for path in sorted(generated.rglob("*")):
+        if path.is_file() and not path.name.startswith("."):
+            assert (tmp_path / path.relative_to(generated)).read_bytes() == path.read_bytes(), path
