@@ -36,10 +36,10 @@ from dsl.dataset import (
     read_json,
     read_splits,
 )
+from perception.device import DEVICES
 from solver.api import solve_problem
 from solver.perceive import PerceptionError, PixelPerception
 from solver.product import solve_folder
-from perception.device import DEVICES
 from solver import execution, paper_table
 from solver.report import write_report
 from solver.induce import DEFAULT_TIME_LIMIT
@@ -242,7 +242,8 @@ def register(subcommands: argparse._SubParsersAction) -> None:
     evaluation.add_argument("--limit", type=int, default=None, help="first N problems of the split")
     evaluation.add_argument("--oracle", action="store_true", help="use the ground-truth action programs")
     evaluation.add_argument("--workers", type=int, default=2,
-                            help="processes: problems in parallel with --oracle, else decoding and refinement split across them")
+                            help="processes: problems in parallel with --oracle, else decoding and refinement split across them; "
+                                 "with --ray local: the runtime's CPUs, one problem each")
     evaluation.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT, help="seconds per problem")
     evaluation.add_argument("--json", required=True, help="summary JSON (per-problem lines go to OUT.jsonl)")
     evaluation.add_argument("--dump", type=Path, default=None, help="write an explanation report per problem here")
