@@ -1,6 +1,6 @@
 """`bongard-solver generate`: generate, render and write a dataset in the released layout (spec §4).
 
-    bongard-solver generate --out DIR --ff N --basic N --abstract N --seed S [--workers 2] [--size 512]
+    bongard-solver generate --out DIR --ff N --basic N --abstract N --seed S [--workers 2] [--size 512] [--ray local|ADDRESS]
 
 Every problem has its own seed (seed, kind, index), so the output does not depend on the number of
 workers. The run is resumable: each problem folder appears atomically, each finished problem is appended
@@ -33,6 +33,7 @@ from dsl.dataset import (
     write_splits,
 )
 from dsl.generate import GeneratedProblem, ProblemKind, ProblemSpec, generate_problem, plan_problems
+from dsl.parallel import ray_unordered
 
 JOURNAL = ".generate_journal.jsonl"
 MANIFEST = ".generate.json"
@@ -109,8 +110,12 @@ def _finished(out: Path) -> dict[str, Outcome]:
     return {n: o for n, o in done.items() if problem_folder(out, n).is_dir()}
 
 
-def _run(todo: list[ProblemSpec], seed: int, out: Path, size: int, workers: int):
-    """Yield the outcome of every problem of `todo` as it finishes."""
+def _run(todo: list[ProblemSpec], seed: int, out: Path, size: int, workers: int, ray: str | None = None):
+    """Yield the outcome of every problem of `todo` as it finishes (on Ray with `ray`: `dsl.parallel`)."""
+    if ray is not None and todo:
+        for spec, outcome, error in ray_unordered(make_problem, todo, ray, workers, seed, out, size):
+            yield outcome if error is None else Outcome(spec.name, spec.kind.value, error=error)
+        return
     if workers <= 1:
         for spec in todo:
             yield make_problem(spec, seed, out, size)
@@ -144,7 +149,7 @@ def _write_outputs(out: Path, done: dict[str, Outcome]) -> None:
 
 def write_dataset(
     out: Path | str, counts: dict[ProblemKind, int], seed: int = 0, workers: int = 2, size: int = 512,
-    progress: bool = True,
+    progress: bool = True, ray: str | None = None,
 ) -> GenerationReport:
     """Generate `counts[kind]` problems of each kind into `out` (resuming a previous run with the same seed)."""
     out = Path(out)
@@ -158,7 +163,7 @@ def write_dataset(
     with open(out / JOURNAL, "a", encoding="utf-8") as journal, tqdm(
         total=len(todo), desc="generate", unit="problem", disable=not progress
     ) as bar:
-        for outcome in _run(todo, seed, out, size, workers):
+        for outcome in _run(todo, seed, out, size, workers, ray):
             bar.update()
             if outcome.error is not None:
                 report.failed[outcome.name] = outcome.error
@@ -175,7 +180,7 @@ def write_dataset(
 def run(args: argparse.Namespace) -> int:
     counts = {ProblemKind.FREE_FORM: args.ff, ProblemKind.BASIC: args.basic, ProblemKind.ABSTRACT: args.abstract}
     try:
-        report = write_dataset(args.out, counts, seed=args.seed, workers=args.workers, size=args.size)
+        report = write_dataset(args.out, counts, seed=args.seed, workers=args.workers, size=args.size, ray=args.ray)
     except KeyboardInterrupt:
         print(f"{args.out}: interrupted; run the same command again to resume", file=sys.stderr)
         return 130
@@ -199,4 +204,6 @@ def register(subcommands: argparse._SubParsersAction) -> None:
     parser.add_argument("--seed", type=int, default=0, help="dataset seed (each problem seeds from it)")
     parser.add_argument("--workers", type=int, default=2, help="worker processes")
     parser.add_argument("--size", type=int, default=512, help="image side in pixels")
+    parser.add_argument("--ray", default=None, metavar="local|ADDRESS",
+                        help="generate on Ray: local (a runtime of --workers CPUs) or a cluster's address")
     parser.set_defaults(func=run)

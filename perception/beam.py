@@ -59,7 +59,7 @@ def _look(model: Decoder, inputs: dict, owner: torch.Tensor, states: list[State]
     """One step of reading for N turtles: views at their states, the LSTM step on the previous tokens,
     the re-centred states. -> ctx (N, C), global view, canvas tensor (N, 128, 128), LSTM state, states."""
     st = torch.tensor([s.as_tuple() for s in states], dtype=torch.float32)
-    canvas = torch.from_numpy(np.stack([np.asarray(c, np.uint8) for c in canvases]))
+    canvas = torch.from_numpy(np.stack([np.asarray(c, np.uint8) for c in canvases])).to(st.device)
     g, l, global_view = model.views(inputs["image"], inputs["crop"], inputs["box"], owner, st, canvas)
     out, lstm_state = model.lstm(torch.cat([model.embed_tokens(*token), g, l], -1)[:, None], lstm_state)
     ctx = torch.cat([out[:, 0], g, l], -1)
@@ -84,8 +84,16 @@ def search(model: Decoder, images: list[np.ndarray], beam: int = 8, samples: int
            generator: torch.Generator | None = None, gain: float | None = None) -> list[list[tuple[float, list]]]:
     """Per image, the finished hypotheses (logp, tokens). samples > 0: that many ancestral samples per
     image instead of a beam (each step draws one option per hypothesis, Gumbel-max over the options)."""
-    cfg, inputs = model.config, prepare(images)
-    n_images = len(images)
+    device, inputs = next(model.parameters()).device, prepare(images)
+    if device.type == "cpu":  # (a device context costs every torch call a little)
+        return _search(model, inputs, len(images), beam, samples, widths, generator, gain)
+    with torch.device(device):  # tensors made in the search are made on the model's device
+        inputs = {k: v.to(device) for k, v in inputs.items()}
+        return _search(model, inputs, len(images), beam, samples, widths, generator, gain)
+
+
+def _search(model: Decoder, inputs: dict, n_images: int, beam: int, samples: int, widths, generator, gain):
+    cfg = model.config
     hyps = [Hypothesis(i, null_state(tuple(inputs["box"][i].tolist())), Image.new("L", (CANVAS, CANVAS), 0))
             for i in range(n_images) for _ in range(max(samples, 1))]
     h = torch.zeros(1, len(hyps), cfg.hidden)

@@ -7,13 +7,15 @@ import json
 from pathlib import Path
 
 from perception.config import DecoderConfig
+from perception.device import DEVICES
 
 
 def run_train(args: argparse.Namespace) -> int:
     from perception.train import train
 
     metrics = train(args)
-    print(json.dumps(metrics))
+    if metrics:  # (under torchrun, rank 0's)
+        print(json.dumps(metrics))
     return 0
 
 
@@ -23,8 +25,9 @@ def run_decode(args: argparse.Namespace) -> int:
 
     from dsl.syntax import format_image
     from perception.decode import decode_images, load_decoder
+    from perception.device import resolve_device
 
-    model = load_decoder(args.checkpoint)
+    model = load_decoder(args.checkpoint, resolve_device(args.device))
     paths = [Path(p) for p in args.images]
     images = []
     for path in paths:
@@ -89,6 +92,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--time-limit", type=float, default=0.0, help="stop after this many minutes (0 = none)")
     parser.add_argument("--init", type=Path, default=None, help="start from this checkpoint's weights (new parts from scratch)")
     parser.add_argument("--stop-after", type=int, default=0, help="stop after this many steps (the LR schedule still spans --steps)")
+    parser.add_argument("--device", default="auto", choices=DEVICES, help="where to train (auto: CUDA if present); "
+                        "under torchrun one process per GPU, or gloo processes on the CPU")
 
 
 def add_shape_arguments(parser: argparse.ArgumentParser) -> None:
@@ -129,4 +134,5 @@ def register(subcommands: argparse._SubParsersAction) -> None:
     decode.add_argument("--checkpoint", type=Path, default=None, help="decoder checkpoint (default: the shipped one)")
     decode.add_argument("--json", type=Path, default=None, help="write the proposals as JSON")
     decode.add_argument("--picture", type=Path, default=None, help="draw each image and its top proposals (PNG)")
+    decode.add_argument("--device", default="auto", choices=DEVICES, help="the decoder's device (auto: CUDA if present)")
     decode.set_defaults(func=run_decode)

@@ -40,8 +40,9 @@ class Proposal:
     logp: float
 
 
-def load_decoder(path: str | Path | None = None) -> Decoder:
-    """A decoder rebuilt from a checkpoint (config + weights), in eval mode."""
+def load_decoder(path: str | Path | None = None, device: str = "cpu") -> Decoder:
+    """A decoder rebuilt from a checkpoint (config + weights), in eval mode, on `device`
+    (`perception.device.resolve_device`)."""
     path = Path(path) if path is not None else DEFAULT_CHECKPOINT
     if not path.is_file():
         raise FileNotFoundError(f"decoder checkpoint not found: {path}")
@@ -52,7 +53,7 @@ def load_decoder(path: str | Path | None = None) -> Decoder:
     config["strip_size"] = tuple(config["strip_size"])
     model = Decoder(DecoderConfig(**config))
     model.load_state_dict(state["model"])
-    return fuse_batch_norms(model.eval())
+    return fuse_batch_norms(model.eval()).to(device)
 
 
 def fuse_batch_norms(model: Decoder) -> Decoder:
@@ -110,7 +111,7 @@ def decode_images(
     """Top-k canonical programs per image with log-probabilities, best first. `sample` > 0 adds that many
     ancestral samples per image to the beam's results before merging."""
     beam = beam_width or max(top_k, 8)
-    generator = torch.Generator().manual_seed(seed)
+    generator = torch.Generator(next(model.parameters()).device).manual_seed(seed)
     results: list[list[Proposal]] = []
     for start in range(0, len(images), batch_size):
         chunk = images[start : start + batch_size]

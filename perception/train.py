@@ -3,7 +3,12 @@
     bongard-solver train-decoder --out perception/checkpoints/decoder.pt --steps 3000 --seed 0
 
 Batches come from `perception.data.TrainingStream` (programs sampled, rendered and cropped on the fly in
-a DataLoader worker). Validation uses a fixed set of held-out generated images (another seed); it reports
+a DataLoader worker). Under `torchrun` the run is shared out over processes with
+DistributedDataParallel, the same recipe (`perception.distributed`):
+
+    torchrun --standalone --nproc_per_node 2 -m solver.cli train-decoder --out ckpt.pt --threads 1 ...
+
+Validation uses a fixed set of held-out generated images (another seed); it reports
 the loss, and the action-kind and stroke-type accuracy of teacher-forced steps on the most likely target
 variant of each image. The checkpoint (config, weights, step, metrics, arguments) is written at every
 validation, so a usable model exists if the run is cut short; `--time-limit` stops the run early.
@@ -22,6 +27,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
+from perception import distributed
 from perception.data import TrainingStream, collate, make_example
 from perception.model import Decoder, DecoderConfig
 
@@ -75,31 +81,49 @@ def save(model: Decoder, path: Path, step: int, metrics: dict, args: argparse.Na
 
 
 def train(args: argparse.Namespace) -> dict:
+    """The training run; under torchrun, this rank's share of it (`perception.distributed`)."""
+    ranks = distributed.setup(getattr(args, "device", "auto"))
+    try:
+        return _train(args, ranks)
+    finally:
+        distributed.teardown(ranks)
+
+
+def _initial_model(args: argparse.Namespace, ranks: distributed.Ranks) -> Decoder:
     torch.manual_seed(args.seed)
-    torch.set_num_threads(args.threads)
     config = DecoderConfig(hidden=args.hidden, feature=args.feature, channels=tuple(int(c) for c in args.channels.split(",")))
     model = Decoder(config)
     if args.init is not None:  # parts new since that checkpoint start from scratch (reported)
         own = model.state_dict()
         state = {k: v for k, v in torch.load(args.init, weights_only=True)["model"].items() if k in own and own[k].shape == v.shape}
         missing, unexpected = model.load_state_dict(state, strict=False)
-        if missing or unexpected:
+        if (missing or unexpected) and ranks.main:
             print(f"--init {args.init}: {len(missing)} new tensors ({', '.join(sorted({k.split('.')[0] + '.' + k.split('.')[1] for k in missing}))}), "
                   f"{len(unexpected)} unused")
-    print(f"decoder: {sum(p.numel() for p in model.parameters()) / 1e6:.2f} M parameters, config {dataclasses.asdict(config)}")
+    if ranks.main:
+        print(f"decoder: {sum(p.numel() for p in model.parameters()) / 1e6:.2f} M parameters, config {dataclasses.asdict(config)}, "
+              f"{ranks.world} process(es) on {ranks.device}")
+    return model.to(ranks.device)
+
+
+def _train(args: argparse.Namespace, ranks: distributed.Ranks) -> dict:
+    torch.set_num_threads(args.threads)
+    model = _initial_model(args, ranks)
+    net = distributed.wrap(model, ranks)
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
-    val = validation_batches(args)
-    stream = TrainingStream(args.seed, args.batch_size)
+    val = [distributed.on_device(b, ranks) for b in validation_batches(args)] if ranks.main else []
+    stream = TrainingStream(args.seed + ranks.rank * distributed.RANK_SEED_STRIDE, distributed.per_rank_batch(args.batch_size, ranks))
     loader = torch.utils.data.DataLoader(stream, batch_size=None, num_workers=args.workers,
                                          prefetch_factor=4 if args.workers else None, persistent_workers=args.workers > 0)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     log_path = args.out.with_suffix(".log.jsonl")
     start, metrics, step = time.time(), {}, 0
-    bar = tqdm(total=args.steps, desc="train-decoder", mininterval=5)
+    bar = tqdm(total=args.steps, desc="train-decoder", mininterval=5, disable=not ranks.main)
     for step, batch in enumerate(loader, start=1):
         for group in optimizer.param_groups:
             group["lr"] = learning_rate(step - 1, (time.time() - start) / 60, args)
-        _, loss = model(batch)
+        with distributed.device_context(ranks):
+            _, loss = net(distributed.on_device(batch, ranks))
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -107,8 +131,10 @@ def train(args: argparse.Namespace) -> dict:
         bar.update(1)
         bar.set_postfix(loss=f"{loss.item():.3f}", refresh=False)
         out_of_time = (args.time_limit and time.time() - start > 60 * args.time_limit) or step == args.stop_after
-        if step % args.val_every == 0 or step == args.steps or out_of_time:
-            metrics = {"step": step, "minutes": round((time.time() - start) / 60, 2), "train_loss": loss.item(), **validate(model, val)}
+        out_of_time = distributed.any_rank(out_of_time, ranks) if args.time_limit else out_of_time
+        if ranks.main and (step % args.val_every == 0 or step == args.steps or out_of_time):
+            with distributed.device_context(ranks):
+                metrics = {"step": step, "minutes": round((time.time() - start) / 60, 2), "train_loss": loss.item(), **validate(model, val)}
             tqdm.write(json.dumps(metrics))
             with open(log_path, "a") as log:
                 log.write(json.dumps(metrics) + "\n")

@@ -1,11 +1,13 @@
 """`bongard-solver solve` and `bongard-solver eval`.
 
     bongard-solver solve PROBLEM_DIR [--oracle] [--json]
-    bongard-solver eval --data ROOT --split NAME [--limit N] [--oracle] [--workers K] --json OUT
+    bongard-solver eval --data ROOT --split NAME|all [--limit N] [--oracle] [--workers K] [--ray local|ADDRESS]
+                        [--device auto|cpu|cuda] --json OUT
 
 `eval` appends one JSON line per problem to OUT.jsonl as it goes, so an interrupted run resumes where it
 stopped (problems already there are not solved again); at the end it writes the summary to OUT.
-A problem that fails is recorded with its error and counts as wrongly labelled.
+A problem that fails is recorded with its error and counts as wrongly labelled. Where the problems run
+(a local process pool, or Ray with `--ray`): `solver.execution`; `--split all`: `solver.paper_table`.
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ import sys
 import time
 import traceback
 from dataclasses import dataclass
-from multiprocessing import Pool
 from pathlib import Path
 
 from tqdm import tqdm
@@ -35,10 +36,12 @@ from dsl.dataset import (
     read_json,
     read_splits,
 )
+from perception.device import DEVICES
 from solver.api import solve_problem
 from solver.confidence import calibration_figures
 from solver.perceive import PerceptionError, PixelPerception
 from solver.product import solve_folder
+from solver import execution, paper_table
 from solver.report import write_report
 from solver.index_page import write_index
 from solver.induce import DEFAULT_TIME_LIMIT
@@ -182,23 +185,9 @@ def summarise(records: list[dict], split: str, wall_seconds: float) -> dict:
     return summary
 
 
-def _results(jobs: list[EvalJob], oracle: bool, workers: int, dump: Path | None, checkpoint: Path | None):
-    """Records as problems finish. Oracle problems run in parallel across `workers` processes; from pixels
-    the problems run one after the other, each decoded in one batch and refined across `workers` processes."""
-    if not oracle:
-        with PixelPerception(checkpoint, workers=workers) as perception:
-            for job in jobs:
-                yield evaluate_problem(job, perception, dump)
-    elif workers > 1 and dump is None:
-        with Pool(workers) as pool:
-            yield from pool.imap_unordered(evaluate_problem, jobs)
-    else:
-        for job in jobs:
-            yield evaluate_problem(job, None, dump)
-
-
 def evaluate(root: str, split: str, out: Path, limit: int | None, oracle: bool, workers: int,
-             time_limit: float, dump: Path | None = None, checkpoint: Path | None = None) -> dict:
+             time_limit: float, dump: Path | None = None, checkpoint: Path | None = None,
+             ray: str | None = None, device: str = "auto") -> dict:
     planned = plan_jobs(root, split, limit, oracle, time_limit)
     names = {job.name for job in planned}
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -217,7 +206,7 @@ def evaluate(root: str, split: str, out: Path, limit: int | None, oracle: bool, 
             sink.flush()
             bar.update(1)
 
-        for result in _results(jobs, oracle, workers, dump, checkpoint):
+        for result in execution.records(jobs, evaluate_problem, oracle, workers, dump, checkpoint, device, ray):
             record(result)
     summary = summarise(list(done.values()), split, time.perf_counter() - start)
     atomic_write_text(out, json.dumps(summary, indent=1))
@@ -227,8 +216,16 @@ def evaluate(root: str, split: str, out: Path, limit: int | None, oracle: bool, 
 
 
 def eval_command(args: argparse.Namespace) -> int:
-    summary = evaluate(args.data, args.split, Path(args.json), args.limit, args.oracle, args.workers,
-                       args.time_limit, args.dump, args.checkpoint)
+    def run(split: str, out: Path) -> dict:
+        return evaluate(args.data, split, out, args.limit, args.oracle, args.workers, args.time_limit,
+                        args.dump, args.checkpoint, args.ray, args.device)
+
+    if args.split == "all":  # the paper's table (`solver.paper_table`)
+        print(paper_table.run_benchmark(args.data, Path(args.json), run, args.oracle)["markdown"])
+        print(f"written: {args.json}, {Path(args.json).with_suffix('.md')}, {Path(args.json).with_suffix('.png')}",
+              file=sys.stderr)
+        return 0
+    summary = run(args.split, Path(args.json))
     print(f"{summary['split']}: accuracy {summary['accuracy']:.4f} on {summary['n_queries']} queries, "
           f"rule_match {summary['rule_match']:.4f}, errors {summary['errors']}, {summary['seconds']} s")
     calibration = summary["calibration"]
@@ -254,13 +251,18 @@ def register(subcommands: argparse._SubParsersAction) -> None:
 
     evaluation = subcommands.add_parser("eval", help="evaluate the solver on a dataset split")
     evaluation.add_argument("--data", required=True, help="dataset root (released layout)")
-    evaluation.add_argument("--split", required=True, help="split name in the split JSON")
+    evaluation.add_argument("--split", required=True,
+                            help="split name in the split JSON; all: the benchmark table (FF/BA/CM/NV, see solver.paper_table)")
     evaluation.add_argument("--limit", type=int, default=None, help="first N problems of the split")
     evaluation.add_argument("--oracle", action="store_true", help="use the ground-truth action programs")
     evaluation.add_argument("--workers", type=int, default=2,
-                            help="processes: problems in parallel with --oracle, else decoding and refinement split across them")
+                            help="processes: problems in parallel with --oracle, else decoding and refinement split across them; "
+                                 "with --ray local: the runtime's CPUs, one problem each")
     evaluation.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT, help="seconds per problem")
     evaluation.add_argument("--json", required=True, help="summary JSON (per-problem lines go to OUT.jsonl)")
     evaluation.add_argument("--dump", type=Path, default=None, help="write an explanation report per problem here")
     evaluation.add_argument("--checkpoint", type=Path, default=None, help="decoder checkpoint (default: shipped)")
+    evaluation.add_argument("--ray", default=None, metavar="local|ADDRESS",
+                            help="run the problems on Ray: local (a runtime of --workers CPUs) or a cluster's address")
+    evaluation.add_argument("--device", default="auto", choices=DEVICES, help="the decoder's device (auto: CUDA if present)")
     evaluation.set_defaults(func=eval_command)

@@ -173,8 +173,8 @@ def _split_plan(plan: LibraryPlan, guesses: dict, model, image: np.ndarray, read
     return replace(split, whole=plan.whole, whole_prior=plan.whole_prior, confidence=plan.confidence)
 
 
-def decoded_in_batches(model, images: list[np.ndarray], top_k: int, beam: int) -> list[tuple]:
-    """The decoder's proposals per image, DECODE_BATCH images at a time on one thread, as `PixelPerception`
+def decoded_in_batches(model, images: list[np.ndarray], top_k: int, beam: int, batch: int = DECODE_BATCH) -> list[tuple]:
+    """The decoder's proposals per image, `batch` images at a time on one thread, as `PixelPerception`
     and its workers decode (the floating-point sums, and so the beam's choices, depend a little on the
     batch and on the number of threads)."""
     import torch
@@ -185,8 +185,8 @@ def decoded_in_batches(model, images: list[np.ndarray], top_k: int, beam: int) -
     torch.set_num_threads(1)
     try:
         out = []
-        for k in range(0, len(images), DECODE_BATCH):
-            decoded = decode_images(model, images[k : k + DECODE_BATCH], top_k=top_k, beam_width=beam)
+        for k in range(0, len(images), batch):
+            decoded = decode_images(model, images[k : k + batch], top_k=top_k, beam_width=beam, batch_size=batch)
             out += [tuple(Proposal(p.program, p.logp) for p in props) for props in decoded]
         return out
     finally:
@@ -312,7 +312,11 @@ class PixelPerception:
         shapes_checkpoint: Path | str | None = None,
         use_classifier: bool = True,
         per_problem: bool = True,
+        device: str = "auto",
     ) -> None:
+        from perception.device import resolve_device
+
+        self.device = resolve_device(device)  # the decoder's; on a GPU a problem's images are decoded in one batch
         self.checkpoint = checkpoint
         self.beam = beam
         self.top_k = top_k
@@ -333,7 +337,7 @@ class PixelPerception:
         if self._model is None:
             from perception.decode import load_decoder
 
-            self._model = load_decoder(self.checkpoint)
+            self._model = load_decoder(self.checkpoint, self.device)
         return self._model
 
     def classifier(self):
@@ -431,6 +435,8 @@ class PixelPerception:
         batches are the same whatever the number of workers."""
         if not self.use_decoder:
             return [tuple(seed_proposals())] * len(images)
+        if self.device != "cpu":
+            return decoded_in_batches(self.decoder(), images, self.top_k, self.beam, batch=max(1, len(images)))
         jobs = [(self.checkpoint, self.top_k, self.beam, images[k : k + DECODE_BATCH])
                 for k in range(0, len(images), DECODE_BATCH)]
         if self._pool is not None and len(jobs) > 1:

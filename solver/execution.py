@@ -1,0 +1,90 @@
+"""Where `eval`'s problems run: a local process pool (the default) or a Ray cluster (`--ray`).
+
+    for record in records(jobs, evaluate_problem, oracle, workers, dump, checkpoint, device, ray=None):
+        ...   # one record per problem, as problems finish (in any order)
+
+Both engines take the same unit of work (an `EvalJob`) and the same function that turns it into a record
+(`solver.commands.evaluate_problem`), so they give the same labels and rules problem for problem:
+
+* local, from pixels: the problems run one after the other; the one `PixelPerception` shares each
+  problem's images out among its `workers` processes (decoding DECODE_BATCH images at a time, as always);
+* local, oracle: problems in parallel across `workers` processes;
+* Ray (`ray="local"` starts a runtime of `workers` CPUs on this machine, `ray=ADDRESS` joins a cluster
+  started with `ray start --head` / `ray start --address ADDRESS`): problems are the tasks, one CPU each;
+  each Ray worker process loads the checkpoints once (`_worker_perception`, a `PixelPerception(workers=1)`
+  kept for the process's life) and decodes in the same batches. A task whose worker process dies is run
+  again on another (`dsl.parallel.ray_unordered`, RAY_RETRIES times); a problem that still cannot finish
+  becomes a record with its error, and the run goes on. With `--device cuda` each problem asks Ray for
+  RAY_GPU_SHARE of a GPU (with `auto` Ray workers see no GPU, so they decode on their CPU).
+
+Ray is an optional extra (`pip install -e ".[ray]"`); nothing imports it unless `ray` is given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from multiprocessing import Pool
+from pathlib import Path
+
+from dsl.dataset import problem_kind
+from dsl.parallel import RAY_LOCAL, RAY_RETRIES, ray_unordered
+from perception.device import resolve_device
+from solver.perceive import PixelPerception
+
+RAY_GPU_SHARE = 0.25  # of a GPU per problem when decoding on CUDA under Ray (four problems share one GPU)
+
+
+def records(jobs: list, evaluate: Callable, oracle: bool, workers: int, dump: Path | None,
+            checkpoint: Path | None, device: str = "auto", ray: str | None = None) -> Iterator[dict]:
+    """`evaluate(job, perception, dump)` of every job, yielded as each finishes."""
+    if not jobs:
+        return iter(())
+    if ray is not None:
+        return _ray_records(jobs, evaluate, oracle, workers, dump, checkpoint, device, ray)
+    return _local_records(jobs, evaluate, oracle, workers, dump, checkpoint, device)
+
+
+def _local_records(jobs, evaluate, oracle, workers, dump, checkpoint, device) -> Iterator[dict]:
+    if not oracle:
+        with PixelPerception(checkpoint, workers=workers, device=resolve_device(device)) as perception:
+            for job in jobs:
+                yield evaluate(job, perception, dump)
+    elif workers > 1 and dump is None:
+        with Pool(workers) as pool:
+            yield from pool.imap_unordered(evaluate, jobs)
+    else:
+        for job in jobs:
+            yield evaluate(job, None, dump)
+
+
+_WORKER_PERCEPTION: dict = {}
+
+
+def _worker_perception(checkpoint: Path | None, device: str) -> PixelPerception:
+    """The Ray worker process's own perception, its checkpoints loaded on the first problem it solves."""
+    key = (str(checkpoint), device)
+    if key not in _WORKER_PERCEPTION:
+        _WORKER_PERCEPTION[key] = PixelPerception(checkpoint, workers=1, device=resolve_device(device))
+    return _WORKER_PERCEPTION[key]
+
+
+def solve_on_worker(job, evaluate: Callable, oracle: bool, dump: Path | None, checkpoint: Path | None,
+                    device: str) -> dict:
+    """One problem in a Ray worker process (the body of the Ray task)."""
+    perception = None if oracle else _worker_perception(checkpoint, device)
+    return evaluate(job, perception, dump)
+
+
+def _ray_records(jobs, evaluate, oracle, workers, dump, checkpoint, device, address) -> Iterator[dict]:
+    gpus = RAY_GPU_SHARE if not oracle and device == "cuda" else 0
+    tasks = ray_unordered(solve_on_worker, jobs, address, workers, evaluate, oracle, dump, checkpoint, device,
+                          retries=RAY_RETRIES, gpus=gpus)
+    for job, record, error in tasks:
+        yield record if error is None else lost_record(job, f"lost on the Ray cluster: {error}")
+
+
+def lost_record(job, error: str) -> dict:
+    """The record of a problem that never finished (the fields of `solver.commands.evaluate_problem`'s)."""
+    return {"name": job.name, "kind": problem_kind(job.name), "true": [True, False], "predicted": None,
+            "correct": 0, "rule": None, "english": None, "outcome": None, "rule_match": False,
+            "confidence": None, "alternatives": 0, "seconds": 0.0, "error": error}
