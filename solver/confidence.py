@@ -7,7 +7,8 @@ supports the label given):
   vote            share of the optimal rules that agree with the label, less 0.5 (`solver.classify`);
   context_errors  context images the rule misclassifies (capped at 3): perception noise in the context;
   hypothesis      the query was checked against the problem's free-form program H (`solver.hypotheses`);
-  read            ... and nothing explained it, so it was read on its own;
+  read            ... and read on its own (as every query is);
+  disagrees       ... and its reading is not what the check found (H, a neighbour or a stroke near miss);
   h_margin        how clearly H is (label A) or is not (label B) the best explanation of the query: the lesser
                   of the geometric margin (px, H's best one-action neighbour's centreline fit less H's) and
                   the stroke margin (window pixel-score units over the set-A floor, / STROKE_SCALE), clipped
@@ -32,7 +33,8 @@ STROKE_SCALE = 30.0  # stroke-margin units counted as one px of geometric margin
 # of one-action near misses are 0.3-10 px)
 MARGIN_CLIP = 3.0
 LOGIT_CLIP = 6.0
-FEATURES = ("bias", "vote", "context_errors", "hypothesis", "read", "h_margin", "library", "classifier_logit")
+FEATURES = ("bias", "vote", "context_errors", "hypothesis", "read", "disagrees", "h_margin", "library",
+            "classifier_logit")
 MODEL_FILE = "confidence.json"
 
 
@@ -61,6 +63,7 @@ def features(label: bool, vote: float, context_errors: int, evidence: dict | Non
         "context_errors": float(min(context_errors, 3)),
         "hypothesis": float(margin is not None),
         "read": float(verdict == "read"),
+        "disagrees": float(evidence.get("agrees") is False),
         "h_margin": 0.0 if margin is None else (margin if label else -margin),
         "library": float(library),
         "classifier_logit": _logit(evidence["classifier"]) if library and "classifier" in evidence else 0.0,

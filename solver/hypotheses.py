@@ -102,13 +102,6 @@ def verdict(found: Check, hypothesis: ImageProgram) -> Verdict:
     return Verdict(hypothesis, {**evidence, "verdict": "hypothesis"}, found.poses)
 
 
-def _draws_as_well(image: np.ndarray, program: ImageProgram, other: ImageProgram) -> bool:
-    """Whether `program` draws the image at least as well as `other` (`solver.readings.pixel_fit`)."""
-    from solver.readings import pixel_fit
-
-    return pixel_fit(image, program)[0] <= pixel_fit(image, other)[0]
-
-
 def _strokes_checked(perception, images: list, results: list, evidence: dict, hypothesis: ImageProgram, stages: Stages) -> None:
     """Images whose geometry is H's: the decoder, walking H at the image's pose, judges each action's stroke
     (`perception.decode.read_strokes`); where it prefers another stroke by more than STROKE_LOGP_SLACK, the
@@ -231,16 +224,14 @@ def _checked(perception, images, results, positives: int, negatives: int, formed
         evidence[k] = decided.evidence
         results[k] = None if decided.program is None else Perceived(decided.program, decided.poses, None, evidence=decided.evidence)
     _strokes_checked(perception, images, results, evidence, hypothesis, stages)
-    rest = [k for k, r in enumerate(results) if r is None]
-    doubted = [k for k in range(positives + negatives, len(images)) if evidence[k]["verdict"] == "stroke"]
+    queries = list(range(positives + negatives, len(images)))
+    rest = [k for k, r in enumerate(results) if r is None or k in queries]
     with stages("read"):
-        read = perception.read_in_full([images[k] for k in rest + doubted])
+        read = perception.read_in_full([images[k] for k in rest])
     for k, r in zip(rest, read):
-        results[k] = replace(r, evidence={**evidence.get(k, {}), "verdict": "read"})
-    for k, r in zip(doubted, read[len(rest):]):  # a query's stroke near miss, read in full too: it takes H after
-        # all when H draws it at least as well as its full reading does (as `solver.reconcile` draws the consensus
-        # into a query): H read wrongly the same way in set A and in the query (a loop drawn twice)
-        if r.program is not None and _draws_as_well(images[k], hypothesis, r.program):
-            results[k] = replace(results[k], program=hypothesis,
-                                 evidence={**evidence[k], "verdict": "hypothesis", "stroke_overruled": True})
+        checked = results[k]
+        found = {**evidence.get(k, {}), "verdict": "read"}
+        if k in queries and checked is not None and r.program is not None:  # does the check agree with the reading?
+            found["agrees"] = same_image(r.program, checked.program)
+        results[k] = replace(r, evidence=found)
     return results

@@ -63,7 +63,7 @@ def test_a_free_form_problem_is_read_from_two_decoded_images_and_checked_against
     images = [drawn(H) for _ in range(6)] + [drawn(TURNED), drawn(ZIGZAG)] + [drawn(H), drawn(TURNED)]
     with FixedDecoder(H) as perception:
         results = perception.perceive(images, positives=6, negatives=2)
-        assert perception.decoded == 2  # only the two set-A images that form the hypothesis are decoded
+        assert perception.decoded == 4  # the two set-A images that form the hypothesis, and the two queries
         assert {"classify", "decode", "check", "strokes"} <= set(perception.stage_seconds)
     with FixedDecoder(H, workers=2) as perception:  # the same readings whatever the number of workers
         assert [r.program for r in perception.perceive(images, positives=6, negatives=2)] == [r.program for r in results]
@@ -71,4 +71,5 @@ def test_a_free_form_problem_is_read_from_two_decoded_images_and_checked_against
     assert same_image(results[6].program, TURNED) and results[6].evidence["verdict"] == "neighbour"
     assert same_image(results[7].program, ZIGZAG) and results[7].evidence["verdict"] == "stroke"
     assert same_image(results[8].program, H) and results[8].evidence["geometric_margin"] > 0
+    assert results[8].evidence["verdict"] == "read" and results[8].evidence["agrees"]
     assert same_image(results[9].program, TURNED)
