@@ -23,8 +23,11 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
+from dsl.limits import LimitError, MAX_IMAGE_PIXELS, check_pixels, loads_limited
 from dsl.syntax import ActionStringError, format_image, parse_image
 from dsl.types import ImageProgram
+
+Image.MAX_IMAGE_PIXELS = MAX_IMAGE_PIXELS  # Pillow's decompression-bomb guard, at the tool's own limit
 
 SPLIT_FILE = "ShapeBongard_V2_split.json"
 IMAGES_PER_SIDE = 7
@@ -57,14 +60,7 @@ class ProblemImage:
 
     def load(self) -> np.ndarray:
         """The image as a uint8 greyscale array (255 = white background)."""
-        try:
-            with Image.open(self.path) as image:
-                image.load()
-                return np.asarray(image.convert("L"), dtype=np.uint8)
-        except FileNotFoundError:
-            raise DatasetError(f"{self.path}: image file is missing") from None
-        except (OSError, ValueError, SyntaxError) as error:
-            raise DatasetError(f"{self.path}: unreadable or corrupt PNG ({error})") from None
+        return read_image(self.path)
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,17 +112,43 @@ def programs_file(root: Path | str, kind: str) -> Path:
 # Reading
 
 
+def read_image(path: Path) -> np.ndarray:
+    """An image file as a uint8 greyscale array (255 = white background); its size is checked against
+    `dsl.limits.MAX_IMAGE_PIXELS` before its pixels are decoded."""
+    try:
+        with Image.open(path) as image:
+            check_pixels(*image.size)
+            image.load()
+            return np.asarray(image.convert("L"), dtype=np.uint8)
+    except FileNotFoundError:
+        raise DatasetError(f"{path}: image file is missing") from None
+    except IsADirectoryError:
+        raise DatasetError(f"{path}: is a folder, not an image file") from None
+    except (LimitError, Image.DecompressionBombError) as error:
+        raise DatasetError(f"{path}: {error}") from None
+    except (OSError, ValueError, SyntaxError, EOFError) as error:
+        raise DatasetError(f"{path}: unreadable or corrupt PNG ({error})") from None
+    except MemoryError:
+        raise DatasetError(f"{path}: image too large to decode") from None
+
+
 def read_json(path: Path) -> object:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise DatasetError(f"{path}: file is missing") from None
+    except IsADirectoryError:
+        raise DatasetError(f"{path}: is a folder, not a JSON file") from None
+    except UnicodeDecodeError as error:
+        raise DatasetError(f"{path}: not UTF-8 text (byte {error.start}: {error.reason})") from None
     except OSError as error:
-        raise DatasetError(f"{path}: cannot read ({error})") from None
+        raise DatasetError(f"{path}: cannot read ({error.strerror or error})") from None
     try:
-        return json.loads(text)
+        return loads_limited(text)
     except json.JSONDecodeError as error:
         raise DatasetError(f"{path}: bad JSON ({error})") from None
+    except LimitError as error:
+        raise DatasetError(f"{path}: {error}") from None
 
 
 def _parse_side(path: Path, name: str, side: str, images: object) -> tuple[ImageProgram, ...]:

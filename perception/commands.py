@@ -6,7 +6,14 @@ import argparse
 import json
 from pathlib import Path
 
+from dsl.options import count, positive_number, seed
+from dsl.owned import PNG_TEXT, check_output_file, marked_json
 from perception.config import DecoderConfig
+
+
+MAX_TOP_K = 100  # proposals per image (the solver uses 6)
+MAX_BEAM = 128  # beam width (the solver uses 6)
+MAX_SAMPLES = 1000
 
 
 def run_train(args: argparse.Namespace) -> int:
@@ -18,20 +25,16 @@ def run_train(args: argparse.Namespace) -> int:
 
 
 def run_decode(args: argparse.Namespace) -> int:
-    import numpy as np
-    from PIL import Image
-
+    from dsl.dataset import read_image
     from dsl.syntax import format_image
     from perception.decode import decode_images, load_decoder
 
-    model = load_decoder(args.checkpoint)
+    for option, path in (("--json", args.json), ("--picture", args.picture)):
+        if path is not None:
+            check_output_file(path, option)
     paths = [Path(p) for p in args.images]
-    images = []
-    for path in paths:
-        try:
-            images.append(np.asarray(Image.open(path).convert("L")))
-        except OSError as error:
-            raise SystemExit(f"bongard-solver decode: cannot read image {path}: {error}") from None
+    images = [read_image(path) for path in paths]
+    model = load_decoder(args.checkpoint)
     results = decode_images(model, images, top_k=args.top_k, beam_width=args.beam, sample=args.sample, seed=args.seed)
     out = []
     for path, proposals in zip(paths, results):
@@ -40,7 +43,7 @@ def run_decode(args: argparse.Namespace) -> int:
             print(f"  {p.logp:9.3f}  {json.dumps(format_image(p.program))}")
         out.append({"image": str(path), "proposals": [{"logp": p.logp, "program": format_image(p.program)} for p in proposals]})
     if args.json:
-        Path(args.json).write_text(json.dumps(out, indent=1))
+        Path(args.json).write_text(marked_json({"images": out}))
     if args.picture:
         draw_proposals(images, results, args.picture)
     return 0
@@ -50,7 +53,7 @@ def draw_proposals(images, results, path: Path, panel: int = 160, shown: int = 4
     """One row per image: the input's ink crop, then its top proposals drawn centred with their logp
     (the decoder gives no pose; `search.refine` fits one)."""
     import numpy as np
-    from PIL import Image, ImageDraw
+    from PIL import Image, ImageDraw, PngImagePlugin
 
     from dsl.raster import fit_view, render_drawing
     from dsl.turtle import execute_image
@@ -68,17 +71,20 @@ def draw_proposals(images, results, path: Path, panel: int = 160, shown: int = 4
             sheet.paste(Image.fromarray(render_drawing(drawing, panel, fit_view(drawing, panel))), (col * panel, row * panel))
             pen.text((col * panel + 4, row * panel + 2), f"{proposal.logp:.2f}", fill=0)
         pen.line([(0, row * panel), (sheet.width, row * panel)], fill=128)
-    sheet.save(path)
+    info = PngImagePlugin.PngInfo()
+    for key, value in PNG_TEXT.items():
+        info.add_text(key, value)
+    sheet.save(path, format="PNG", pnginfo=info)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, required=True, help="checkpoint file to write")
-    parser.add_argument("--steps", type=int, default=3000, help="optimiser steps (the LR schedule spans them)")
-    parser.add_argument("--batch-size", type=int, default=32, help="images per step")
-    parser.add_argument("--lr", type=float, default=2e-3, help="peak AdamW learning rate (cosine decay)")
-    parser.add_argument("--warmup", type=int, default=150, help="linear warm-up steps")
+    parser.add_argument("--steps", type=count(1), default=3000, help="optimiser steps (the LR schedule spans them)")
+    parser.add_argument("--batch-size", type=count(1, 4096), default=32, help="images per step")
+    parser.add_argument("--lr", type=positive_number, default=2e-3, help="peak AdamW learning rate (cosine decay)")
+    parser.add_argument("--warmup", type=count(0), default=150, help="linear warm-up steps")
     parser.add_argument("--weight-decay", type=float, default=1e-4)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=seed, default=0)
     parser.add_argument("--feature", type=int, default=DecoderConfig.feature, help="features per view")
     parser.add_argument("--hidden", type=int, default=DecoderConfig.hidden)
     parser.add_argument("--channels", type=str, default=",".join(map(str, DecoderConfig.channels)))
@@ -122,10 +128,10 @@ def register(subcommands: argparse._SubParsersAction) -> None:
 
     decode = subcommands.add_parser("decode", help="propose the top-k programs that could have drawn each image")
     decode.add_argument("images", nargs="+", help="PNG files")
-    decode.add_argument("--top-k", type=int, default=10, help="proposals per image")
-    decode.add_argument("--beam", type=int, default=None, help="beam width (default: max(top-k, 8))")
-    decode.add_argument("--sample", type=int, default=0, help="also draw this many samples per image and merge them")
-    decode.add_argument("--seed", type=int, default=0, help="seed for --sample")
+    decode.add_argument("--top-k", type=count(1, MAX_TOP_K), default=10, help=f"proposals per image (1 to {MAX_TOP_K})")
+    decode.add_argument("--beam", type=count(1, MAX_BEAM), default=None, help=f"beam width (default: max(top-k, 8); at most {MAX_BEAM})")
+    decode.add_argument("--sample", type=count(0, MAX_SAMPLES), default=0, help="also draw this many samples per image and merge them")
+    decode.add_argument("--seed", type=seed, default=0, help="seed for --sample")
     decode.add_argument("--checkpoint", type=Path, default=None, help="decoder checkpoint (default: the shipped one)")
     decode.add_argument("--json", type=Path, default=None, help="write the proposals as JSON")
     decode.add_argument("--picture", type=Path, default=None, help="draw each image and its top proposals (PNG)")

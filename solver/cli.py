@@ -40,9 +40,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one subcommand inside the error boundary (`solver.guard.run_guarded`): a failure is one line
+    on stderr and exit code 1, a usage error exit code 2, Ctrl-C exit code 130."""
+    from solver.guard import run_guarded
+
     parser = build_parser()
-    args = parser.parse_args(argv)
-    return int(args.func(args) or 0)
+    try:
+        args = parser.parse_args(argv)
+    except KeyboardInterrupt:
+        return 130
+    return run_guarded(args.command, lambda: args.func(args))
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -35,7 +36,11 @@ from dsl.dataset import (
     read_json,
     read_splits,
 )
+from dsl.owned import check_output_folder
+from dsl.processes import worker_setup
 from solver.api import solve_problem
+from solver.eval_files import eval_options, journal_path, open_journal, read_records as _read_done, summary_text
+from solver import guard
 from solver.perceive import PerceptionError, PixelPerception
 from solver.product import solve_folder
 from solver.report import write_report
@@ -46,6 +51,7 @@ TRUE_LABELS = [True, False]  # the positive query, then the negative query
 
 
 def solve_command(args: argparse.Namespace) -> int:
+    guard.existing_file(args.checkpoint, "--checkpoint")
     try:
         if args.oracle:
             solution = solve_problem(args.problem, oracle=True, time_limit=args.time_limit)
@@ -144,18 +150,6 @@ def plan_jobs(root: str, split: str, limit: int | None, oracle: bool, time_limit
     return jobs
 
 
-def _read_done(partial: Path) -> dict[str, dict]:
-    done = {}
-    if partial.exists():
-        for line in partial.read_text(encoding="utf-8").splitlines():
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a line cut by an interruption: that problem is solved again
-            done[record["name"]] = record
-    return done
-
-
 def summarise(records: list[dict], split: str, wall_seconds: float) -> dict:
     def block(rs: list[dict]) -> dict:
         n_queries = 2 * len(rs)
@@ -182,7 +176,7 @@ def _results(jobs: list[EvalJob], oracle: bool, workers: int, dump: Path | None,
             for job in jobs:
                 yield evaluate_problem(job, perception, dump)
     elif workers > 1 and dump is None:
-        with Pool(workers) as pool:
+        with Pool(workers, initializer=worker_setup, initargs=(os.getpid(),)) as pool:
             yield from pool.imap_unordered(evaluate_problem, jobs)
     else:
         for job in jobs:
@@ -190,35 +184,35 @@ def _results(jobs: list[EvalJob], oracle: bool, workers: int, dump: Path | None,
 
 
 def evaluate(root: str, split: str, out: Path, limit: int | None, oracle: bool, workers: int,
-             time_limit: float, dump: Path | None = None, checkpoint: Path | None = None) -> dict:
+             time_limit: float, dump: Path | None = None, checkpoint: Path | None = None,
+             retry_failed: bool = False) -> dict:
+    """Solve and score the problems of `split`, resuming OUT.jsonl (`solver.eval_files`); every input and
+    output is checked before the first problem is solved."""
+    options = eval_options(root, split, oracle, time_limit, checkpoint)
+    guard.check_dataset_root(root)
     planned = plan_jobs(root, split, limit, oracle, time_limit)
-    names = {job.name for job in planned}
-    out.parent.mkdir(parents=True, exist_ok=True)
-    partial = out.with_name(out.name + ".jsonl")
-    done = {name: r for name, r in _read_done(partial).items() if name in names}
+    if dump is not None:
+        check_output_folder(dump, "--dump")
+    if not oracle:
+        guard.check_decoder(checkpoint)
+    done = open_journal(out, options, {job.name for job in planned}, retry_failed)
     jobs = [job for job in planned if job.name not in done]
     start = time.perf_counter()
-    if partial.exists() and not partial.read_bytes().endswith(b"\n"):
-        with partial.open("a", encoding="utf-8") as sink:
-            sink.write("\n")  # end a line cut by an interruption
-    with partial.open("a", encoding="utf-8") as sink, tqdm(total=len(planned), initial=len(done),
-                                                             desc=f"eval {split}", unit="problem") as bar:
-        def record(result: dict) -> None:
+    with journal_path(out).open("a", encoding="utf-8") as sink, tqdm(
+            total=len(planned), initial=len(done), desc=f"eval {split}", unit="problem") as bar:
+        for result in _results(jobs, oracle, workers, dump, checkpoint):
             done[result["name"]] = result
             sink.write(json.dumps(result) + "\n")
             sink.flush()
             bar.update(1)
-
-        for result in _results(jobs, oracle, workers, dump, checkpoint):
-            record(result)
     summary = summarise(list(done.values()), split, time.perf_counter() - start)
-    atomic_write_text(out, json.dumps(summary, indent=1))
+    atomic_write_text(out, summary_text(summary, options))
     return summary
 
 
 def eval_command(args: argparse.Namespace) -> int:
     summary = evaluate(args.data, args.split, Path(args.json), args.limit, args.oracle, args.workers,
-                       args.time_limit, args.dump, args.checkpoint)
+                       args.time_limit, args.dump, args.checkpoint, args.retry_failed)
     print(f"{summary['split']}: accuracy {summary['accuracy']:.4f} on {summary['n_queries']} queries, "
           f"rule_match {summary['rule_match']:.4f}, errors {summary['errors']}, {summary['seconds']} s")
     for kind, figures in summary["by_kind"].items():
@@ -233,20 +227,22 @@ def register(subcommands: argparse._SubParsersAction) -> None:
     solve.add_argument("problem", help="problem folder <root>/<type>/images/<problem>")
     solve.add_argument("--oracle", action="store_true", help="use the ground-truth action programs")
     solve.add_argument("--json", action="store_true", help="print the solution as JSON")
-    solve.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT, help="seconds per problem")
-    solve.add_argument("--workers", type=int, default=2, help="processes refining the decoded programs")
+    solve.add_argument("--time-limit", type=guard.seconds, default=DEFAULT_TIME_LIMIT, help="seconds per problem")
+    solve.add_argument("--workers", type=guard.workers, default=2, help="processes refining the decoded programs")
     solve.add_argument("--checkpoint", type=Path, default=None, help="decoder checkpoint (default: shipped)")
     solve.set_defaults(func=solve_command)
 
     evaluation = subcommands.add_parser("eval", help="evaluate the solver on a dataset split")
     evaluation.add_argument("--data", required=True, help="dataset root (released layout)")
     evaluation.add_argument("--split", required=True, help="split name in the split JSON")
-    evaluation.add_argument("--limit", type=int, default=None, help="first N problems of the split")
+    evaluation.add_argument("--limit", type=guard.count(1), default=None, help="first N problems of the split")
     evaluation.add_argument("--oracle", action="store_true", help="use the ground-truth action programs")
-    evaluation.add_argument("--workers", type=int, default=2,
+    evaluation.add_argument("--workers", type=guard.workers, default=2,
                             help="processes: problems in parallel with --oracle, else decoding and refinement split across them")
-    evaluation.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT, help="seconds per problem")
-    evaluation.add_argument("--json", required=True, help="summary JSON (per-problem lines go to OUT.jsonl)")
+    evaluation.add_argument("--time-limit", type=guard.seconds, default=DEFAULT_TIME_LIMIT, help="seconds per problem")
+    evaluation.add_argument("--json", type=guard.path_text, required=True, help="summary JSON (per-problem lines go to OUT.jsonl)")
+    evaluation.add_argument("--retry-failed", action="store_true",
+                            help="solve again the problems whose record in OUT.jsonl is an error")
     evaluation.add_argument("--dump", type=Path, default=None, help="write an explanation report per problem here")
     evaluation.add_argument("--checkpoint", type=Path, default=None, help="decoder checkpoint (default: shipped)")
     evaluation.set_defaults(func=eval_command)

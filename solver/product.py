@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dsl.dataset import DatasetError, Problem, load_problem, read_programs
+from dsl.owned import HTML_MARK, check_output_folder, check_replaceable
+from solver import guard
 from solver.api import ProblemInput, solve_problem
 from solver.induce import DEFAULT_TIME_LIMIT
 from solver.perceive import PerceptionError, PixelPerception, require_programs
@@ -87,18 +89,23 @@ def write_index(out: Path, solved: list[SolvedProblem]) -> Path:
         for s in solved
     )
     page = (
-        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>bongard-solver demo</title>'
+        f'<!doctype html><html lang="en"><head><meta charset="utf-8">{HTML_MARK}<title>bongard-solver demo</title>'
         "<style>body{font-family:system-ui,sans-serif;margin:1.5em}td,th{border:1px solid #ccc;padding:.3em .6em}"
         "table{border-collapse:collapse}</style></head><body><h1>bongard-solver demo</h1>"
         "<table><tr><th>problem</th><th>rule</th><th>queries right</th><th>time</th></tr>"
         f"{rows}</table></body></html>"
     )
-    path = out / "index.html"
+    path = check_replaceable(out / "index.html", "--out")
     path.write_text(page, encoding="utf-8")
     return path
 
 
 def run_explain(args: argparse.Namespace) -> int:
+    out = check_output_folder(args.out, "--out")
+    guard.existing_file(args.checkpoint, "--checkpoint")
+    name = Path(args.problem).resolve().name
+    check_replaceable(out / f"{name}.html", "--out")
+    check_replaceable(out / f"{name}.json", "--out")
     perception = None if args.oracle else PixelPerception(args.checkpoint, workers=args.workers)
     try:
         solved = solve_folder(args.problem, perception, oracle=args.oracle)
@@ -108,7 +115,7 @@ def run_explain(args: argparse.Namespace) -> int:
     finally:
         if perception is not None:
             perception.close()
-    page = write_report(args.out, solved.name, solved.images, solved.solution.to_dict())
+    page = write_report(out, solved.name, solved.images, solved.solution.to_dict())
     print(solved.solution.explanation.to_text())
     print(f"report: {page} (and {page.with_suffix('.json').name})")
     return 0
@@ -119,8 +126,10 @@ def run_demo(args: argparse.Namespace) -> int:
     from dsl.dataset import list_problems, problem_folder
     from dsl.generate import ProblemKind
 
-    out = Path(args.out)
+    out = check_output_folder(args.out, "--out")
+    guard.existing_file(args.checkpoint, "--checkpoint")
     data = out / "data"
+    check_replaceable(out / "reports" / "index.html", "--out")
     counts = {ProblemKind.FREE_FORM: args.n, ProblemKind.BASIC: args.n, ProblemKind.ABSTRACT: args.n}
     print(f"generating {3 * args.n} problems (seed {args.seed}) into {data}")
     write_dataset(data, counts, seed=args.seed, workers=args.workers)
@@ -150,17 +159,17 @@ def run_demo(args: argparse.Namespace) -> int:
 def register(subcommands: argparse._SubParsersAction) -> None:
     explain = subcommands.add_parser("explain", help="solve one problem folder and write an HTML + JSON report")
     explain.add_argument("problem", type=Path, help="problem folder (<root>/<type>/images/<problem>)")
-    explain.add_argument("--out", type=Path, required=True, help="folder for <problem>.html and <problem>.json")
+    explain.add_argument("--out", type=guard.path_text, required=True, help="folder for <problem>.html and <problem>.json")
     explain.add_argument("--oracle", action="store_true", help="use the dataset's programs instead of perception")
     explain.add_argument("--checkpoint", type=Path, default=None, help="decoder checkpoint (default: shipped)")
-    explain.add_argument("--workers", type=int, default=2, help="processes for refinement")
+    explain.add_argument("--workers", type=guard.workers, default=2, help="processes for refinement")
     explain.set_defaults(func=run_explain)
 
     demo = subcommands.add_parser("demo", help="generate a few problems of each type, solve them, write reports")
-    demo.add_argument("--out", type=Path, default=Path("bongard-demo"), help="output folder (default ./bongard-demo)")
-    demo.add_argument("--n", type=int, default=2, help="problems of each type (default 2)")
-    demo.add_argument("--seed", type=int, default=DEMO_SEED, help="generator seed")
+    demo.add_argument("--out", type=guard.path_text, default="bongard-demo", help="output folder (default ./bongard-demo)")
+    demo.add_argument("--n", type=guard.count(1, 100), default=2, help="problems of each type (default 2)")
+    demo.add_argument("--seed", type=guard.seed, default=DEMO_SEED, help="generator seed")
     demo.add_argument("--oracle", action="store_true", help="solve from the generated programs, not from pixels")
     demo.add_argument("--checkpoint", type=Path, default=None, help="decoder checkpoint (default: shipped)")
-    demo.add_argument("--workers", type=int, default=2, help="processes for generation and refinement")
+    demo.add_argument("--workers", type=guard.workers, default=2, help="processes for generation and refinement")
     demo.set_defaults(func=run_demo)
