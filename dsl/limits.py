@@ -59,3 +59,13 @@ def check_pixels(width: int, height: int) -> None:
     if width * height > MAX_IMAGE_PIXELS:
         raise LimitError(f"image of {width} x {height} pixels is over the limit of {MAX_IMAGE_PIXELS} pixels "
                          "(the dataset's images are 512 x 512)")
+
+
+def check_program(program) -> None:
+    """An `ImageProgram` built in code (not parsed) within the limits on shapes and actions."""
+    shapes = program.shapes
+    if not 1 <= len(shapes) <= MAX_SHAPES_PER_IMAGE:
+        raise LimitError(f"a program of {len(shapes)} shapes; an image has 1 to {MAX_SHAPES_PER_IMAGE}")
+    for shape in shapes:
+        if not 1 <= len(shape.actions) <= MAX_ACTIONS_PER_SHAPE:
+            raise LimitError(f"a shape of {len(shape.actions)} actions; the limit is 1 to {MAX_ACTIONS_PER_SHAPE}")

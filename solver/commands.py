@@ -65,6 +65,8 @@ def solve_command(args: argparse.Namespace) -> int:
         print(json.dumps(solution.to_dict(), indent=1))
         return 0
     print(solution.explanation.to_text())
+    for warning in solution.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     for k, (label, confidence) in enumerate(zip(solution.labels, solution.confidence)):
         print(f"query {k}: {'A' if label else 'B'} (confidence {confidence:.2f})")
     return 0
@@ -114,6 +116,7 @@ def evaluate_problem(job: EvalJob, perception: PixelPerception | None = None, du
         solution, image_errors = _solve(job, perception, dump)
         record.update(
             image_errors=image_errors,
+            warnings=list(solution.warnings),
             predicted=list(solution.labels),
             correct=sum(p == t for p, t in zip(solution.labels, TRUE_LABELS)),
             rule=solution.rule.asp if solution.rule else None,

@@ -13,12 +13,15 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from dsl.dataset import DatasetError, Problem, load_problem, read_programs
 from dsl.owned import HTML_MARK, check_output_folder, check_replaceable
 from solver import guard
 from solver.api import ProblemInput, solve_problem
 from solver.induce import DEFAULT_TIME_LIMIT
-from solver.perceive import PerceptionError, PixelPerception, require_programs
+from solver.evidence import unreadable_reason
+from solver.perceive import PerceptionError, PixelPerception
 from solver.report import ReportImage, write_report
 
 DEMO_SEED = 2026
@@ -64,22 +67,50 @@ def solve_folder(
 ) -> SolvedProblem:
     """Solve one problem folder from pixels (or from its programs with `oracle`); report-ready."""
     started = time.perf_counter()
-    folder = Path(folder)
+    folder = Path(folder).resolve()
     problem = problem or _load(folder, oracle)
     images = problem.in_solving_order
-    pixels = [image.load() for image in images]
-    errors: list[str] = []
     if oracle:
+        pixels = [image.load() for image in images]
         shown = [_oracle_picture(p, image.program) for p, image in zip(pixels, images)]
-        programs = [image.program for image in images]
+        programs, errors = [image.program for image in images], []
     else:
-        perceived = perception.perceive(pixels, positives=len(problem.context_a), negatives=len(problem.context_b))
-        errors = [f"{image.path}: {r.error}" for image, r in zip(images, perceived) if r.error]
-        programs = require_programs(perceived, [str(image.path) for image in images])
-        shown = [ReportImage(p, r.program, r.poses) for p, r in zip(pixels, perceived)]
-    given = ProblemInput(programs[:6], programs[6:12], programs[12:])
+        programs, shown, errors = _perceived(images, perception)
+    given = ProblemInput(programs[:6], programs[6:12], programs[12:], errors)
     solution = solve_problem(given, oracle=True, decoded=not oracle, time_limit=time_limit)
     return SolvedProblem(problem.name, solution, shown, (True, False), time.perf_counter() - started, errors)
+
+
+def _readable_pixels(image) -> tuple[np.ndarray | None, str | None]:
+    """An image's pixels, or None and why it cannot be read as a drawing (the file named)."""
+    try:
+        pixels = image.load()
+    except DatasetError as error:
+        return None, str(error)
+    reason = unreadable_reason(pixels)
+    return (pixels, None) if reason is None else (None, f"{image.path}: {reason}")
+
+
+def _perceived(images, perception: PixelPerception) -> tuple[list, list, list[str]]:
+    """Programs and report pictures of a problem's images (None where unreadable), and the
+    errors naming each image left out; only the readable images go to perception."""
+    loaded = [_readable_pixels(image) for image in images]
+    errors = [error for _, error in loaded if error]
+    keep = [k for k, (p, _) in enumerate(loaded) if p is not None]
+    in_a = sum(k < 6 for k in keep)
+    pixels = [loaded[k][0] for k in keep]
+    perceived = perception.perceive(pixels, positives=in_a, negatives=sum(6 <= k < 12 for k in keep)) if keep else []
+    programs: list = [None] * len(images)
+    shown = [ReportImage(p, None) for p, _ in loaded]
+    for k, result in zip(keep, perceived):
+        if result.program is None:
+            errors.append(f"{images[k].path}: {result.error}")
+            continue
+        if result.error:
+            errors.append(f"{images[k].path}: {result.error}")
+        programs[k] = result.program
+        shown[k] = ReportImage(loaded[k][0], result.program, result.poses)
+    return programs, shown, errors
 
 
 def write_index(out: Path, solved: list[SolvedProblem]) -> Path:
@@ -117,6 +148,8 @@ def run_explain(args: argparse.Namespace) -> int:
             perception.close()
     page = write_report(out, solved.name, solved.images, solved.solution.to_dict())
     print(solved.solution.explanation.to_text())
+    for warning in solved.solution.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     print(f"report: {page} (and {page.with_suffix('.json').name})")
     return 0
 
