@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ from dsl.types import ImageProgram
 Image.MAX_IMAGE_PIXELS = MAX_IMAGE_PIXELS  # Pillow's decompression-bomb guard, at the tool's own limit
 
 SPLIT_FILE = "ShapeBongard_V2_split.json"
+_PROBLEM_NAME = re.compile(r"[a-z]{2}_[^/\\]+")  # the type, then no path separators
 IMAGES_PER_SIDE = 7
 CONTEXT_PER_SIDE = 6
 LABELS = {1: "positives", 0: "negatives"}  # label folder name -> side
@@ -208,6 +210,8 @@ def _side_images(folder: Path, label: int, programs: tuple[ImageProgram, ...] | 
         raise DatasetError(f"{side}: expected exactly the images {', '.join(expected)}, found {pngs or 'none'}")
     paths = [side / name for name in expected]
     for path in paths:
+        if not path.is_file():
+            raise DatasetError(f"{path}: not an image file")
         if path.stat().st_size == 0:
             raise DatasetError(f"{path}: empty PNG file")
     return tuple(
@@ -250,6 +254,10 @@ def read_splits(root: Path | str, filename: str = SPLIT_FILE) -> dict[str, list[
         isinstance(v, list) and all(isinstance(n, str) for n in v) for v in data.values()
     ):
         raise DatasetError(f"{path}: expected an object split name -> list of problem names")
+    for split, names in data.items():
+        bad = next((n for n in names if not _PROBLEM_NAME.fullmatch(n)), None)
+        if bad is not None:
+            raise DatasetError(f"{path}: split {split!r} lists {bad[:80]!r}, not a problem name (<type>_<concept>_<index>)")
     return data
 
 

@@ -59,3 +59,14 @@ def path_text(text: str) -> str:
     if not text.strip():
         raise argparse.ArgumentTypeError("an empty path")
     return text
+
+
+def fraction(text: str) -> float:
+    """An argparse type: a number from 0 to 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, got {text!r}") from None
+    if not 0.0 <= value <= 1.0:  # NaN fails too
+        raise argparse.ArgumentTypeError(f"must be from 0 to 1, got {text!r}")
+    return value

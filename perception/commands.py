@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import warnings
 from pathlib import Path
 
 from dsl.options import count, positive_number, seed
@@ -34,7 +35,13 @@ def run_decode(args: argparse.Namespace) -> int:
             check_output_file(path, option)
     paths = [Path(p) for p in args.images]
     images = [read_image(path) for path in paths]
-    model = load_decoder(args.checkpoint)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch's warnings about a foreign pickle: the error says it
+            model = load_decoder(args.checkpoint)
+    except Exception as error:  # a missing, damaged or foreign checkpoint: the file's fault
+        reason = " ".join(str(error).split())[:160]
+        raise SystemExit(f"bongard-solver decode: --checkpoint {args.checkpoint}: not a decoder checkpoint ({reason})") from None
     results = decode_images(model, images, top_k=args.top_k, beam_width=args.beam, sample=args.sample, seed=args.seed)
     out = []
     for path, proposals in zip(paths, results):

@@ -51,7 +51,7 @@ TRUE_LABELS = [True, False]  # the positive query, then the negative query
 
 
 def solve_command(args: argparse.Namespace) -> int:
-    guard.existing_file(args.checkpoint, "--checkpoint")
+    guard.check_decoder(args.checkpoint)
     try:
         if args.oracle:
             solution = solve_problem(args.problem, oracle=True, time_limit=args.time_limit)
@@ -215,7 +215,7 @@ def evaluate(root: str, split: str, out: Path, limit: int | None, oracle: bool, 
 
 def eval_command(args: argparse.Namespace) -> int:
     summary = evaluate(args.data, args.split, Path(args.json), args.limit, args.oracle, args.workers,
-                       args.time_limit, args.dump, args.checkpoint, args.retry_failed)
+                       args.time_limit, Path(args.dump) if args.dump else None, args.checkpoint, args.retry_failed)
     print(f"{summary['split']}: accuracy {summary['accuracy']:.4f} on {summary['n_queries']} queries, "
           f"rule_match {summary['rule_match']:.4f}, errors {summary['errors']}, {summary['seconds']} s")
     for kind, figures in summary["by_kind"].items():
@@ -246,6 +246,6 @@ def register(subcommands: argparse._SubParsersAction) -> None:
     evaluation.add_argument("--json", type=guard.path_text, required=True, help="summary JSON (per-problem lines go to OUT.jsonl)")
     evaluation.add_argument("--retry-failed", action="store_true",
                             help="solve again the problems whose record in OUT.jsonl is an error")
-    evaluation.add_argument("--dump", type=Path, default=None, help="write an explanation report per problem here")
+    evaluation.add_argument("--dump", type=guard.path_text, default=None, help="write an explanation report per problem here")
     evaluation.add_argument("--checkpoint", type=Path, default=None, help="decoder checkpoint (default: shipped)")
     evaluation.set_defaults(func=eval_command)

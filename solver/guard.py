@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
@@ -100,7 +101,9 @@ def check_decoder(path: Path | str | None, option: str = "--checkpoint") -> None
     from perception.decode import load_decoder
 
     try:
-        load_decoder(path)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch's warnings about a foreign pickle: the error says it
+            load_decoder(path)
     except Exception as error:  # any failure to load is the file's fault: a wrong or damaged checkpoint
         raise SetupError(f"{option} {path}: not a decoder checkpoint ({one_line(str(error), 160)})") from None
 

@@ -133,7 +133,7 @@ def write_index(out: Path, solved: list[SolvedProblem]) -> Path:
 
 def run_explain(args: argparse.Namespace) -> int:
     out = check_output_folder(args.out, "--out")
-    guard.existing_file(args.checkpoint, "--checkpoint")
+    guard.check_decoder(args.checkpoint)
     name = Path(args.problem).resolve().name
     check_replaceable(out / f"{name}.html", "--out")
     check_replaceable(out / f"{name}.json", "--out")
@@ -160,7 +160,7 @@ def run_demo(args: argparse.Namespace) -> int:
     from dsl.generate import ProblemKind
 
     out = check_output_folder(args.out, "--out")
-    guard.existing_file(args.checkpoint, "--checkpoint")
+    guard.check_decoder(args.checkpoint)
     data = out / "data"
     check_replaceable(out / "reports" / "index.html", "--out")
     counts = {ProblemKind.FREE_FORM: args.n, ProblemKind.BASIC: args.n, ProblemKind.ABSTRACT: args.n}
