@@ -168,8 +168,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", default=None, help="run the families whose name contains this")
     parser.add_argument("--code", type=Path, default=None, help="measure the code of this checkout instead")
     args = parser.parse_args(argv)
-    if args.code is not None:
+    if args.code is not None:  # that checkout's packages first, its benchmarks too (these cases stay ours)
+        import benchmarks
+
         sys.path.insert(0, str(args.code.resolve()))
+        benchmarks.__path__.insert(0, str(args.code.resolve() / "benchmarks"))
     from benchmarks.hostile_cases import build_cases
 
     cases = build_cases(args.data, args.work, pixels=args.pixels)

@@ -17,6 +17,7 @@ import json
 import os
 import re
 import shutil
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -118,7 +119,8 @@ def read_image(path: Path) -> np.ndarray:
     """An image file as a uint8 greyscale array (255 = white background); its size is checked against
     `dsl.limits.MAX_IMAGE_PIXELS` before its pixels are decoded."""
     try:
-        with Image.open(path) as image:
+        with warnings.catch_warnings(), Image.open(path) as image:
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)  # check_pixels says it in one line
             check_pixels(*image.size)
             image.load()
             return np.asarray(image.convert("L"), dtype=np.uint8)
@@ -126,8 +128,11 @@ def read_image(path: Path) -> np.ndarray:
         raise DatasetError(f"{path}: image file is missing") from None
     except IsADirectoryError:
         raise DatasetError(f"{path}: is a folder, not an image file") from None
-    except (LimitError, Image.DecompressionBombError) as error:
+    except LimitError as error:
         raise DatasetError(f"{path}: {error}") from None
+    except Image.DecompressionBombError:
+        raise DatasetError(f"{path}: image over the limit of {MAX_IMAGE_PIXELS} pixels "
+                           "(the dataset's images are 512 x 512)") from None
     except (OSError, ValueError, SyntaxError, EOFError) as error:
         raise DatasetError(f"{path}: unreadable or corrupt PNG ({error})") from None
     except MemoryError:
