@@ -29,6 +29,7 @@ from scipy.spatial import cKDTree
 from tqdm import tqdm
 
 from dsl.library import load_library
+from dsl.options import count
 from dsl.raster import official_view, render_program
 from dsl.syntax import format_action, parse_image
 from dsl.turtle import MarkKind, execute_shape
@@ -403,7 +404,7 @@ def summarise(fits: list[Fit]) -> dict[str, object]:
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="bongard-solver bench fidelity", description=__doc__.split("\n")[0])
     parser.add_argument("--root", type=Path, default=DEFAULT_ROOT, help="official dataset root (ff/bd/hd folders)")
-    parser.add_argument("--n", type=int, default=40, help="number of official images")
+    parser.add_argument("--n", type=count(1), default=40, help="number of official images")
     parser.add_argument("--no-refine", action="store_true", help="skip the image-based refinement")
     parser.add_argument("--picture", type=Path, default=None, help="write official | ours | overlay rows here")
     parser.add_argument("--json", type=str, default=None, help="write the figures to this JSON file")

@@ -21,6 +21,7 @@ from PIL import Image, ImageDraw
 from benchmarks.refine_metrics import measure, synthetic_proposals
 from dsl.canonical import same_image
 from dsl.dataset import load_split
+from dsl.options import count, positive_number, seed
 from dsl.raster import render_program
 
 
@@ -28,11 +29,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="bongard-solver bench refine", description=__doc__.split("\n")[0])
     parser.add_argument("--data", required=True, help="dataset root (official layout)")
     parser.add_argument("--split", required=True, help="split name, e.g. dev_ff")
-    parser.add_argument("--limit", type=int, default=None, help="at most this many images (every k-th image)")
+    parser.add_argument("--limit", type=count(1), default=None, help="at most this many images (every k-th image)")
     parser.add_argument("--proposals", choices=("synthetic", "decoder"), default="synthetic")
-    parser.add_argument("--top-k", type=int, default=5, help="proposals per image")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the synthetic proposals")
-    parser.add_argument("--budget-ms", type=float, default=None,
+    parser.add_argument("--top-k", type=count(1, 100), default=5, help="proposals per image")
+    parser.add_argument("--seed", type=seed, default=0, help="seed of the synthetic proposals")
+    parser.add_argument("--budget-ms", type=positive_number, default=None,
                         help="time for the whole refinement per image (default: refine_image's, 140 ms)")
     parser.add_argument("--json", required=True, help="write the figures here")
     parser.add_argument("--picture", default=None, help="draw a few refined programs over their images (PNG)")
