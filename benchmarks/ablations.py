@@ -32,6 +32,7 @@ from tqdm import tqdm
 
 from dsl.dataset import Problem, load_split
 from dsl.options import count, workers
+from dsl.owned import check_output_file, marked_json
 from solver.api import ProblemInput, solve_problem
 from solver.perceive import PixelPerception
 
@@ -153,6 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, required=True, help="summary JSON (per-problem lines in <json>.jsonl)")
     parser.add_argument("--markdown", type=Path, default=None, help="also write the table as markdown")
     args = parser.parse_args(argv)
+    check_output_file(args.json, "--json")
     problems = load_split(args.data, args.split)[: args.limit]
     runner = Runner(args.workers, args.checkpoint)
     try:
@@ -164,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     table = markdown(summary)
     print(table)
     args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(summary, indent=1))
+    args.json.write_text(marked_json(summary))
     if args.markdown:
         args.markdown.write_text(table + "\n")
     return 0

@@ -50,6 +50,7 @@ from tqdm import tqdm
 
 from dsl.canonical import canonical_image, same_image
 from dsl.options import count, seed
+from dsl.owned import check_output_file, marked_json
 from dsl.types import ImageProgram
 from perception.data import sample_training_program
 from perception.decode import decode_images, load_decoder, snap_free_form
@@ -233,6 +234,8 @@ def product_refiner():
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.json:
+        check_output_file(args.json, "--json")
     if args.product:  # the product's decoding (`solver.perceive.PixelPerception`, one worker)
         from solver.perceive import BEAM, TOP_K
 
@@ -288,5 +291,5 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps(result, indent=1))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(result, indent=1))
+        args.json.write_text(marked_json(result))
     return 0

@@ -4,7 +4,7 @@
     python3 -m benchmarks.hostile --data ROOT --work DIR --code OTHER_CHECKOUT   # measure other code
 
 ROOT is a small generated dataset (`bongard-solver generate --out ROOT --ff 2 --basic 1 --abstract 1`);
-the cases (`benchmarks.hostile_cases`) break copies of it under DIR. Every case runs in this process (the
+the cases (`benchmarks._hostile_cases`) break copies of it under DIR. Every case runs in this process (the
 command line through `solver.cli.main`) under an alarm, and ends as one of
 
     clear      the expected error: exit code 1 or 2 (an exception of the API's own error classes) with
@@ -27,6 +27,7 @@ import contextlib
 import hashlib
 import io
 import json
+import os
 import signal
 import sys
 import time
@@ -173,9 +174,12 @@ def main(argv: list[str] | None = None) -> int:
 
         sys.path.insert(0, str(args.code.resolve()))
         benchmarks.__path__.insert(0, str(args.code.resolve() / "benchmarks"))
-    from benchmarks.hostile_cases import build_cases
+    from benchmarks._hostile_cases import build_cases
 
     cases = build_cases(args.data, args.work, pixels=args.pixels)
+    scratch = args.work.resolve() / "cwd"  # a case that writes to relative or empty paths writes here
+    scratch.mkdir(parents=True, exist_ok=True)
+    os.chdir(scratch)
     if args.only:
         cases = [c for c in cases if args.only in c["family"]]
     results = []

@@ -22,6 +22,7 @@ from benchmarks.refine_metrics import measure, synthetic_proposals
 from dsl.canonical import same_image
 from dsl.dataset import load_split
 from dsl.options import count, positive_number, seed
+from dsl.owned import check_output_file, marked_json
 from dsl.raster import render_program
 
 
@@ -104,6 +105,8 @@ def draw_picture(items: list, refinements: list, path: str, count: int = 8) -> N
 
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
+    if args.json:
+        check_output_file(args.json, "--json")
     pairs, basic = load_items(args.data, args.split, args.limit)
     items = with_proposals(pairs, args.proposals, args.top_k, args.seed)
     refinements: list = []
@@ -115,7 +118,7 @@ def main(argv: list[str]) -> int:
     for name, value in figures.items():
         print(f"{name:40s} {value}")
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.json).write_text(json.dumps(figures, indent=2) + "\n")
+    Path(args.json).write_text(marked_json(figures, indent=2) + "\n")
     if args.picture:
         draw_picture(items, refinements, args.picture)
     return 0

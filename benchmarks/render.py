@@ -24,6 +24,7 @@ import numpy as np
 
 from dsl.library import load_library
 from dsl.options import count, seed
+from dsl.owned import check_output_file, marked_json
 from dsl.raster import render_drawing, render_program
 from dsl.turtle import execute_image
 from dsl.types import DATASET_STROKE_TYPES, Action, ImageProgram, Pose, Shape, StrokeType
@@ -183,6 +184,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args([] if argv is None else argv)
+    if args.json:
+        check_output_file(args.json, "--json")
     numba.set_num_threads(1)
     items = workload(args.n, args.seed)
     results: dict[str, object] = {"n_images": args.n, "seed": args.seed, "threads": 1}
@@ -196,5 +199,5 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{key:>32}: {value:.4g}" if isinstance(value, float) else f"{key:>32}: {value}")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as handle:
-            json.dump(results, handle, indent=2)
+            handle.write(marked_json(results, indent=2))
     return 0

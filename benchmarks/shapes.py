@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 from dsl.options import count, seed
+from dsl.owned import check_output_file, marked_json
 
 import numpy as np
 import torch
@@ -66,6 +67,8 @@ def main(argv: list[str] | None = None) -> int:
     from perception.shapes import library_guesses, load_classifier
 
     args = parse_args(argv)
+    if args.json:
+        check_output_file(args.json, "--json")
     torch.set_num_threads(args.threads)
     model = load_classifier(args.checkpoint)
     rank = {g: k for k, g in enumerate(model.groups)}
@@ -102,5 +105,5 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps(result, indent=1))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(result, indent=1))
+        args.json.write_text(marked_json(result))
     return 0

@@ -14,7 +14,7 @@ import random
 import shutil
 from pathlib import Path
 
-from benchmarks.hostile_files import (FUZZ_SEED, broken_images, fuzzed_actions, json_texts, make_root,
+from benchmarks._hostile_files import (FUZZ_SEED, broken_images, fuzzed_actions, json_texts, make_root,
                                       program_entries)
 
 
@@ -126,7 +126,7 @@ def path_cases(data: Path, work: Path, ff: str) -> list[dict]:
 
     root = make_root(data, work / "paths", [ff])
     folder = root / "ff" / "images" / ff
-    home = os.getcwd()
+    home = str(work / "cwd")  # where `benchmarks.hostile` runs the cases
     forms = {"dot": (folder, "."), "bare-name": (folder.parent, ff), "label-dotdot": (work, str(folder / "1" / "..")),
              "trailing-slash": (work, str(folder) + "/"), "relative-up": (folder / "1", "..")}
     cases = []
@@ -140,8 +140,8 @@ def path_cases(data: Path, work: Path, ff: str) -> list[dict]:
 
 
 def build_cases(data: Path, work: Path, pixels: bool = False) -> list[dict]:
-    from benchmarks.hostile_api import api_cases
-    from benchmarks.hostile_options import option_cases, output_cases, resume_cases, pixel_cases
+    from benchmarks._hostile_api import api_cases
+    from benchmarks._hostile_options import option_cases, output_cases, resume_cases, pixel_cases
 
     data, work = data.resolve(), work.resolve()
     shutil.rmtree(work, ignore_errors=True)

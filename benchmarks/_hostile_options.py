@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from benchmarks.hostile_files import make_root
+from benchmarks._hostile_files import make_root
 
 BAD_NUMBERS = ("-1", "0", "nan", "inf", "-inf", "abc", "", "1.5", "1e9", "99999999999999999999")
 FOREIGN = "someone else's notes\n"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.hostile_files import make_root
+from benchmarks._hostile_files import make_root
 
 TOOL_PACKAGES = ("dsl", "solver", "perception", "search")
 
