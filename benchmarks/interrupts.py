@@ -78,6 +78,12 @@ def journal_faults(path: Path) -> tuple[int, int]:
     return duplicated, broken
 
 
+def _as_in_a_terminal() -> None:
+    """A command typed in a terminal starts with SIGINT at its default (a background job of a script,
+    such as this benchmark run with nohup ... &, inherits it ignored)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def command(args: argparse.Namespace, out: Path) -> list[str]:
     return [sys.executable, "-m", "solver.cli", "eval", "--data", str(args.data), "--split", args.split,
             "--workers", str(args.workers), "--json", str(out)]
@@ -85,8 +91,10 @@ def command(args: argparse.Namespace, out: Path) -> list[str]:
 
 def trial(args: argparse.Namespace, out: Path, number: int, rng: random.Random) -> dict:
     by_sigint = number % 2 == 1
-    process = subprocess.Popen(command(args, out), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                               start_new_session=True)
+    log = out.with_name(f"trial{number}.stderr")
+    with log.open("wb") as sink:
+        process = subprocess.Popen(command(args, out), stdout=subprocess.DEVNULL, stderr=sink,
+                                   start_new_session=True, preexec_fn=_as_in_a_terminal)
     wait = rng.uniform(6.0, 30.0)
     try:
         process.wait(timeout=wait)
@@ -113,7 +121,7 @@ def trial(args: argparse.Namespace, out: Path, number: int, rng: random.Random) 
         for pid in family:  # leave nothing behind for the next trial
             if alive(pid):
                 os.kill(pid, signal.SIGKILL)
-    stderr = process.stderr.read().decode(errors="replace")
+    stderr = log.read_text(errors="replace")
     result["traceback"] = "Traceback (most recent call last)" in stderr
     result["duplicated"], result["broken_lines"] = journal_faults(out.with_name(out.name + ".jsonl"))
     return result

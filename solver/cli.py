@@ -42,12 +42,12 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run one subcommand inside the error boundary (`solver.guard.run_guarded`): a failure is one line
     on stderr and exit code 1, a usage error exit code 2, Ctrl-C exit code 130."""
-    from solver.guard import run_guarded
-
-    parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        from solver.guard import run_guarded
+
+        args = build_parser().parse_args(argv)  # imports every command's module: Ctrl-C may come here too
     except KeyboardInterrupt:
+        print("bongard-solver: interrupted", file=sys.stderr)
         return 130
     return run_guarded(args.command, lambda: args.func(args))
 

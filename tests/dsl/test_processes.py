@@ -45,7 +45,8 @@ def start(tmp_path: Path) -> tuple[subprocess.Popen, list[int]]:
     script.write_text(SCRIPT)
     root = str(Path(__file__).resolve().parents[2])
     process = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, start_new_session=True,
-                               env={**os.environ, "PYTHONPATH": root})
+                               env={**os.environ, "PYTHONPATH": root},
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as in a terminal
     workers = [int(p) for p in process.stdout.readline().split()]
     time.sleep(0.5)
     return process, workers
