@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dsl.syntax import parse_image
 from dsl.types import Action, ImageProgram, Shape
@@ -75,3 +77,22 @@ def test_pairs_need_exactly_seven_images_a_side(sides):
 def test_odd_inputs_are_refused(given, match):
     with pytest.raises(SolverError, match=match):
         solve_problem(given)
+
+
+SHAPES = [["line_normal_1.000-0.500"], ["line_zigzag_1.000-0.833", "arc_normal_0.500_0.625-0.500"]]
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.recursive(st.none() | st.integers() | st.text("lineacrz_.0123456789-", max_size=30) | st.sampled_from(SHAPES[0]),
+                    lambda inner: st.lists(inner, max_size=4), max_leaves=20),
+       st.integers(0, 6))
+def test_a_fuzzed_program_in_a_problem_is_a_clear_error_or_a_solution(value, index):
+    positives = [[SHAPES[0]]] * 7
+    negatives = [[SHAPES[1]]] * 7
+    positives = positives[:index] + [value] + positives[index + 1:]
+    try:
+        solution = solve_problem((positives, negatives), time_limit=5.0)
+    except SolverError as error:
+        assert str(error).startswith("queries image 0" if index == 6 else f"set A image {index}")
+        return
+    assert len(solution.labels) == 2
