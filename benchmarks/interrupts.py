@@ -3,7 +3,7 @@
     bongard-solver bench interrupts --data ROOT --split NAME --work DIR [--trials 30] [--workers 2]
 
 Each trial starts (or resumes) `bongard-solver eval --data ROOT --split NAME --json DIR/eval.json` in its
-own process group, waits a random 6-30 s, then sends SIGINT to the group (as Ctrl-C in a terminal does:
+own process group, waits a random 8-60 s, then sends SIGINT to the group (as Ctrl-C in a terminal does:
 odd trials) or SIGKILL to the parent alone (even trials: a killed parent must take its pool workers with
 it). Counted per trial: a hang (the parent still running 20 s after SIGINT), an exit code other than
 130 after SIGINT, orphans (processes of the run still alive 5 s after the parent ended), and the journal:
@@ -95,7 +95,7 @@ def trial(args: argparse.Namespace, out: Path, number: int, rng: random.Random) 
     with log.open("wb") as sink:
         process = subprocess.Popen(command(args, out), stdout=subprocess.DEVNULL, stderr=sink,
                                    start_new_session=True, preexec_fn=_as_in_a_terminal)
-    wait = rng.uniform(6.0, 30.0)
+    wait = rng.uniform(8.0, 60.0)
     try:
         process.wait(timeout=wait)
         finished = True

@@ -38,9 +38,9 @@ from dsl.dataset import (
 )
 from dsl.owned import check_output_folder
 from dsl.processes import worker_setup
+from solver import guard
 from solver.api import solve_problem
 from solver.eval_files import eval_options, journal_path, open_journal, read_records as _read_done, summary_text
-from solver import guard
 from solver.perceive import PerceptionError, PixelPerception
 from solver.product import solve_folder
 from solver.report import write_report
@@ -201,13 +201,17 @@ def evaluate(root: str, split: str, out: Path, limit: int | None, oracle: bool, 
     done = open_journal(out, options, {job.name for job in planned}, retry_failed)
     jobs = [job for job in planned if job.name not in done]
     start = time.perf_counter()
-    with journal_path(out).open("a", encoding="utf-8") as sink, tqdm(
-            total=len(planned), initial=len(done), desc=f"eval {split}", unit="problem") as bar:
-        for result in _results(jobs, oracle, workers, dump, checkpoint):
+    partial = journal_path(out)
+    with partial.open("a", encoding="utf-8") as sink, tqdm(total=len(planned), initial=len(done),
+                                                             desc=f"eval {split}", unit="problem") as bar:
+        def record(result: dict) -> None:
             done[result["name"]] = result
             sink.write(json.dumps(result) + "\n")
             sink.flush()
             bar.update(1)
+
+        for result in _results(jobs, oracle, workers, dump, checkpoint):
+            record(result)
     summary = summarise(list(done.values()), split, time.perf_counter() - start)
     atomic_write_text(out, summary_text(summary, options))
     return summary
