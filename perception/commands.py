@@ -8,7 +8,7 @@ import warnings
 from pathlib import Path
 
 from dsl.options import count, positive_number, seed
-from dsl.owned import PNG_TEXT, check_output_file, marked_json
+from dsl.owned import PNG_TEXT, WRITER, OutputError, check_output_file, check_output_folder, marked_json
 from perception.config import DecoderConfig
 
 
@@ -17,8 +17,40 @@ MAX_BEAM = 128  # beam width (the solver uses 6)
 MAX_SAMPLES = 1000
 
 
+def _check_checkpoint_target(path: Path, option: str = "--out") -> None:
+    """A checkpoint to write: absent, or a checkpoint of ours (a torch file with a config) whose training
+    log, if any, is ours too (JSON lines of steps); another file there is someone else's."""
+    check_output_folder(path.parent, option)
+    if path.is_dir():
+        raise OutputError(f"{option} {path}: is a folder; give a file name")
+    if path.exists():
+        import torch
+
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                state = torch.load(path, map_location="cpu", weights_only=True)
+        except Exception:  # noqa: BLE001 - whatever it is, it is not our checkpoint
+            state = None
+        if not isinstance(state, dict) or "config" not in state:
+            raise OutputError(f"{option} {path}: the file exists and is not a checkpoint of {WRITER}; "
+                              "refusing to replace it (move it away or choose another path)")
+    log = path.with_suffix(".log.jsonl")
+    if log.exists():
+        first = log.read_text(encoding="utf-8", errors="replace").split("\n", 1)[0]
+        try:
+            ours = isinstance(json.loads(first), dict) and "step" in json.loads(first)
+        except json.JSONDecodeError:
+            ours = False
+        if not ours:
+            raise OutputError(f"{option} {log}: the training log exists and was not written by {WRITER}; "
+                              "refusing to append to it")
+
+
 def run_train(args: argparse.Namespace) -> int:
     from perception.train import train
+
+    _check_checkpoint_target(args.out)
 
     metrics = train(args)
     print(json.dumps(metrics))
