@@ -46,8 +46,9 @@ def is_ours(path: Path) -> bool:
     return any(mark in head for mark in _MARKS)
 
 
-def check_replaceable(path: Path | str, option: str) -> Path:
-    """`path` if the tool may write it: absent, or a file the tool wrote; else an OutputError."""
+def check_replaceable(path: Path | str, option: str, action: str = "replace") -> Path:
+    """`path` if the tool may write it (`action`: replace or append to it): absent, or a file the tool
+    wrote; else an OutputError."""
     if str(path) == "":
         raise OutputError(f"{option}: an empty path is not a file name")
     path = Path(path)
@@ -55,7 +56,7 @@ def check_replaceable(path: Path | str, option: str) -> Path:
         raise OutputError(f"{option} {path}: is a folder; give a file name")
     if path.exists() and not is_ours(path):
         raise OutputError(f"{option} {path}: the file exists and was not written by {WRITER}; "
-                          "refusing to replace it (move it away or choose another path)")
+                          f"refusing to {action} it (move it away or choose another path)")
     return path
 
 

@@ -63,7 +63,7 @@ def read_records(partial: Path) -> dict[str, dict]:
 def open_journal(out: Path, options: dict, names: set[str], retry_failed: bool = False) -> dict[str, dict]:
     """Check both output files before any work, start or resume the journal; the records to keep."""
     check_output_file(out, "--json")
-    partial = check_replaceable(journal_path(out), "--json (its journal)")
+    partial = check_replaceable(journal_path(out), "--json (its journal)", "append to")
     if not partial.exists() or partial.stat().st_size == 0:
         if partial.exists():
             raise OutputError(f"--json {partial}: the file exists and was not written by {WRITER}; "
