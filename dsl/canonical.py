@@ -118,6 +118,12 @@ def _closing_turn(shape: Shape, segments: list[Segment]) -> float:
     return normalise_angle(start_travel - end_travel)
 
 
+def closing_turn(shape: Shape) -> float | None:
+    """The change of travel direction from the end of a closed shape back into its first action (the
+    turn before that action once the shape is seen as a loop); None for an open shape."""
+    return _closing_turn(shape, []) if is_closed(shape) else None
+
+
 def travel_variants(shape: Shape) -> list[list[Segment]]:
     """Every travel form that draws the same picture: both directions, every start if closed."""
     return [list(variant) for variant in _travel_variants(shape)]

@@ -4,6 +4,7 @@ library, negatives with exactly one action changed, both wrapped in the official
 from __future__ import annotations
 
 import enum
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -87,8 +88,18 @@ def perturb_action(rng: np.random.Generator, action: Action, way: Perturbation) 
     return action.with_stroke(others[rng.integers(len(others))])
 
 
-def perturb_shape(rng: np.random.Generator, shape: Shape) -> Shape:
-    """A free-form negative shape: exactly one action changed in one way, wrapped in the spread check."""
+@dataclass(frozen=True, slots=True)
+class ActionChange:
+    """What a free-form negative changed: action `action` (0-based, in the positive's own tracing) of shape
+    `shape`, in the way `way`."""
+
+    shape: int
+    action: int
+    way: Perturbation
+
+
+def perturbed_shape(rng: np.random.Generator, shape: Shape) -> tuple[Shape, int, Perturbation]:
+    """A free-form negative shape, the index of the action changed and how (see `perturb_shape`)."""
     k = len(shape)
     ways = list(Perturbation) if k > 1 else [Perturbation.MOVE_NAME, Perturbation.MOVE_TYPE]
     for _ in range(SPREAD_TRIALS):
@@ -100,13 +111,23 @@ def perturb_shape(rng: np.random.Generator, shape: Shape) -> Shape:
         actions[i] = perturb_action(rng, actions[i], way)
         candidate = Shape(tuple(actions))
         if spread_ok(candidate):
-            return candidate
-    return candidate
+            return candidate, i, way
+    return candidate, i, way
+
+
+def perturb_shape(rng: np.random.Generator, shape: Shape) -> Shape:
+    """A free-form negative shape: exactly one action changed in one way, wrapped in the spread check."""
+    return perturbed_shape(rng, shape)[0]
+
+
+def free_form_negative_change(rng: np.random.Generator, positive: ImageProgram) -> tuple[ImageProgram, ActionChange]:
+    """Perturb one uniformly chosen shape of the positive image, keep the other; say what was changed."""
+    j = int(rng.integers(len(positive.shapes)))
+    shapes = list(positive.shapes)
+    shapes[j], action, way = perturbed_shape(rng, shapes[j])
+    return ImageProgram(tuple(shapes)), ActionChange(j, action, way)
 
 
 def free_form_negative(rng: np.random.Generator, positive: ImageProgram) -> ImageProgram:
     """Perturb one uniformly chosen shape of the positive image, keep the other."""
-    j = int(rng.integers(len(positive.shapes)))
-    shapes = list(positive.shapes)
-    shapes[j] = perturb_shape(rng, shapes[j])
-    return ImageProgram(tuple(shapes))
+    return free_form_negative_change(rng, positive)[0]

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dsl.free_form import FREE_FORM_SETTINGS, free_form_negative, sample_free_form_shape
+from dsl.free_form import (FREE_FORM_SETTINGS, free_form_negative, free_form_negative_change,
+                           sample_free_form_shape)
 from dsl.library import ATTRIBUTES, load_library, super_classes
 from dsl.turtle import execute_image
 from dsl.types import DATASET_STROKE_TYPES, ImageProgram, Pose, Shape, StrokeType
@@ -60,6 +61,25 @@ class GeneratedProblem:
     positive_poses: tuple[tuple[Pose, ...], ...]
     negative_poses: tuple[tuple[Pose, ...], ...]
     concept: tuple = ()  # ff: action counts per shape; bd: shape names; hd: attribute names
+    changes: tuple = ()  # per negative, what makes it one: ActionChange, ShapeSwap or AttributeLoss
+
+
+@dataclass(frozen=True, slots=True)
+class ShapeSwap:
+    """A basic negative: the concept's shape `original` (slot `slot` of the concept) drawn as `replacement`,
+    another shape of its super class."""
+
+    slot: int
+    original: str
+    replacement: str
+
+
+@dataclass(frozen=True, slots=True)
+class AttributeLoss:
+    """An abstract negative: the library shape drawn, and the concept attributes it lacks (value 0)."""
+
+    shape: str
+    lacks: tuple[str, ...]
 
 
 def problem_rng(seed: int, kind: ProblemKind, index: int) -> np.random.Generator:
@@ -124,7 +144,7 @@ def _place_all(rng: np.random.Generator, programs: list[ImageProgram], kind: Pro
 
 def _assemble(
     rng: np.random.Generator, kind: ProblemKind, concept: tuple, number: int,
-    positives: list[ImageProgram], negatives: list[ImageProgram],
+    positives: list[ImageProgram], negatives: list[ImageProgram], changes: tuple = (),
 ) -> GeneratedProblem:
     """Name the problem and place every image (positives first, then negatives)."""
     return GeneratedProblem(
@@ -135,6 +155,7 @@ def _assemble(
         positive_poses=_place_all(rng, positives, kind),
         negative_poses=_place_all(rng, negatives, kind),
         concept=tuple(concept),
+        changes=tuple(changes),
     )
 
 
@@ -151,8 +172,9 @@ def generate_free_form(rng: np.random.Generator, setting: tuple[int, ...] = (4,)
     if tuple(setting) not in FREE_FORM_SETTINGS:
         raise ValueError(f"unknown free-form setting {setting}; known: {FREE_FORM_SETTINGS}")
     positive = ImageProgram(tuple(sample_free_form_shape(rng, k) for k in setting))
-    negatives = [free_form_negative(rng, positive) for _ in range(IMAGES_PER_SIDE)]
-    return _assemble(rng, ProblemKind.FREE_FORM, setting, number, [positive] * IMAGES_PER_SIDE, negatives)
+    negatives, changes = zip(*(free_form_negative_change(rng, positive) for _ in range(IMAGES_PER_SIDE)))
+    return _assemble(rng, ProblemKind.FREE_FORM, setting, number, [positive] * IMAGES_PER_SIDE, list(negatives),
+                     changes)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -201,15 +223,17 @@ def generate_basic(rng: np.random.Generator, shapes: tuple[str, ...], number: in
     unknown = [s for s in shapes if s not in load_library()]
     if unknown or not 1 <= len(shapes) <= 2:
         raise ValueError(f"a basic concept is 1 or 2 library shapes, got {shapes} (unknown: {unknown})")
-    drawn_negatives = []
+    drawn_negatives, swaps = [], []
     for off in _basic_turned_off(rng, len(shapes)):
         drawn = list(shapes)
         drawn[off] = _replacement(rng, shapes[off])
         drawn_negatives.append(drawn)
-    drawn_negatives = [drawn_negatives[i] for i in rng.permutation(IMAGES_PER_SIDE)]
+        swaps.append(ShapeSwap(off, shapes[off], drawn[off]))
+    order = rng.permutation(IMAGES_PER_SIDE)
+    drawn_negatives = [drawn_negatives[i] for i in order]
     positives = [_basic_image(rng, shapes, list(shapes)) for _ in range(IMAGES_PER_SIDE)]
     negatives = [_basic_image(rng, shapes, drawn) for drawn in drawn_negatives]
-    return _assemble(rng, ProblemKind.BASIC, shapes, number, positives, negatives)
+    return _assemble(rng, ProblemKind.BASIC, shapes, number, positives, negatives, [swaps[i] for i in order])
 
 
 # --------------------------------------------------------------------------------------------------
@@ -283,7 +307,9 @@ def generate_abstract(rng: np.random.Generator, attributes: tuple[str, ...], num
     allowed = abstract_strokes(attributes)
     positives = [_abstract_image(rng, n, allowed) for n in positive_names]
     negatives = [_abstract_image(rng, n, allowed) for n in negative_names]
-    return _assemble(rng, ProblemKind.ABSTRACT, attributes, number, positives, negatives)
+    library = load_library()
+    losses = [AttributeLoss(n, tuple(a for a in attributes if library[n].attributes[a] == 0)) for n in negative_names]
+    return _assemble(rng, ProblemKind.ABSTRACT, attributes, number, positives, negatives, losses)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -251,7 +251,7 @@ def teacher_forced(model: Decoder, images: list[np.ndarray], steps: list[dict], 
     (`steps`: arrays of `perception.data.example_steps`, whose NEXT steps give the true starts), and the
     turtle walks the true actions from the re-centred state, as in decoding. Per image, per step: the
     argmax kind, the argmax stroke type given the true action, and the heaviest components of the
-    turn / length / curvature / radius heads."""
+    turn / length / curvature / radius heads; and each action's stroke log-probabilities (`stroke_logp`)."""
     cfg, inputs = model.config, prepare(images)
     n = len(images)
     boxes = [tuple(b) for b in inputs["box"].tolist()]
@@ -260,7 +260,7 @@ def teacher_forced(model: Decoder, images: list[np.ndarray], steps: list[dict], 
     h = torch.zeros(1, n, cfg.hidden)
     lstm_state = (h, h.clone())
     prev = (torch.full((n,), -1), torch.full((n,), -1), torch.zeros(n, 4), torch.zeros(n, 4))
-    out: list[dict] = [{"kind": [], "stroke": [], "turn": [], "value": [], "radius": []} for _ in range(n)]
+    out: list[dict] = [{"kind": [], "stroke": [], "stroke_logp": [], "turn": [], "value": [], "radius": []} for _ in range(n)]
     lengths = [len(s["kind"]) for s in steps]
     for t in range(max(lengths)):
         alive = [i for i in range(n) if t < lengths[i]]
@@ -278,7 +278,9 @@ def teacher_forced(model: Decoder, images: list[np.ndarray], steps: list[dict], 
             u = torch.tensor([here[r].u for r in a_rows], dtype=torch.float32)
             feats = model.strip_features(inputs["image"], idx[act], strips, u)
             a_ctx, a_kind, a_val = ctx[act], true_kind[act], values[act]
-            strokes = model.stroke_logits(a_ctx, a_kind, a_val, feats).argmax(-1).tolist()
+            stroke_logits = model.stroke_logits(a_ctx, a_kind, a_val, feats)
+            strokes = stroke_logits.argmax(-1).tolist()
+            stroke_logp = stroke_logits.log_softmax(-1).tolist()
             turn = mixture_options(model.turn_dist(a_ctx, a_kind), 1)[0][:, 0].tolist()
             length = mixture_options(model.length_dist(a_ctx, a_kind, a_val[:, TURN]), 1)[0][:, 0].tolist()
             curve = mixture_options(model.curve_dist(a_ctx, a_kind, a_val[:, TURN]), 1)[0][:, 0]
@@ -286,6 +288,7 @@ def teacher_forced(model: Decoder, images: list[np.ndarray], steps: list[dict], 
             for j, r in enumerate(a_rows):
                 i = alive[r]
                 out[i]["stroke"].append(strokes[j])
+                out[i]["stroke_logp"].append(stroke_logp[j])
                 out[i]["turn"].append(turn[j])
                 out[i]["value"].append(length[j] if int(true_kind[r]) == LINE else float(curve[j]))
                 out[i]["radius"].append(radius[j])

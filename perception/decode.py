@@ -152,3 +152,38 @@ def snap_free_form(program: ImageProgram) -> ImageProgram:
                 actions.append(Action(ActionKind.ARC, a.stroke, turn, radius=FREE_FORM_RADIUS, angle=angle))
         shapes.append(Shape(tuple(actions)))
     return canonical_image(ImageProgram(tuple(shapes)))
+
+
+@dataclass(frozen=True, slots=True)
+class StrokeReading:
+    """What the decoder, walking a known program at an image's pose, makes of each action's stroke type."""
+
+    margin: float  # nats: the log-probability of the program's stroke less the best other's, worst action
+    program: ImageProgram  # the program as traced, the worst action with the decoder's stroke when it prefers another
+
+
+@torch.no_grad()
+def read_strokes(model: Decoder, images: list[np.ndarray], program: ImageProgram, poses: list) -> list[StrokeReading]:
+    """Per image (`poses[k]`: the program's poses in image k), the decoder teacher-forced along the program
+    (`perception.beam.teacher_forced`, the tracing it was taught: `perception.geometry.target_tracing`)
+    judges every action's stroke type (`StrokeReading`)."""
+    from dsl.canonical import from_travel_form
+    from dsl.types import DATASET_STROKE_TYPES
+    from perception.beam import teacher_forced
+    from perception.data import example_steps
+    from perception.geometry import target_tracing
+
+    steps = [example_steps(program, image_poses, image, None) for image, image_poses in zip(images, poses)]
+    out = []
+    for found, image_poses in zip(teacher_forced(model, images, steps), poses):
+        tracing = [list(segments) for segments, _ in target_tracing(list(program.shapes), list(image_poses))]
+        where = [(s, i) for s, segments in enumerate(tracing) for i in range(len(segments))]
+        worst = (math.inf, None, None)
+        for (s, i), logp in zip(where, found["stroke_logp"]):
+            own = DATASET_STROKE_TYPES.index(tracing[s][i].stroke)
+            other = max((c for c in range(len(logp)) if c != own), key=lambda c: logp[c])
+            worst = min(worst, (logp[own] - logp[other], (s, i), other), key=lambda w: w[0])
+        margin, (s, i), other = worst
+        tracing[s][i] = dataclasses.replace(tracing[s][i], stroke=DATASET_STROKE_TYPES[other])
+        out.append(StrokeReading(float(margin), ImageProgram(tuple(from_travel_form(t) for t in tracing))))
+    return out

@@ -2,6 +2,7 @@
 
 Each package owns the subcommands of its own work (`dsl.commands`: generate; `perception.commands`:
 train-decoder, train-shapes, decode; `solver.commands`: solve, eval;
+`solver.facts_commands`: solve-facts;
 `solver.product`: explain, demo; `benchmarks.commands`: bench).
 This module only gathers them. The benchmarks are looked up by name at run time so that no library
 package imports `benchmarks` (the entry point is the one place that sees every package).
@@ -17,6 +18,7 @@ COMMAND_MODULES = (
     "dsl.commands",
     "perception.commands",
     "solver.commands",
+    "solver.facts_commands",
     "solver.product",
     "benchmarks.commands",
 )

@@ -41,9 +41,11 @@ from dsl.processes import worker_setup
 from solver import guard
 from solver.api import solve_problem
 from solver.eval_files import eval_options, journal_path, open_journal, read_records as _read_done, summary_text
+from solver.confidence import calibration_figures
 from solver.perceive import PerceptionError, PixelPerception
 from solver.product import solve_folder
 from solver.report import write_report
+from solver.index_page import write_index
 from solver.induce import DEFAULT_TIME_LIMIT
 from solver.scoring import rule_matches
 
@@ -97,13 +99,13 @@ def _load(job: EvalJob) -> Problem:
 def _solve(job: EvalJob, perception: PixelPerception | None, dump: Path | None):
     """The solution of one problem, from its programs (oracle) or its pixels; writes its report if `dump`."""
     if job.oracle and dump is None:
-        return solve_problem(_load(job), oracle=True, time_limit=job.time_limit), []
+        return solve_problem(_load(job), oracle=True, time_limit=job.time_limit), [], {}, []
     problem = _load(job)
     solved = solve_folder(problem_folder(job.root, job.name), perception, oracle=job.oracle,
                           time_limit=job.time_limit, problem=problem)
     if dump is not None:
         write_report(dump, job.name, solved.images, solved.solution.to_dict())
-    return solved.solution, solved.errors
+    return solved.solution, solved.errors, solved.stage_seconds, solved.query_features
 
 
 def evaluate_problem(job: EvalJob, perception: PixelPerception | None = None, dump: Path | None = None) -> dict:
@@ -113,10 +115,12 @@ def evaluate_problem(job: EvalJob, perception: PixelPerception | None = None, du
               "confidence": None, "alternatives": 0, "seconds": 0.0, "error": None}
     start = time.perf_counter()
     try:
-        solution, image_errors = _solve(job, perception, dump)
+        solution, image_errors, stage_seconds, query_features = _solve(job, perception, dump)
         record.update(
             image_errors=image_errors,
             warnings=list(solution.warnings),
+            stage_seconds=stage_seconds,
+            query_features=query_features,
             predicted=list(solution.labels),
             correct=sum(p == t for p, t in zip(solution.labels, TRUE_LABELS)),
             rule=solution.rule.asp if solution.rule else None,
@@ -162,8 +166,12 @@ def summarise(records: list[dict], split: str, wall_seconds: float) -> dict:
                 "errors": sum(r["error"] is not None for r in rs)}
 
     times = [r["seconds"] for r in records if r["error"] is None]
+    answered = [r for r in records if r["error"] is None and r["predicted"] is not None]
     summary = {"split": split, **block(records), "seconds": round(wall_seconds, 2),
                "median_solve_seconds": statistics.median(times) if times else None,
+               "calibration": calibration_figures(
+                   [c for r in answered for c in r["confidence"]],
+                   [p == t for r in answered for p, t in zip(r["predicted"], r["true"])]),
                "mean_solve_seconds": statistics.fmean(times) if times else None,
                "by_kind": {k: block([r for r in records if r["kind"] == k])
                            for k in sorted({r["kind"] for r in records})}}
@@ -214,6 +222,8 @@ def evaluate(root: str, split: str, out: Path, limit: int | None, oracle: bool, 
             record(result)
     summary = summarise(list(done.values()), split, time.perf_counter() - start)
     atomic_write_text(out, summary_text(summary, options))
+    if dump is not None:
+        write_index(dump, summary["problems"], title=f"bongard-solver eval: {split}")
     return summary
 
 
@@ -222,6 +232,10 @@ def eval_command(args: argparse.Namespace) -> int:
                        args.time_limit, Path(args.dump) if args.dump else None, args.checkpoint, args.retry_failed)
     print(f"{summary['split']}: accuracy {summary['accuracy']:.4f} on {summary['n_queries']} queries, "
           f"rule_match {summary['rule_match']:.4f}, errors {summary['errors']}, {summary['seconds']} s")
+    calibration = summary["calibration"]
+    if summary["median_solve_seconds"] is not None:
+        print(f"  median {summary['median_solve_seconds']:.2f} s per problem; calibration: ECE {calibration['ece']}, "
+              f"Brier {calibration['brier']}, {calibration['wrong_at_0_99']} of {calibration['wrong']} wrong answers at >= 0.99")
     for kind, figures in summary["by_kind"].items():
         print(f"  {kind}: accuracy {figures['accuracy']:.4f} ({figures['n_queries']} queries), "
               f"rule_match {figures['rule_match']:.4f}, errors {figures['errors']}")

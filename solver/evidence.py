@@ -98,3 +98,10 @@ def gather(context_a: Sequence, context_b: Sequence, queries: Sequence, notes: S
     if any(q is None for q in queries):
         warnings.append("an unreadable query is labelled B with confidence 0")
     return Evidence(sides["set A"], sides["set B"], list(queries), weight, warnings)
+
+
+def readable_weighting(confidence: Sequence[float], context: Sequence, queries: Sequence) -> tuple[float, ...]:
+    """Confidences computed elsewhere (`solver.confidence`) put on the evidence's footing: scaled by the
+    share of context images read (None: unreadable), 0 for an unreadable query."""
+    weight = sum(p is not None for p in context) / len(context) if context else 1.0
+    return tuple(0.0 if q is None else c * weight for c, q in zip(confidence, queries))

@@ -8,38 +8,11 @@ from dataclasses import dataclass
 from solver.facts import TOLERANCES, ImageFacts, ProblemFacts, Role
 from solver.induce import Induction, InducedRule, Outcome
 from solver.rules import Comparison, Family, Literal, Rule
+from solver.why import Why
+from solver.why_rules import image_why
+from solver.words import article, attribute_phrase, count_noun, number, words
 
-NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
-                "eleven", "twelve")
-EXIST_NOUNS = {"regular": "regular polygon or circle"}
 ROLE_TEXT = {Role.A.value: "A", Role.B.value: "B", Role.QUERY.value: "query"}
-
-
-def _words(name: str) -> str:
-    return name.replace("_", " ")
-
-
-def _article(noun: str) -> str:
-    return f"{'an' if noun[:1] in 'aeiou' else 'a'} {noun}"
-
-
-def _number(value: int) -> str:
-    return NUMBER_WORDS[value] if 0 <= value < len(NUMBER_WORDS) else str(value)
-
-
-def _count_noun(name: str, value: int) -> str:
-    noun = _words(name)
-    return noun[:-1] if value == 1 and noun.endswith("s") else noun
-
-
-def _attribute_phrase(name: str, negated: bool) -> str:
-    if name.startswith("has_"):
-        rest = _words(name[4:])
-        return f"does not have {rest}" if negated else f"has {rest}"
-    if name.startswith("exist_"):
-        rest = _article(EXIST_NOUNS.get(name[6:], _words(name[6:])))
-        return f"does not contain {rest}" if negated else f"contains {rest}"
-    return f"is not {_words(name)}" if negated else f"is {_words(name)}"
 
 
 def literal_english(literal: Literal) -> str:
@@ -58,20 +31,20 @@ def literal_english(literal: Literal) -> str:
                 else "has a shape drawn by the stroke sequence")
         return f"{'not: ' if literal.negated else ''}{what} [{literal.name}] ({within})"
     if literal.family is Family.CATEGORIES:
-        shapes = " and ".join(f"{_article(_words(n))} ({n})" for n in literal.names)
+        shapes = " and ".join(f"{article(words(n))} ({n})" for n in literal.names)
         return f"does not show {shapes}" if literal.negated else f"shows {shapes}"
     if literal.family is Family.CATEGORY:
-        shape = f"{_article(_words(literal.name))} ({literal.name})"
+        shape = f"{article(words(literal.name))} ({literal.name})"
         return f"does not contain {shape}" if literal.negated else f"contains {shape}"
     if literal.family is Family.ATTRIBUTE:
-        return _attribute_phrase(literal.name, literal.negated)
-    noun = _count_noun(literal.name, literal.value)
+        return attribute_phrase(literal.name, literal.negated)
+    noun = count_noun(literal.name, literal.value)
     if literal.comparison is Comparison.EQ:
-        amount = f"{'does not have exactly' if literal.negated else 'has'} {_number(literal.value)}"
+        amount = f"{'does not have exactly' if literal.negated else 'has'} {number(literal.value)}"
     elif literal.comparison is Comparison.GE:
-        amount = f"has at least {_number(literal.value)}"
+        amount = f"has at least {number(literal.value)}"
     else:
-        amount = f"has at most {_number(literal.value)}"
+        amount = f"has at most {number(literal.value)}"
     return f"{amount} {noun}"
 
 
@@ -121,6 +94,7 @@ class ImageEvidence:
     in_a: bool  # what the rule says
     correct: bool | None  # None for queries
     literals: tuple[tuple[str, bool, str], ...]  # (literal ASP, holds, the image's fact)
+    why: Why | None = None  # one sentence and its evidence (solver.why)
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +117,8 @@ class Explanation:
             "length": self.length,
             "evidence": [
                 {"image": e.image, "role": e.role, "in_a": e.in_a, "correct": e.correct,
-                 "literals": [{"literal": a, "holds": h, "fact": f} for a, h, f in e.literals]}
+                 "literals": [{"literal": a, "holds": h, "fact": f} for a, h, f in e.literals],
+                 **({"why": e.why.to_dict()} if e.why is not None else {})}
                 for e in self.evidence
             ],
             "alternatives": [{"asp": a, "english": t} for a, t in self.alternatives],
@@ -154,7 +129,8 @@ class Explanation:
         lines = [f"rule ({self.outcome}, {self.errors} context errors):", f"  {self.english}", f"  {self.asp}"]
         for e in self.evidence:
             mark = "" if e.correct is None else ("  ok" if e.correct else "  WRONG")
-            facts = "; ".join(f"{'holds' if h else 'fails'}: {f}" for _, h, f in dict.fromkeys(e.literals))
+            facts = e.why.sentence if e.why is not None else "; ".join(
+                f"{'holds' if h else 'fails'}: {f}" for _, h, f in dict.fromkeys(e.literals))
             lines.append(f"  {e.image:5} {e.role:5} -> {'A' if e.in_a else 'B'}{mark}  {facts}")
         if self.alternatives:
             lines.append(f"tied alternatives ({len(self.alternatives)}):")
@@ -171,7 +147,9 @@ def _evidence(induced: InducedRule, facts: ProblemFacts) -> tuple[ImageEvidence,
         true_literals = induced.evidence.get(key, frozenset())
         literals = tuple((lit.asp, lit in true_literals, literal_fact(lit, image_facts))
                          for lit in induced.rule.literals)
-        items.append(ImageEvidence(f"{role.value}({index})", ROLE_TEXT[role.value], in_a, correct, literals))
+        holds = {lit: lit in true_literals for lit in induced.rule.literals}
+        why = image_why(induced.rule, holds, image_facts, in_a, ROLE_TEXT[role.value])
+        items.append(ImageEvidence(f"{role.value}({index})", ROLE_TEXT[role.value], in_a, correct, literals, why))
     return tuple(items)
 
 

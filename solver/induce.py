@@ -1,7 +1,8 @@
 """Rule induction: one clingo run per problem over the whole rule language.
 
 The encodings (package data) are the rule core `rule.lp`, one file per family of literals and the
-specificity prior `prior.lp`. Facts come from `solver.facts`. Clingo optimises (fewest misclassified
+specificity prior `prior.lp`. Facts come from `solver.facts` (`induce`), or from any writer with its own
+literal encodings (`induce_with`: problems given as facts, `solver.facts_solve`). Clingo optimises (fewest misclassified
 context images, then the shortest rule, then the most specific one) and, with opt-mode=optN,
 enumerates every optimal rule. A time limit stops the search; the outcome
 says whether the rules returned are proven optimal. With `all_fitting` only the first priority counts,
@@ -13,6 +14,7 @@ from __future__ import annotations
 import enum
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from importlib import resources
 
@@ -74,23 +76,30 @@ def load_encodings(control: clingo.Control, names: tuple[str, ...] = ENCODINGS) 
         control.add("base", [], root.joinpath(name).read_text(encoding="utf-8"))
 
 
-def _read_model(model: clingo.Model) -> tuple[tuple[int, ...], InducedRule]:
+def _read_model(model: clingo.Model, literal: Callable, make_rule: Callable) -> tuple[tuple[int, ...], InducedRule]:
     used, covered, evidence, lengths = [], set(), {}, 0
     for atom in model.symbols(shown=True):
-        value = python_value(atom)
-        if value[0] == "use":
-            used.append(Literal.from_term(value[1]))
-        elif value[0] == "covers":
-            covered.add(value[1])
-        elif value[0] == "evidence":
-            evidence.setdefault(value[2], set()).add(Literal.from_term(value[1]))
-        elif value[0] == "length":
-            lengths += value[2]
+        if atom.name == "use":
+            used.append(literal(atom.arguments[0]))
+        elif atom.name == "covers":
+            covered.add(python_value(atom.arguments[0]))
+        elif atom.name == "evidence":
+            evidence.setdefault(python_value(atom.arguments[1]), set()).add(literal(atom.arguments[0]))
+        elif atom.name == "length":
+            lengths += atom.arguments[1].number
     cost = tuple(model.cost)
     errors, length = cost[0] if cost else 0, lengths
-    rule = Rule(tuple(sorted(used, key=lambda lit: lit.sort_key)), errors=errors, length=length)
+    rule = make_rule(tuple(sorted(used, key=lambda lit: lit.sort_key)), errors, length)
     frozen_evidence = {image: frozenset(lits) for image, lits in evidence.items()}
     return cost, InducedRule(rule, cost, frozenset(covered), frozen_evidence)
+
+
+def _logo_literal(symbol: clingo.Symbol) -> Literal:
+    return Literal.from_term(python_value(symbol))
+
+
+def _logo_rule(literals: tuple[Literal, ...], errors: int, length: int) -> Rule:
+    return Rule(literals, errors=errors, length=length)
 
 
 def induce(
@@ -105,23 +114,49 @@ def induce(
     """Find every optimal rule separating the context images of A from those of B (with `all_fitting`,
     every rule with the fewest misclassified context images, whatever its length; with `max_errors` as
     well, every rule that misclassifies at most that many context images)."""
+    return induce_with(lambda control: write_facts(control, facts), (len(facts.context_a), len(facts.context_b)),
+                       _logo_literal, _logo_rule, time_limit, max_rules, max_literals, encodings, all_fitting,
+                       max_errors)
+
+
+def induce_with(
+    write: Callable[[clingo.Control], object],
+    context: tuple[int, int],
+    literal: Callable[[clingo.Symbol], object],
+    make_rule: Callable[[tuple, int, int], object],
+    time_limit: float = DEFAULT_TIME_LIMIT,
+    max_rules: int = DEFAULT_MAX_RULES,
+    max_literals: int = 2,
+    encodings: tuple[str, ...] = ENCODINGS,
+    all_fitting: bool = False,
+    max_errors: int | None = None,
+    error_weight: int = 0,
+) -> Induction:
+    """The inducer, whatever the facts: `write` adds the facts the `encodings` read (rule.lp and the
+    encodings that define its candidate literals) to a clingo control; `context` = the number of context
+    images of A and of B; `literal` reads a literal term of a model, `make_rule(literals, errors, length)`
+    makes a rule of them (`solver.rules` for LOGO problems, `solver.facts_lang` for problems given as facts).
+    `error_weight` > 0: a misclassified context image costs that much rule length instead of coming first
+    (rule.lp)."""
     start = time.perf_counter()
     enumerate_all = all_fitting and max_errors is not None
     arguments = ["--opt-mode=ignore" if enumerate_all else "--opt-mode=optN", f"--models={max_rules}",
                  f"--const=max_literals={max_literals}", f"--const=all_fitting={int(all_fitting)}",
-                 f"--const=max_errors={max_errors if enumerate_all else -1}"]
+                 f"--const=max_errors={max_errors if enumerate_all else -1}", f"--const=error_weight={error_weight}"]
     control = clingo.Control(arguments, logger=lambda code, message: LOG.debug("clingo %s: %s", code, message))
     load_encodings(control, encodings)
-    write_facts(control, facts)
+    write(control)
     control.ground([("base", [])])
 
     best: dict[tuple[int, ...], list[InducedRule]] = {}
     proven: list[InducedRule] = []
 
     def on_model(model: clingo.Model) -> None:
-        cost, induced = _read_model(model)
+        cost, induced = _read_model(model, literal, make_rule)
+        if error_weight:
+            induced = replace(induced, rule=replace(induced.rule, errors=_errors(induced.covered, context)))
         if enumerate_all:
-            induced = _with_errors(induced, facts)
+            induced = _with_errors(induced, context)
             proven.append(induced)
         elif model.optimality_proven:
             proven.append(induced)
@@ -146,10 +181,15 @@ def induce(
     return Induction(outcome, tuple(rules), cost, time.perf_counter() - start)
 
 
-def _with_errors(induced: InducedRule, facts: ProblemFacts) -> InducedRule:
+def _errors(covered: frozenset, context: tuple[int, int]) -> int:
+    """Misclassified context images of a rule that covers `covered`."""
+    return (sum((Role.A.value, k) not in covered for k in range(context[0]))
+            + sum((Role.B.value, k) in covered for k in range(context[1])))
+
+
+def _with_errors(induced: InducedRule, context: tuple[int, int]) -> InducedRule:
     """A rule enumerated without optimisation, with its cost (misclassified context images) filled in."""
-    errors = sum((Role.A.value, k) not in induced.covered for k in range(len(facts.context_a)))
-    errors += sum((Role.B.value, k) in induced.covered for k in range(len(facts.context_b)))
+    errors = _errors(induced.covered, context)
     return InducedRule(replace(induced.rule, errors=errors), (errors,), induced.covered, induced.evidence)
 
 

@@ -203,13 +203,33 @@ def _decode_chunk(job: tuple) -> list[tuple]:
     checkpoint, top_k, beam, images = job
     import torch
 
+    torch.set_num_threads(1)  # the worker's other torch work too (two workers share the two cores)
+    return decoded_in_batches(_worker_decoder(checkpoint), images, top_k, beam)
+
+
+def _worker_decoder(checkpoint):
+    """The decoder of `checkpoint`, loaded once per process."""
     from perception.decode import load_decoder
 
-    torch.set_num_threads(1)  # the worker's other torch work too (two workers share the two cores)
     key = str(checkpoint)
     if key not in _WORKER_DECODERS:
         _WORKER_DECODERS[key] = load_decoder(checkpoint)
-    return decoded_in_batches(_WORKER_DECODERS[key], images, top_k, beam)
+    return _WORKER_DECODERS[key]
+
+
+def _strokes_chunk(job: tuple) -> list:
+    """`perception.decode.read_strokes` of some images on one thread (the decoder loaded once per process)."""
+    import torch
+
+    from perception.decode import read_strokes
+
+    checkpoint, images, program, poses = job
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return read_strokes(_worker_decoder(checkpoint), images, program, poses)
+    finally:
+        torch.set_num_threads(threads)
 
 
 def _refine_one(job: tuple) -> Perceived:
@@ -293,6 +313,7 @@ class PixelPerception:
         beam: int = BEAM,
         shapes_checkpoint: Path | str | None = None,
         use_classifier: bool = True,
+        per_problem: bool = True,
     ) -> None:
         self.checkpoint = checkpoint
         self.beam = beam
@@ -303,6 +324,8 @@ class PixelPerception:
         self.use_decoder = use_decoder
         self.shapes_checkpoint = shapes_checkpoint
         self.use_classifier = use_classifier and use_decoder
+        self.per_problem = per_problem  # the problem perceived as a whole (`solver.hypotheses`)
+        self.stage_seconds: dict[str, float] = {}  # the last `perceive` call's seconds per stage
         self._classifier = None
         self._model = None
         self._pool = None
@@ -323,27 +346,86 @@ class PixelPerception:
             self._classifier = load_classifier(self.shapes_checkpoint)
         return self._classifier
 
-    def library(self, images: list[np.ndarray], proposals: list[tuple]) -> list[LibraryPlan | None]:
-        """The shape classifier's `LibraryPlan` per image (None for an image whose decoded top reading is
-        free-form: it is kept as decoded)."""
-        if not self.use_classifier:
-            return [None] * len(images)
+    def guesses(self, images: list[np.ndarray]) -> list[dict]:
+        """The shape classifier's guesses per image (`perception.shapes.library_guesses`, every group)."""
         from perception.shapes import library_guesses
 
+        import torch
+
+        model = self.classifier()
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)  # as the decoder runs: on a busy machine two threads wait on each other
+        try:
+            return [library_guesses(model, image, top=model.classes) for image in images]
+        finally:
+            torch.set_num_threads(threads)
+
+    def plan(self, image: np.ndarray, guesses: dict, props: tuple) -> LibraryPlan:
+        """One image's `LibraryPlan` from the classifier's `guesses` and the decoder's proposals `props`
+        (none: the image was not decoded, and is taken for one shape)."""
+        shapes_read = len(props[0].program.shapes) if props else 1
+        plan = library_plan(guesses, shapes_read)
+        if SPLIT_TOUCHING and props and not plan.parts and plan.confidence < SPLIT_BELOW_CONFIDENCE:
+            readings = [p.program for p in props if len(p.program.shapes) == 2][:SPLIT_READINGS]
+            plan = _split_plan(plan, guesses, self.classifier(), image, readings)
+        return plan
+
+    def library(self, images: list[np.ndarray], proposals: list[tuple], guesses: list | None = None) -> list[LibraryPlan | None]:
+        """The shape classifier's `LibraryPlan` per image (None for an image whose decoded top reading is
+        free-form: it is kept as decoded). `guesses`: the classifier's guesses per image where already made."""
+        if not self.use_classifier:
+            return [None] * len(images)
         out = []
-        for image, props in zip(images, proposals):
+        for k, (image, props) in enumerate(zip(images, proposals)):
             if props and free_form_reading(props[0].program) is not None:
                 out.append(None)
                 continue
-            shapes_read = len(props[0].program.shapes) if props else 1
-            model = self.classifier()
-            guesses = library_guesses(model, image, top=model.classes)
-            plan = library_plan(guesses, shapes_read)
-            if SPLIT_TOUCHING and not plan.parts and plan.confidence < SPLIT_BELOW_CONFIDENCE:
-                readings = [p.program for p in props if len(p.program.shapes) == 2][:SPLIT_READINGS]
-                plan = _split_plan(plan, guesses, model, image, readings)
-            out.append(plan)
+            found = guesses[k] if guesses is not None and guesses[k] is not None else self.guesses([image])[0]
+            out.append(self.plan(image, found, props))
         return out
+
+    def read_in_full(self, images: list[np.ndarray], guesses: list | None = None, proposals: list | None = None) -> list[Perceived]:
+        """Every image read on its own: decoded (unless its `proposals` are given), named by the classifier,
+        refined (traced when free-form)."""
+        if not images:
+            return []
+        if proposals is None:
+            proposals = self.decode(images)
+        if not self.refine:
+            return [
+                Perceived(p[0].program if p else None, proposals=p, error=None if p else "no proposal decoded")
+                for p in proposals
+            ]
+        try:
+            library = self.library(images, proposals, guesses)
+        except Exception as error:
+            raise PerceptionError(f"shape classification failed: {error}") from error
+        jobs = [(image, props, self.budget_ms, lib, self.use_decoder) for image, props, lib in zip(images, proposals, library)]
+        return self._refine_all(jobs)
+
+    def decode(self, images: list[np.ndarray]) -> list[tuple]:
+        """`proposals`, a failure raised as a PerceptionError."""
+        try:
+            return self.proposals(images)
+        except Exception as error:
+            raise PerceptionError(f"decoding failed: {error}") from error
+
+    def read_as_library(self, images: list[np.ndarray], plans: list[LibraryPlan]) -> list[Perceived]:
+        """Images the classifier is sure of, read as library shapes from its plans, without the decoder."""
+        return self._refine_all([(image, (), self.budget_ms, plan, True) for image, plan in zip(images, plans)])
+
+    def read_strokes(self, images: list[np.ndarray], program: ImageProgram, poses: list) -> list:
+        """`perception.decode.read_strokes` of `program` in each image, DECODE_BATCH images at a time (on one
+        thread, in the worker processes when there are several batches)."""
+        jobs = [(self.checkpoint, images[k : k + DECODE_BATCH], program, poses[k : k + DECODE_BATCH])
+                for k in range(0, len(images), DECODE_BATCH)]
+        return [reading for done in self.map(_strokes_chunk, jobs) for reading in done]
+
+    def map(self, function, jobs: list) -> list:
+        """`function` over `jobs`, across the worker processes when there are several jobs."""
+        if self._pool is None or len(jobs) < 2:
+            return [function(job) for job in jobs]
+        return self._pool.map(function, jobs)
 
     def proposals(self, images: list[np.ndarray]) -> list[tuple]:
         """The decoder's proposals per image, decoded DECODE_BATCH images at a time (the worker processes
@@ -358,36 +440,32 @@ class PixelPerception:
         return decoded_in_batches(self.decoder(), images, self.top_k, self.beam)
 
     def _refine_all(self, jobs: list) -> list[Perceived]:
-        if self._pool is None or len(jobs) == 1:
-            return [_refine_one(job) for job in jobs]
-        return self._pool.map(_refine_one, jobs)
+        return self.map(_refine_one, jobs)
 
     def perceive(self, images: list[np.ndarray], positives: int | None = None, negatives: int = 0) -> list[Perceived]:
-        """Every image's program. `positives`: the first this many images are set A of one problem (the
-        readings are then reconciled with the context: `reconcile_with_context`); `negatives`: the next
-        this many are set B (kept as read)."""
+        """Every image's program. `positives`: the first this many images are set A of one problem, the next
+        `negatives` set B: the problem is perceived as a whole (`solver.hypotheses.perceive_problem`, with
+        `per_problem`; else every image is read in full and the readings are reconciled with the context,
+        `reconcile_with_context`). Without `positives` every image is read on its own. The seconds each
+        stage took are left in `stage_seconds`."""
+        from solver.hypotheses import Stages, perceive_problem
+
         images = [np.asarray(image) for image in images]
         if self.workers > 1 and self._pool is None:
             self._pool = multiprocessing.get_context("fork").Pool(  # before torch starts threads
                 self.workers, initializer=worker_setup, initargs=(os.getpid(),))  # workers leave Ctrl-C to us
+        stages = Stages()
         try:
-            proposals = self.proposals(images)
-        except Exception as error:
-            raise PerceptionError(f"decoding failed: {error}") from error
-        try:
-            library = self.library(images, proposals) if self.refine else [None] * len(images)
-        except Exception as error:
-            raise PerceptionError(f"shape classification failed: {error}") from error
-        if not self.refine:
-            return [
-                Perceived(p[0].program if p else None, proposals=p, error=None if p else "no proposal decoded")
-                for p in proposals
-            ]
-        jobs = [(image, props, self.budget_ms, lib, self.use_decoder) for image, props, lib in zip(images, proposals, library)]
-        results = self._refine_all(jobs)
-        if positives:
-            results = reconcile_with_context(images, results, positives, self._pool.map if self._pool else map, negatives)
-        return results
+            if positives and self.per_problem and self.refine and self.use_decoder and self.use_classifier:
+                return perceive_problem(self, images, positives, negatives, stages)
+            with stages("read"):
+                results = self.read_in_full(images)
+            if positives and self.refine:
+                with stages("reconcile"):
+                    results = reconcile_with_context(images, results, positives, self.map, negatives)
+            return results
+        finally:
+            self.stage_seconds, self.stage_cpu_seconds = stages.seconds, stages.cpu_seconds
 
     def __call__(self, images: list[np.ndarray], positives: int | None = None, negatives: int = 0) -> list[ImageProgram]:
         return require_programs(self.perceive(images, positives, negatives), [f"image {k}" for k in range(len(images))])

@@ -7,20 +7,21 @@ returns everything a report needs; `bongard-solver explain` and `bongard-solver 
 from __future__ import annotations
 
 import argparse
-import html
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
 from dsl.dataset import DatasetError, Problem, load_problem, read_programs
-from dsl.owned import HTML_MARK, check_output_folder, check_replaceable
+from dsl.owned import check_output_folder, check_replaceable
 from solver import guard
 from solver.api import ProblemInput, solve_problem
+from solver.confidence import query_confidences
 from solver.induce import DEFAULT_TIME_LIMIT
-from solver.evidence import unreadable_reason
+from solver.evidence import readable_weighting, unreadable_reason
+from solver.index_page import write_index
 from solver.perceive import PerceptionError, PixelPerception
 from solver.report import ReportImage, write_report
 
@@ -35,6 +36,8 @@ class SolvedProblem:
     truth: tuple[bool, ...]  # positive query in A, negative query not
     seconds: float
     errors: list[str]
+    stage_seconds: dict = field(default_factory=dict)  # seconds per stage: load, perception's stages, induce
+    query_features: list = field(default_factory=list)  # per query, the evidence its confidence was computed from
 
     @property
     def correct(self) -> int:
@@ -70,15 +73,24 @@ def solve_folder(
     folder = Path(folder).resolve()
     problem = problem or _load(folder, oracle)
     images = problem.in_solving_order
+    stages = {"load": round(time.perf_counter() - started, 4)}
+    evidence: list = [None] * len(images)
     if oracle:
         pixels = [image.load() for image in images]
         shown = [_oracle_picture(p, image.program) for p, image in zip(pixels, images)]
         programs, errors = [image.program for image in images], []
     else:
-        programs, shown, errors = _perceived(images, perception)
+        programs, shown, errors, evidence = _perceived(images, perception, stages)
     given = ProblemInput(programs[:6], programs[6:12], programs[12:], errors)
+    induced = time.perf_counter()
     solution = solve_problem(given, oracle=True, decoded=not oracle, time_limit=time_limit)
-    return SolvedProblem(problem.name, solution, shown, (True, False), time.perf_counter() - started, errors)
+    features: list = []
+    if not oracle:  # the confidence of each label from the evidence (`solver.confidence`)
+        confidence, features = query_confidences(solution, evidence[12:])
+        solution = replace(solution, confidence=readable_weighting(confidence, programs[:12], programs[12:]))
+    stages["induce"] = round(time.perf_counter() - induced, 4)
+    return SolvedProblem(problem.name, solution, shown, (True, False), time.perf_counter() - started, errors, stages,
+                         features)
 
 
 def _readable_pixels(image) -> tuple[np.ndarray | None, str | None]:
@@ -91,16 +103,19 @@ def _readable_pixels(image) -> tuple[np.ndarray | None, str | None]:
     return (pixels, None) if reason is None else (None, f"{image.path}: {reason}")
 
 
-def _perceived(images, perception: PixelPerception) -> tuple[list, list, list[str]]:
-    """Programs and report pictures of a problem's images (None where unreadable), and the
-    errors naming each image left out; only the readable images go to perception."""
+def _perceived(images, perception: PixelPerception, stages: dict) -> tuple[list, list, list[str], list]:
+    """Programs and report pictures of a problem's images (None where unreadable), the errors naming
+    each image left out, and perception's evidence per image; only the readable images go to perception
+    (its stage times are added to `stages`)."""
     loaded = [_readable_pixels(image) for image in images]
     errors = [error for _, error in loaded if error]
     keep = [k for k, (p, _) in enumerate(loaded) if p is not None]
     in_a = sum(k < 6 for k in keep)
     pixels = [loaded[k][0] for k in keep]
     perceived = perception.perceive(pixels, positives=in_a, negatives=sum(6 <= k < 12 for k in keep)) if keep else []
+    stages.update(getattr(perception, "stage_seconds", {}))
     programs: list = [None] * len(images)
+    evidence: list = [None] * len(images)
     shown = [ReportImage(p, None) for p, _ in loaded]
     for k, result in zip(keep, perceived):
         if result.program is None:
@@ -109,26 +124,19 @@ def _perceived(images, perception: PixelPerception) -> tuple[list, list, list[st
         if result.error:
             errors.append(f"{images[k].path}: {result.error}")
         programs[k] = result.program
+        evidence[k] = result.evidence
         shown[k] = ReportImage(loaded[k][0], result.program, result.poses)
-    return programs, shown, errors
+    return programs, shown, errors, evidence
 
 
-def write_index(out: Path, solved: list[SolvedProblem]) -> Path:
-    rows = "".join(
-        f'<tr><td><a href="{html.escape(s.name)}.html">{html.escape(s.name)}</a></td>'
-        f"<td>{html.escape(s.solution.explanation.english)}</td><td>{s.correct}/2</td><td>{s.seconds:.1f}s</td></tr>"
-        for s in solved
-    )
-    page = (
-        f'<!doctype html><html lang="en"><head><meta charset="utf-8">{HTML_MARK}<title>bongard-solver demo</title>'
-        "<style>body{font-family:system-ui,sans-serif;margin:1.5em}td,th{border:1px solid #ccc;padding:.3em .6em}"
-        "table{border-collapse:collapse}</style></head><body><h1>bongard-solver demo</h1>"
-        "<table><tr><th>problem</th><th>rule</th><th>queries right</th><th>time</th></tr>"
-        f"{rows}</table></body></html>"
-    )
-    path = check_replaceable(out / "index.html", "--out")
-    path.write_text(page, encoding="utf-8")
-    return path
+def solved_record(solved: SolvedProblem) -> dict:
+    """One solved problem as an evaluation record (what the index page lists)."""
+    solution = solved.solution
+    return {"name": solved.name, "kind": solved.name[:2], "english": solution.explanation.english,
+            "rule": solution.rule.asp if solution.rule else None, "true": list(solved.truth),
+            "predicted": list(solution.labels), "correct": solved.correct,
+            "confidence": [round(c, 4) for c in solution.confidence], "seconds": round(solved.seconds, 3),
+            "error": None}
 
 
 def run_explain(args: argparse.Namespace) -> int:
@@ -183,7 +191,7 @@ def run_demo(args: argparse.Namespace) -> int:
         if perception is not None:
             perception.close()
     right = sum(s.correct for s in solved)
-    index = write_index(out / "reports", solved)
+    index = write_index(out / "reports", [solved_record(s) for s in solved], title="bongard-solver demo")
     source = "ground-truth programs" if args.oracle else "pixels"
     print(f"\n{right}/{2 * len(solved)} queries right from {source}; reports: {index}")
     return 0

@@ -22,6 +22,8 @@ class Perceived:
     score: float | None = None
     proposals: tuple = ()
     error: str | None = None
+    evidence: dict | None = None  # what decided the reading when the problem was perceived as a whole
+    # (`solver.hypotheses`): fits, margins, verdict; the confidence of a query's label is computed from it
 
 
 def pixel_fit(image: np.ndarray, program: ImageProgram) -> tuple[float, tuple[Pose, ...]]:

@@ -1,32 +1,29 @@
 """Explanation reports: one self-contained HTML page and one JSON file per solved problem.
 
-The page shows the six context images of A and of B and the two queries, the program the solver used for
-each drawn in red over the image (when a pose for it is known), the rule in English and in ASP, for every
-image whether it satisfies the rule and the facts that decide it, the tied alternatives and the labels.
-Images are embedded as base64 PNG, so the page opens anywhere without its folder.
+The page shows the six context images of A and of B and the two queries, each with the program the
+solver used drawn over it in blue (when a pose for it is known) and the parts where it departs from the
+rule in orange (`solver.report_picture`), zoomed to the drawing; beside each picture the image's `why`
+(`solver.why`): for a set-B image or a rejected query what separates it from A, for the others what puts
+it in A. Then the rule in English and in ASP, the facts of every image, the tied alternatives and the
+labels. Images are embedded as base64 PNG, so the page opens anywhere without its folder and loads
+nothing from the network; every name and text is escaped.
 """
 
 from __future__ import annotations
 
-import base64
 import html
-import io
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from PIL import Image
 
 from dsl.dataset import atomic_write_text
 from dsl.owned import HTML_MARK, check_replaceable, marked
-from dsl.raster import render_program
 from dsl.syntax import format_image
-from dsl.types import ImageProgram, Pose
-
-THUMBNAIL = 220
-OVERLAY_COLOUR = np.array([220, 30, 30], dtype=np.float32)
+from dsl.types import ImageProgram, Pose, Shape
+from solver.report_picture import DIFFERENCE_HEX, PROGRAM_HEX, png_data_uri, to_drawn, why_picture
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,25 +40,23 @@ class ReportImage:
         return self.drawn if self.drawn is not None else self.program
 
 
-def overlay_picture(image: ReportImage) -> np.ndarray:
-    """RGB picture: the image in grey, the program's strokes in red on top (or the program alone)."""
-    size = 512
-    base = image.pixels if image.pixels is not None else np.full((size, size), 255, np.uint8)
-    rgb = np.repeat(base[:, :, None].astype(np.float32), 3, axis=2)
-    if image.overlay is not None and image.poses is not None:
-        ink = 1.0 - render_program(image.overlay, list(image.poses), size=base.shape[0]) / 255.0
-        alpha = 0.75 * ink[:, :, None]
-        rgb = rgb * (1 - alpha) + OVERLAY_COLOUR * alpha
-    elif image.pixels is None and image.program is not None:
-        rgb = np.repeat(render_program(image.program, [Pose()] * len(image.program), size)[:, :, None], 3, axis=2)
-    return rgb.clip(0, 255).astype(np.uint8)
+def overlay_picture(image: ReportImage, marked: Sequence = (), zoom: bool = False) -> np.ndarray:
+    """RGB picture: the image in grey, the program in blue on top, the `marked` parts of the program
+    (`Why.marked`, indices into `image.program`) in orange."""
+    drawn = to_drawn(image.program, image.drawn, marked) if image.program is not None else []
+    poses = tuple(image.poses) if image.poses is not None else None
+    return why_picture(image.pixels, _with_program_strokes(image.overlay, image.program), poses, drawn, zoom=zoom)
 
 
-def png_data_uri(rgb: np.ndarray, size: int = THUMBNAIL) -> str:
-    picture = Image.fromarray(rgb).resize((size, size), Image.Resampling.LANCZOS)
-    buffer = io.BytesIO()
-    picture.save(buffer, format="PNG", optimize=True)
-    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+def _with_program_strokes(drawn: ImageProgram | None, program: ImageProgram | None) -> ImageProgram | None:
+    """The fitted twin drawn with the strokes of the program the solver reasoned with, action for action
+    where their shapes have the same numbers of actions (the picture then shows what the solver read)."""
+    if drawn is None or program is None or drawn is program or len(drawn.shapes) != len(program.shapes):
+        return drawn
+    if any(len(d) != len(p) for d, p in zip(drawn.shapes, program.shapes)):
+        return drawn
+    return ImageProgram(tuple(Shape(tuple(a.with_stroke(b.stroke) for a, b in zip(d.actions, p.actions)))
+                              for d, p in zip(drawn.shapes, program.shapes)))
 
 
 def _program_text(program: ImageProgram | None) -> str:
@@ -70,9 +65,25 @@ def _program_text(program: ImageProgram | None) -> str:
     return " | ".join(", ".join(shape) for shape in format_image(program))
 
 
+def _pose_text(poses: tuple[Pose, ...] | None) -> str:
+    if not poses:
+        return ""
+    shown = "; ".join(f"at ({p.x:.0f}, {p.y:.0f}), heading {p.heading:.0f}°, scale {p.scale:.0f}" for p in poses)
+    return f"pose found: {shown}"
+
+
+def _marked_text(why: dict) -> str:
+    """What the orange marks on the picture are, for its caption."""
+    if why.get("differs_at"):
+        actions = sorted({(d.get("shape"), d["action"]) for d in why["differs_at"] if "missing" not in d["fields"]})
+        names = ", ".join(f"{a}" if s is None else f"{a} (shape {s})" for s, a in actions)
+        return f"orange: the rule's action{'s' if len(actions) > 1 else ''} {names}" if actions else ""
+    return "orange: the shape in the missing one's place" if why.get("marked") else ""
+
+
 def _figure(image: ReportImage, evidence: dict | None, caption: str) -> str:
-    verdict = ""
-    facts = ""
+    verdict = facts = why_html = ""
+    marked: list = []
     if evidence is not None:
         says = "A" if evidence["in_a"] else "B"
         ok = evidence["correct"]
@@ -82,28 +93,51 @@ def _figure(image: ReportImage, evidence: dict | None, caption: str) -> str:
             f'<li class="{"holds" if lit["holds"] else "fails"}">{html.escape(lit["fact"])}</li>'
             for lit in evidence["literals"]
         )
+        why = evidence.get("why") or {}
+        marked = why.get("marked", [])
+        note = _marked_text(why)
+        why_html = f'<p class="why">{html.escape(why.get("sentence", ""))}</p>'
+        why_html += f'<p class="mark">{html.escape(note)}</p>' if note else ""
+    pose = _pose_text(image.poses)
+    picture = overlay_picture(image, marked, zoom=True)
     return (
-        f'<figure><img src="{png_data_uri(overlay_picture(image))}" alt="{html.escape(caption)}">'
-        f"<figcaption><b>{html.escape(caption)}</b> {verdict}<ul>{facts}</ul>"
-        f'<details><summary>program</summary><code>{html.escape(_program_text(image.program))}</code></details>'
+        f'<figure><img src="{png_data_uri(picture)}" alt="{html.escape(caption)}">'
+        f"<figcaption><b>{html.escape(caption)}</b> {verdict}{why_html}"
+        f'{f"<p class=pose>{html.escape(pose)}</p>" if pose else ""}'
+        f'<details><summary>facts and program</summary><ul>{facts}</ul>'
+        f'<code>{html.escape(_program_text(image.program))}</code></details>'
         "</figcaption></figure>"
     )
 
 
 STYLE = """
 body{font-family:system-ui,sans-serif;margin:1.5em;color:#222;max-width:1500px}
-h1{font-size:1.4em} h2{font-size:1.1em;margin-top:1.4em}
-.rule{background:#f4f6fb;border-left:4px solid #3b6fd8;padding:.6em 1em}
+h1{font-size:1.4em;overflow-wrap:anywhere} h2{font-size:1.1em;margin-top:1.4em}
+.rule{background:#f4f6fb;border-left:4px solid #3b6fd8;padding:.6em 1em;overflow-wrap:anywhere}
 .rule code,.alt code{display:block;margin-top:.3em;color:#444;white-space:pre-wrap}
+.legend{font-size:.85em;margin:.6em 0} .legend span{display:inline-block;width:1.6em;height:.5em;
+ margin:0 .3em 0 .8em;vertical-align:middle;border-radius:2px}
 .grid{display:flex;flex-wrap:wrap;gap:10px}
-figure{margin:0;width:230px;border:1px solid #ddd;padding:4px;background:#fff}
-figure img{width:220px;height:220px;display:block}
+figure{margin:0;width:250px;border:1px solid #ddd;padding:4px;background:#fff}
+figure img{width:240px;height:240px;display:block}
 figcaption{font-size:.8em} figcaption ul{margin:.2em 0;padding-left:1.1em}
+.why{margin:.3em 0;font-size:1.05em;line-height:1.3}.mark{margin:.2em 0;color:#b35a00}
+.pose{margin:.2em 0;color:#666;font-size:.9em}
 .ok{color:#17803d}.wrong{color:#c0261b;font-weight:bold}.neutral{color:#555}
 .holds{color:#17803d}.fails{color:#c0261b}
 code{font-size:.75em;word-break:break-all}
 table{border-collapse:collapse} td,th{border:1px solid #ccc;padding:.3em .6em}
+@media (max-width:600px){body{margin:.6em}.grid{gap:6px}figure{width:calc(50% - 13px)}
+ figure img{width:100%;height:auto}}
 """
+
+
+def _legend() -> str:
+    return (
+        f'<p class="legend">Pictures, zoomed to the drawing:<br><span style="background:{PROGRAM_HEX}"></span>'
+        f'the program the solver read, drawn where it fits the image<br><span style="background:{DIFFERENCE_HEX}">'
+        "</span>where the image departs from the rule (the differing actions, or the look-alike shape)</p>"
+    )
 
 
 def render_html(name: str, images: Sequence[ReportImage], solution: dict) -> str:
@@ -118,6 +152,7 @@ def render_html(name: str, images: Sequence[ReportImage], solution: dict) -> str
         f'{explanation["errors"]} context images misclassified): {html.escape(explanation["english"])}'
         f'<code>{html.escape(explanation["asp"])}</code></div>'
     )
+    body.append(_legend())
     for title, key, side in sides:
         figures = "".join(_figure(img, evidence.get(f"{key}({i})"), f"{title[-1]}{i}") for i, img in enumerate(side))
         body.append(f'<h2>{title}</h2><div class="grid">{figures}</div>')
@@ -138,7 +173,8 @@ def render_html(name: str, images: Sequence[ReportImage], solution: dict) -> str
     else:
         body.append("<h2>Tied alternatives</h2><p>none: the rule is the only optimal one.</p>")
     return (
-        f'<!doctype html><html lang="en"><head><meta charset="utf-8">{HTML_MARK}<title>{html.escape(name)}</title>'
+        f'<!doctype html><html lang="en"><head><meta charset="utf-8">{HTML_MARK}'
+        f'<meta name="viewport" content="width=device-width,initial-scale=1"><title>{html.escape(name)}</title>'
         f"<style>{STYLE}</style></head><body>{''.join(body)}</body></html>"
     )
 
@@ -149,7 +185,8 @@ def write_report(out_dir: Path | str, name: str, images: Sequence[ReportImage], 
     page = check_replaceable(out / f"{name}.html", "report")
     data = check_replaceable(out / f"{name}.json", "report")
     out.mkdir(parents=True, exist_ok=True)
-    record = marked(dict(solution, name=name, programs=[format_image(i.program) if i.program else None for i in images]))
+    record = marked(dict(solution, name=name, programs=[format_image(i.program) if i.program else None for i in images],
+                         poses=[[[p.x, p.y, p.heading, p.scale] for p in i.poses] if i.poses else None for i in images]))
     atomic_write_text(data, json.dumps(record, indent=1))
     atomic_write_text(page, render_html(name, images, solution))
     return page

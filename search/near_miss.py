@@ -1,0 +1,155 @@
+"""A free-form hypothesis checked on an image by render-and-compare: the hypothesis against its one-action
+neighbours.
+
+A free-form problem's set-A images draw one program; its set-B images and the negative query draw that
+program with one action changed (spec §3.2: a line made an arc or back, a turn changed, or a stroke type
+changed). So an image is checked against the hypothesis H and H's one-action neighbours:
+
+  geometry   the centreline fit (`search.pose.fit`, mean distance in px, strokes drawn normal) of H and of
+             every geometric neighbour (`geometric_neighbours`: each action's kind swapped, each turn after
+             the first moved to every other value of the free-form turn grid);
+  strokes    H's poses for judging its strokes (`stroke_placements`): a symmetric shape fits its ink as well
+             turned round, and only the strokes tell which way it lies (the caller judges the strokes there:
+             `perception.decode.read_strokes`).
+
+`check` returns the evidence (`Check`); the caller decides what it means with the noise the set-A images
+show (`solver.hypotheses`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dsl.canonical import normalise_angle
+from dsl.types import Action, ActionKind, ImageProgram, Shape, StrokeType
+from search.neighbourhood import FREE_FORM_TURNS, forward_free_form, free_form_action
+from search.pose import (FIT_EVALS, Placement, SparseProblem, fit, guesses, ink_groups, pixel_cost, polish, refine,
+                         shape_window)
+from search.template import Target, template
+
+SAME_TURN = 5.0  # degrees: a turn this close to the action's own is the same turn (action strings round turns)
+SCREEN_EVALS = 20  # sparse-score evaluations refining a neighbour's best heading guess when all neighbours are
+# screened (a full fit refines the two best guesses with search.pose.FIT_EVALS = 60 each)
+SCREEN_KEEP = 2  # neighbours fitted in full after the screen, best screened first
+SYMMETRY_GUESSES = 8  # heading guesses per shape refined to find the poses its centreline cannot tell apart
+SYMMETRY_EVALS = 30  # sparse-score evaluations refining each of them
+SYMMETRY_TOLERANCE = 0.4  # px: refined centreline fits within this of the best are such poses (a shape with a
+# symmetry fits its ink as well turned round; only its strokes tell which way it lies)
+STROKE_POLISH_EVALS = 60  # pixel-score evaluations polishing the chosen pose (as search.strokes.POLISH_EVALS)
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """Where a neighbour departs from the hypothesis: shape and action index (0-based) and what changed."""
+
+    shape: int
+    action: int
+    what: str  # "kind", "turn" or "stroke"
+
+
+@dataclass(frozen=True)
+class Check:
+    """The evidence of one image about a hypothesis program."""
+
+    fit: float  # centreline fit of the hypothesis, px
+    neighbour_fit: float  # best geometric neighbour's centreline fit, px (inf: none)
+    neighbour: ImageProgram | None  # that neighbour (in the hypothesis's strokes)
+    change: Change | None  # where it departs from the hypothesis
+    poses: tuple  # the hypothesis's poses in the image
+    neighbour_poses: tuple  # the best neighbour's (centreline fit)
+
+    @property
+    def geometric_margin(self) -> float:
+        """px by which the hypothesis's centreline fits better than its best geometric neighbour's."""
+        return self.neighbour_fit - self.fit
+
+
+def _with_action(program: ImageProgram, s: int, i: int, action: Action) -> ImageProgram:
+    shapes = list(program.shapes)
+    shapes[s] = Shape(shapes[s].actions[:i] + (action,) + shapes[s].actions[i + 1:])
+    return ImageProgram(tuple(shapes))
+
+
+def geometric_neighbours(program: ImageProgram) -> list[tuple[Change, ImageProgram]]:
+    """The programs one geometric action change away from `program` (each shape in the free-form
+    generator's direction of travel, `forward_free_form`, so that a new arc turns left as the generator's
+    do): every action's kind swapped (line <-> free-form arc, turn and stroke kept), every turn before
+    action i >= 1 set to each other value of the free-form turn grid (SAME_TURN)."""
+    forward = ImageProgram(tuple(forward_free_form(shape) for shape in program.shapes))
+    out = []
+    for s, shape in enumerate(forward.shapes):
+        for i, action in enumerate(shape.actions):
+            other = ActionKind.ARC if action.kind is ActionKind.LINE else ActionKind.LINE
+            swapped = free_form_action(other, action.turn, action.stroke)
+            out.append((Change(s, i, "kind"), _with_action(forward, s, i, swapped)))
+            if i == 0:
+                continue  # the first turn only rotates the shape
+            for turn in FREE_FORM_TURNS:
+                if abs(normalise_angle(turn - action.turn)) > SAME_TURN:
+                    out.append((Change(s, i, "turn"), _with_action(forward, s, i, action.with_turn(turn))))
+    return out
+
+
+def centreline_fit(program: ImageProgram, target: Target, max_evals: int = FIT_EVALS) -> tuple[float, list]:
+    """Mean centreline distance (px) of `program` drawn with normal strokes, its pose fitted -> (fit, placements)."""
+    placements, value = fit([template(shape.with_strokes(StrokeType.NORMAL)) for shape in program.shapes], target, max_evals)
+    return value, placements
+
+
+def _screened(program: ImageProgram, target: Target) -> float:
+    """A quick centreline fit (px) of `program` to rank neighbours: each shape from its best heading guess
+    only, refined with SCREEN_EVALS (two shapes: to the ink groups in the order a full fit of the
+    hypothesis chose, `search.pose.fit`'s memo)."""
+    templates = [template(shape.with_strokes(StrokeType.NORMAL)) for shape in program.shapes]
+    n = len(templates)
+    order = target.memo.get(("order", n), ((0, 1),))[0] if n == 2 else (0,)
+    starts = [guesses(tpl, ink_groups(target, n)[g], target, keep=1)[0] for tpl, g in zip(templates, order)]
+    return refine(templates, starts, target, SCREEN_EVALS)[1]
+
+
+def _distinct(options: list[Placement]) -> list[Placement]:
+    out: list[Placement] = []
+    for place in options:
+        if all(abs(place.cx - o.cx) > 2.0 or abs(place.cy - o.cy) > 2.0
+               or abs((place.theta - o.theta + 180.0) % 360.0 - 180.0) > 8.0 for o in out):
+            out.append(place)
+    return out
+
+
+def stroke_placements(program: ImageProgram, target: Target) -> list[Placement]:
+    """The program's placements for judging its strokes: the centreline fit, then for each shape every pose
+    its centreline fits about as well (SYMMETRY_TOLERANCE: a symmetric shape turned round) tried with the
+    strokes drawn, the best by the pixel score kept, and polished on the pixel score."""
+    normal = [template(shape.with_strokes(StrokeType.NORMAL)) for shape in program.shapes]
+    drawn = [template(shape) for shape in program.shapes]
+    placements, _ = fit(normal, target)
+    n = len(drawn)
+    order = target.memo.get(("order", n), ((0, 1),))[0] if n == 2 else (0,)
+    for s in range(n):
+        ink = ink_groups(target, n)[order[s]]
+        fits = [refine(normal, placements[:s] + [start] + placements[s + 1:], target, SYMMETRY_EVALS, movable=(s,))
+                for start in guesses(normal[s], ink, target, keep=SYMMETRY_GUESSES)]
+        own = SparseProblem(normal, target).cost(placements)
+        best = min([own] + [value for _, value in fits])
+        options = _distinct([placements[s]] + [p[s] for p, value in fits if value <= best + SYMMETRY_TOLERANCE])
+        if len(options) > 1:
+            window = shape_window(drawn[s], placements[s], target)
+            placements[s] = min(options, key=lambda o: pixel_cost(drawn, placements[:s] + [o] + placements[s + 1:], target, window))
+    return polish(drawn, placements, target, STROKE_POLISH_EVALS)
+
+
+def check(program: ImageProgram, target: Target, neighbours: bool = True) -> Check:
+    """The hypothesis `program` checked on the image `target`: its centreline fit and, with `neighbours`,
+    its best geometric neighbour's (then the hypothesis's poses are the ones its strokes are judged at,
+    `stroke_placements`; without, the centreline fit's)."""
+    own, placements = centreline_fit(program, target)
+    best, best_fit = None, float("inf")
+    if neighbours:
+        nearest = sorted(geometric_neighbours(program), key=lambda item: _screened(item[1], target))[:SCREEN_KEEP]
+        for change, neighbour in nearest:
+            value, found = centreline_fit(neighbour, target)
+            if value < best_fit:
+                best, best_fit = (change, neighbour, found), value
+        placements = stroke_placements(program, target)
+    return Check(own, best_fit, best[1] if best else None, best[0] if best else None,
+                 tuple(p.pose(target) for p in placements), tuple(p.pose(target) for p in best[2]) if best else ())

@@ -1,0 +1,133 @@
+"""The confidence of a query's label, computed from the evidence and calibrated on generated problems.
+
+A query is labelled by the induced rule; how far to trust the label depends on how the query was
+perceived and on how firmly the rule stands. The evidence (`features`, each signed so that a positive value
+supports the label given):
+
+  vote            share of the optimal rules that agree with the label, less 0.5 (`solver.classify`);
+  context_errors  context images the rule misclassifies (capped at 3): perception noise in the context;
+  hypothesis      the query was checked against the problem's free-form program H (`solver.hypotheses`);
+  read            ... and nothing explained it, so it was read on its own;
+  h_margin        how clearly H is (label A) or is not (label B) the best explanation of the query: the lesser
+                  of the geometric margin (px, H's best one-action neighbour's centreline fit less H's) and
+                  the stroke margin (window pixel-score units over the set-A floor, / STROKE_SCALE), clipped
+                  to +-MARGIN_CLIP, signed for the label;
+  library         the query was read as library shapes the classifier is sure of; `classifier_logit`: the
+                  classifier's probability as a logit (clipped).
+
+The confidence is a logistic function of these, its weights fitted on generated problems' queries
+(`bongard-solver bench calibration --fit`, never on official problems) and shipped as package data
+(`solver/data/confidence.json`, with what it was fitted on). No weights: the vote share.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+from importlib import resources
+
+STROKE_SCALE = 30.0  # stroke-margin units counted as one px of geometric margin (tuning set, seed 3131: set-A
+# images' stroke margins hold 7-200 units, stroke near misses fall 15-550 units under them; geometric margins
+# of one-action near misses are 0.3-10 px)
+MARGIN_CLIP = 3.0
+LOGIT_CLIP = 6.0
+FEATURES = ("bias", "vote", "context_errors", "hypothesis", "read", "h_margin", "library", "classifier_logit")
+MODEL_FILE = "confidence.json"
+
+
+def _logit(p: float) -> float:
+    p = min(max(p, 1e-6), 1 - 1e-6)
+    return max(-LOGIT_CLIP, min(LOGIT_CLIP, math.log(p / (1 - p))))
+
+
+def h_margin(evidence: dict) -> float | None:
+    """How clearly H is the best explanation of a checked image (positive: H), in px, or None."""
+    geometric, stroke = evidence.get("geometric_margin"), evidence.get("stroke_margin")
+    if geometric is None or stroke is None:
+        return None
+    return max(-MARGIN_CLIP, min(MARGIN_CLIP, min(geometric, stroke / STROKE_SCALE)))
+
+
+def features(label: bool, vote: float, context_errors: int, evidence: dict | None) -> dict[str, float]:
+    """The evidence for one query's `label` as numbers (module docstring)."""
+    evidence = evidence or {}
+    verdict = evidence.get("verdict")
+    margin = h_margin(evidence)
+    library = verdict == "library"
+    return {
+        "bias": 1.0,
+        "vote": vote - 0.5,
+        "context_errors": float(min(context_errors, 3)),
+        "hypothesis": float(margin is not None),
+        "read": float(verdict == "read"),
+        "h_margin": 0.0 if margin is None else (margin if label else -margin),
+        "library": float(library),
+        "classifier_logit": _logit(evidence["classifier"]) if library and "classifier" in evidence else 0.0,
+    }
+
+
+@functools.cache
+def load_model() -> dict | None:
+    """The shipped weights ({"weights": {feature: w}, "fitted_on": ...}), or None."""
+    path = resources.files("solver").joinpath("data", MODEL_FILE)
+    if not path.is_file():
+        return None
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def calibrated(values: dict[str, float], model: dict | None = None) -> float:
+    """The probability that the label is right, from `features` and the model's weights (default: shipped)."""
+    model = model if model is not None else load_model()
+    if model is None:
+        return 0.5 + values["vote"]
+    z = sum(model["weights"].get(name, 0.0) * values[name] for name in FEATURES)
+    return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
+
+
+def query_confidences(solution, evidence: list[dict | None]) -> tuple[tuple[float, ...], list[dict]]:
+    """Each query's calibrated confidence and its features, from a `solver.api.Solution` and the queries'
+    perception evidence (`solver.readings.Perceived.evidence`, None where there is none)."""
+    errors = solution.induction.cost[0] if solution.induction is not None and solution.induction.cost else 0
+    rows = [features(label, vote, errors, found)
+            for label, vote, found in zip(solution.labels, solution.confidence, evidence)]
+    return tuple(calibrated(row) for row in rows), rows
+
+
+def fit(rows: list[dict[str, float]], correct: list[bool], l2: float = 1.0) -> dict[str, float]:
+    """Logistic-regression weights (L2 penalty `l2` on all but the bias) for P(label right | features)."""
+    import numpy as np
+    from scipy.optimize import minimize
+
+    x = np.array([[row[name] for name in FEATURES] for row in rows], dtype=float)
+    y = np.array(correct, dtype=float)
+    penalty = np.array([0.0] + [l2] * (len(FEATURES) - 1))
+
+    def loss(w: np.ndarray) -> tuple[float, np.ndarray]:
+        z = x @ w
+        p = 1.0 / (1.0 + np.exp(-z))
+        value = float(np.sum(np.logaddexp(0.0, z) - y * z) + 0.5 * np.sum(penalty * w * w))
+        return value, x.T @ (p - y) + penalty * w
+
+    found = minimize(loss, np.zeros(len(FEATURES)), jac=True, method="L-BFGS-B")
+    return {name: round(float(w), 5) for name, w in zip(FEATURES, found.x)}
+
+
+def calibration_figures(confidence: list[float], correct: list[bool], bins: int = 10) -> dict:
+    """Expected calibration error (equal-width bins), Brier score, and how many wrong answers carried a
+    confidence of at least 0.99 (and how many wrong answers there are)."""
+    n = len(confidence)
+    if n == 0:
+        return {"ece": None, "brier": None, "wrong_at_0_99": 0, "wrong": 0, "n": 0}
+    ece = 0.0
+    for b in range(bins):
+        low, high = b / bins, (b + 1) / bins
+        members = [k for k, c in enumerate(confidence) if low <= c < high or (b == bins - 1 and c == 1.0)]
+        if members:
+            accuracy = sum(correct[k] for k in members) / len(members)
+            mean = sum(confidence[k] for k in members) / len(members)
+            ece += len(members) / n * abs(accuracy - mean)
+    brier = sum((c - float(r)) ** 2 for c, r in zip(confidence, correct)) / n
+    wrong = [c for c, r in zip(confidence, correct) if not r]
+    return {"ece": round(ece, 4), "brier": round(brier, 4), "wrong_at_0_99": sum(c >= 0.99 for c in wrong),
+            "wrong": len(wrong), "n": n}

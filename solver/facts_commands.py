@@ -1,0 +1,53 @@
+"""`bongard-solver solve-facts`: a Bongard problem given as facts (JSON, see docs/facts.md).
+
+    bongard-solver solve-facts FILE.json [--json OUT] [--explain DIR] [--time-limit S]
+
+Prints the rule, the evidence per image and the label of each query; `--json OUT` writes the solution
+(rule, english, labels, confidence, alternatives, ...; `-` for standard output), `--explain DIR` the
+HTML + JSON report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from dsl.dataset import atomic_write_text
+from solver.facts_in import FactsError, load_problem
+from solver.facts_report import write_facts_report
+from solver.facts_solve import solution_record, solve_facts
+from solver.induce import DEFAULT_TIME_LIMIT
+
+
+def solve_facts_command(args: argparse.Namespace) -> int:
+    try:
+        problem = load_problem(args.file)
+    except FactsError as error:
+        print(f"bongard-solver solve-facts: {error}", file=sys.stderr)
+        return 1
+    solution = solve_facts(problem, time_limit=args.time_limit)
+    record = solution_record(problem, solution)
+    if args.json == "-":
+        print(json.dumps(record, indent=1))
+    else:
+        print(solution.explanation.to_text())
+        for k, (label, confidence) in enumerate(zip(solution.labels, solution.confidence)):
+            print(f"query {k}: {'A' if label else 'B'} (confidence {confidence:.2f})")
+        if args.json:
+            atomic_write_text(Path(args.json), json.dumps(record, indent=1))
+            print(f"written: {args.json}")
+    if args.explain:
+        page = write_facts_report(args.explain, problem, record)
+        print(f"report: {page}", file=sys.stderr if args.json == "-" else sys.stdout)
+    return 0
+
+
+def register(subcommands: argparse._SubParsersAction) -> None:
+    parser = subcommands.add_parser("solve-facts", help="solve a Bongard problem given as facts (JSON)")
+    parser.add_argument("file", help="the problem: JSON with A, B and queries, each image a list of facts")
+    parser.add_argument("--json", default=None, help="write the solution here as JSON ('-': standard output)")
+    parser.add_argument("--explain", default=None, metavar="DIR", help="write the HTML + JSON report here")
+    parser.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT, help="seconds")
+    parser.set_defaults(func=solve_facts_command)

@@ -1,0 +1,47 @@
+import json
+
+import pytest
+
+from solver.confidence import FEATURES, calibrated, calibration_figures, features, fit, h_margin
+
+
+def test_the_margin_supports_the_label_it_agrees_with():
+    checked = {"verdict": "hypothesis", "geometric_margin": 1.2, "stroke_margin": 6.0}
+    assert h_margin(checked) == pytest.approx(min(1.2, 6.0 / 30.0))
+    assert features(True, 1.0, 0, checked)["h_margin"] > 0 > features(False, 1.0, 0, checked)["h_margin"]
+    assert features(True, 1.0, 0, None)["hypothesis"] == 0.0
+    library = features(True, 0.75, 2, {"verdict": "library", "classifier": 0.99})
+    assert library["library"] == 1.0 and library["classifier_logit"] > 4 and library["vote"] == 0.25
+
+
+def test_fitted_weights_rank_firm_evidence_above_weak():
+    rows, right = [], []
+    for k in range(200):
+        margin = (k % 20) / 10 - 0.5
+        rows.append(features(True, 1.0, 0, {"geometric_margin": margin, "stroke_margin": 30.0}))
+        right.append(margin > 0 or k % 3 == 0)
+    model = {"weights": fit(rows, right)}
+    assert set(model["weights"]) == set(FEATURES)
+    assert calibrated(rows[19], model) > calibrated(rows[0], model)
+
+
+def test_calibration_figures():
+    figures = calibration_figures([1.0, 1.0, 0.6, 0.6, 0.995], [True, True, True, False, False])
+    assert figures["wrong_at_0_99"] == 1 and figures["wrong"] == 2 and figures["n"] == 5
+    # bins: [0.6, 0.7): 2 answers, half right at 0.6 -> 0.1; [0.9, 1.0]: 3, 2/3 right at 0.998 -> 0.3313
+    assert figures["ece"] == pytest.approx(2 / 5 * 0.1 + 3 / 5 * abs(2 / 3 - (2.995 / 3)), abs=1e-3)
+    assert figures["brier"] == pytest.approx((0 + 0 + 0.16 + 0.36 + 0.995 ** 2) / 5, abs=1e-3)
+
+
+def test_bench_calibration_reads_eval_records_fits_and_draws(tmp_path):
+    from benchmarks.calibration import main
+
+    record = {"name": "p", "error": None, "predicted": [True, True], "true": [True, False], "confidence": [0.9, 0.8],
+              "query_features": [features(True, 1.0, 0, None), features(True, 1.0, 0, None)]}
+    results = tmp_path / "eval.json"
+    results.write_text(json.dumps({"problems": [record] * 10}), encoding="utf-8")
+    out, picture, model = tmp_path / "cal.json", tmp_path / "cal.png", tmp_path / "model.json"
+    assert main(["--results", str(results), "--fit", str(model), "--picture", str(picture), "--json", str(out)]) == 0
+    figures = json.loads(out.read_text())["calibration"]
+    assert figures["n"] == 20 and figures["wrong"] == 10
+    assert picture.stat().st_size > 0 and "weights" in json.loads(model.read_text())

@@ -1,0 +1,74 @@
+import math
+
+import numpy as np
+
+from dsl.canonical import same_image
+from dsl.raster import render_program
+from dsl.syntax import parse_image
+from dsl.types import Pose
+from search.near_miss import Change, Check
+from search.refine import Proposal
+from solver.hypotheses import LEVEL_PX, Stages, verdict
+from solver.perceive import PixelPerception
+
+H = parse_image([["line_normal_1.000-0.500", "arc_normal_0.500_0.625-0.750", "line_normal_1.000-0.833",
+                  "line_normal_1.000-0.667", "arc_normal_0.500_0.625-0.500"]])
+TURNED = parse_image([["line_normal_1.000-0.500", "arc_normal_0.500_0.625-0.750", "line_normal_1.000-0.583",
+                       "line_normal_1.000-0.667", "arc_normal_0.500_0.625-0.500"]])  # action 3's turn changed
+ZIGZAG = parse_image([["line_normal_1.000-0.500", "arc_normal_0.500_0.625-0.750", "line_zigzag_1.000-0.833",
+                       "line_normal_1.000-0.667", "arc_normal_0.500_0.625-0.500"]])  # action 3's stroke changed
+
+
+class FixedDecoder(PixelPerception):
+    """The decoder's beam replaced by one fixed reading, to test the problem-level stage around it."""
+
+    def __init__(self, reading, **kwargs):
+        super().__init__(**kwargs)
+        self.reading = reading
+        self.decoded = 0
+
+    def proposals(self, images):
+        self.decoded += len(images)
+        return [(Proposal(self.reading, 0.0),)] * len(images)
+
+
+def _check(fit: float, neighbour_fit: float) -> Check:
+    return Check(fit, neighbour_fit, TURNED, Change(0, 2, "turn"), ("pose",), ("neighbour pose",))
+
+
+def test_the_verdict_takes_the_best_explanation_within_the_level():
+    assert verdict(_check(0.5, 1.4), H).program == H
+    found = verdict(_check(3.0, 0.6), H)
+    assert found.program == TURNED and found.evidence["change"] == [0, 2, "turn"]
+    assert found.evidence["geometric_margin"] == -2.4
+    assert verdict(_check(LEVEL_PX + 2, LEVEL_PX + 1), H).program is None  # nothing explains it: read in full
+    assert verdict(_check(0.5, math.inf), H).evidence["geometric_margin"] is None
+
+
+def test_stages_add_up_wall_and_cpu_seconds():
+    stages = Stages()
+    for _ in range(2):
+        with stages("check"):
+            sum(range(10000))
+    assert set(stages.seconds) == set(stages.cpu_seconds) == {"check"}
+    assert stages.seconds["check"] >= 0.0
+
+
+def test_a_free_form_problem_is_read_from_two_decoded_images_and_checked_against_its_neighbours():
+    rng = np.random.default_rng(3)
+
+    def drawn(program):
+        return render_program(program, [Pose(*rng.uniform(-40, 40, 2), rng.uniform(0, 360), rng.uniform(90, 130))])
+
+    images = [drawn(H) for _ in range(6)] + [drawn(TURNED), drawn(ZIGZAG)] + [drawn(H), drawn(TURNED)]
+    with FixedDecoder(H) as perception:
+        results = perception.perceive(images, positives=6, negatives=2)
+        assert perception.decoded == 2  # only the two set-A images that form the hypothesis are decoded
+        assert {"classify", "decode", "check", "strokes"} <= set(perception.stage_seconds)
+    with FixedDecoder(H, workers=2) as perception:  # the same readings whatever the number of workers
+        assert [r.program for r in perception.perceive(images, positives=6, negatives=2)] == [r.program for r in results]
+    assert all(same_image(r.program, H) for r in results[:6])
+    assert same_image(results[6].program, TURNED) and results[6].evidence["verdict"] == "neighbour"
+    assert same_image(results[7].program, ZIGZAG) and results[7].evidence["verdict"] == "stroke"
+    assert same_image(results[8].program, H) and results[8].evidence["geometric_margin"] > 0
+    assert same_image(results[9].program, TURNED)
