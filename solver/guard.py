@@ -33,9 +33,12 @@ class SetupError(ValueError):
 def _user_errors() -> tuple[type[BaseException], ...]:
     """The exceptions that report a fault of the user's input; their message names the file or option."""
     from solver.api import SolverError
+    from solver.evidence import EvidenceError
+    from solver.facts_in import FactsError
     from solver.readings import PerceptionError
 
-    return (DatasetError, LimitError, OutputError, ActionStringError, SetupError, SolverError, PerceptionError)
+    return (DatasetError, LimitError, OutputError, ActionStringError, SetupError, SolverError, PerceptionError,
+            EvidenceError, FactsError)
 
 
 def one_line(text: str, limit: int = 400) -> str:
