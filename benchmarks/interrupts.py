@@ -129,7 +129,7 @@ def trial(args: argparse.Namespace, out: Path, number: int, rng: random.Random) 
 
 def compare(out: Path, reference: Path) -> dict:
     """Problems of the reference run missing from `out`, or labelled otherwise."""
-    mine = {p["name"]: p for p in json.loads(out.read_text())["problems"]}
+    mine = {p["name"]: p for p in json.loads(out.read_text())["problems"]} if out.exists() else {}
     theirs = {p["name"]: p for p in json.loads(reference.read_text())["problems"]}
     lost = sorted(set(theirs) - set(mine))
     differ = sorted(n for n in set(theirs) & set(mine) if theirs[n]["predicted"] != mine[n]["predicted"])
@@ -155,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
         result = trial(args, out, number, rng)
         results.append(result)
         print(json.dumps(result), file=sys.stderr)
-        if result["finished_first"]:
+        if result["finished_first"]:  # a new journal for the next trial (a failed run is compared as it is)
             finals.append(out)
             run += 1
             out = args.work / f"run{run}.json"
@@ -165,6 +165,7 @@ def main(argv: list[str] | None = None) -> int:
         "trials": len(results), "interrupted": sum(not r["finished_first"] for r in results),
         "hangs": sum(r["hang"] for r in results), "orphans": sum(r["orphans"] for r in results),
         "tracebacks": sum(r["traceback"] for r in results),
+        "failed_runs": sum(r["finished_first"] and r["exit_code"] != 0 for r in results),
         "sigint_exit_not_130": sum(r["signal"] == "SIGINT" and not r["finished_first"] and r["exit_code"] != 130
                                    for r in results),
         "duplicated_records": sum(r["duplicated"] for r in results), "broken_lines": sum(r["broken_lines"] for r in results),
