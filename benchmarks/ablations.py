@@ -31,6 +31,8 @@ import numpy as np
 from tqdm import tqdm
 
 from dsl.dataset import Problem, load_split
+from dsl.options import count, workers
+from dsl.owned import check_output_file, marked_json
 from solver.api import ProblemInput, solve_problem
 from solver.perceive import PixelPerception
 
@@ -145,13 +147,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bongard-solver bench ablations", description=__doc__.split("\n")[0])
     parser.add_argument("--data", type=Path, required=True, help="dataset root (released layout)")
     parser.add_argument("--split", required=True, help="split name in the split JSON")
-    parser.add_argument("--limit", type=int, default=None, help="first N problems of the split")
+    parser.add_argument("--limit", type=count(1), default=None, help="first N problems of the split")
     parser.add_argument("--systems", nargs="+", default=list(SYSTEMS), choices=SYSTEMS)
-    parser.add_argument("--workers", type=int, default=2, help="processes for refinement")
+    parser.add_argument("--workers", type=workers, default=2, help="processes for refinement")
     parser.add_argument("--checkpoint", type=Path, default=None, help="decoder checkpoint (default: shipped)")
     parser.add_argument("--json", type=Path, required=True, help="summary JSON (per-problem lines in <json>.jsonl)")
     parser.add_argument("--markdown", type=Path, default=None, help="also write the table as markdown")
     args = parser.parse_args(argv)
+    check_output_file(args.json, "--json")
     problems = load_split(args.data, args.split)[: args.limit]
     runner = Runner(args.workers, args.checkpoint)
     try:
@@ -163,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     table = markdown(summary)
     print(table)
     args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(summary, indent=1))
+    args.json.write_text(marked_json(summary))
     if args.markdown:
         args.markdown.write_text(table + "\n")
     return 0

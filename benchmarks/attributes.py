@@ -22,6 +22,8 @@ from tqdm import tqdm
 from dsl.canonical import from_travel_form, travel_variants
 from dsl.features import image_features
 from dsl.library import ATTRIBUTES, load_library
+from dsl.options import seed
+from dsl.owned import check_output_file, marked_json
 from dsl.types import DATASET_STROKE_TYPES, ImageProgram, Shape
 
 
@@ -102,9 +104,11 @@ def print_table(result: dict) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bongard-solver bench attributes", description=__doc__)
     parser.add_argument("--json", type=Path, help="write the figures and every disagreement here")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the random drawings for matching")
+    parser.add_argument("--seed", type=seed, default=0, help="seed of the random drawings for matching")
     parser.add_argument("--no-categories", action="store_true", help="skip the category matching part")
     args = parser.parse_args(argv)
+    if args.json:
+        check_output_file(args.json, "--json")
     started = time.perf_counter()
     result = attribute_agreement()
     if not args.no_categories:
@@ -113,5 +117,5 @@ def main(argv: list[str] | None = None) -> int:
     print_table(result)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(result, indent=1))
+        args.json.write_text(marked_json(result))
     return 0

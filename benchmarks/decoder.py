@@ -49,6 +49,8 @@ import torch
 from tqdm import tqdm
 
 from dsl.canonical import canonical_image, same_image
+from dsl.options import count, seed
+from dsl.owned import check_output_file, marked_json
 from dsl.types import ImageProgram
 from perception.data import sample_training_program
 from perception.decode import decode_images, load_decoder, snap_free_form
@@ -66,13 +68,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="bongard-solver bench decoder", description=__doc__.split("\n")[0])
     parser.add_argument("--data", required=True, help="dataset root (official layout) or 'generated'")
     parser.add_argument("--split", required=True, help="split name (e.g. dev_ff); with --data generated: ff or train")
-    parser.add_argument("--limit", type=int, default=None, help="at most this many problems (images for train)")
-    parser.add_argument("--top-k", type=int, default=None, help="programs kept per image (default 10; the product's 6 with --product)")
-    parser.add_argument("--beam", type=int, default=None,
+    parser.add_argument("--limit", type=count(1), default=None, help="at most this many problems (images for train)")
+    parser.add_argument("--top-k", type=count(1, 100), default=None, help="programs kept per image (default 10; the product's 6 with --product)")
+    parser.add_argument("--beam", type=count(1, 128), default=None,
                         help="beam width (default max(top-k, 8); the product's 6 with --product)")
     parser.add_argument("--checkpoint", type=Path, default=None, help="decoder checkpoint (default: shipped)")
-    parser.add_argument("--seed", type=int, default=20261121, help="seed of generated held-out images")
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--seed", type=seed, default=20261121, help="seed of generated held-out images")
+    parser.add_argument("--threads", type=count(1, 64), default=2)
     parser.add_argument("--refine", action="store_true", help="also run benchmarks.refine_metrics.measure")
     parser.add_argument("--product", action="store_true",
                         help="decode and, with --refine, refine as the product does (solver.perceive: its top-k and "
@@ -232,6 +234,8 @@ def product_refiner():
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.json:
+        check_output_file(args.json, "--json")
     if args.product:  # the product's decoding (`solver.perceive.PixelPerception`, one worker)
         from solver.perceive import BEAM, TOP_K
 
@@ -287,5 +291,5 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps(result, indent=1))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(result, indent=1))
+        args.json.write_text(marked_json(result))
     return 0

@@ -29,6 +29,8 @@ from scipy.spatial import cKDTree
 from tqdm import tqdm
 
 from dsl.library import load_library
+from dsl.options import count
+from dsl.owned import check_output_file, marked_json
 from dsl.raster import official_view, render_program
 from dsl.syntax import format_action, parse_image
 from dsl.turtle import MarkKind, execute_shape
@@ -403,7 +405,7 @@ def summarise(fits: list[Fit]) -> dict[str, object]:
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="bongard-solver bench fidelity", description=__doc__.split("\n")[0])
     parser.add_argument("--root", type=Path, default=DEFAULT_ROOT, help="official dataset root (ff/bd/hd folders)")
-    parser.add_argument("--n", type=int, default=40, help="number of official images")
+    parser.add_argument("--n", type=count(1), default=40, help="number of official images")
     parser.add_argument("--no-refine", action="store_true", help="skip the image-based refinement")
     parser.add_argument("--picture", type=Path, default=None, help="write official | ours | overlay rows here")
     parser.add_argument("--json", type=str, default=None, help="write the figures to this JSON file")
@@ -412,6 +414,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args([] if argv is None else argv)
+    if args.json:
+        check_output_file(args.json, "--json")
     samples = select_samples(args.root, args.n)
     fits = [fit_sample(s, refine=not args.no_refine) for s in tqdm(samples, desc="fitting poses")]
     results = summarise(fits)
@@ -425,5 +429,5 @@ def main(argv: list[str] | None = None) -> int:
         results["picture"] = str(args.picture)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as handle:
-            json.dump(results, handle, indent=2)
+            handle.write(marked_json(results, indent=2))
     return 0

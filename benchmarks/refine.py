@@ -21,6 +21,8 @@ from PIL import Image, ImageDraw
 from benchmarks.refine_metrics import measure, synthetic_proposals
 from dsl.canonical import same_image
 from dsl.dataset import load_split
+from dsl.options import count, positive_number, seed
+from dsl.owned import check_output_file, marked_json
 from dsl.raster import render_program
 
 
@@ -28,11 +30,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="bongard-solver bench refine", description=__doc__.split("\n")[0])
     parser.add_argument("--data", required=True, help="dataset root (official layout)")
     parser.add_argument("--split", required=True, help="split name, e.g. dev_ff")
-    parser.add_argument("--limit", type=int, default=None, help="at most this many images (every k-th image)")
+    parser.add_argument("--limit", type=count(1), default=None, help="at most this many images (every k-th image)")
     parser.add_argument("--proposals", choices=("synthetic", "decoder"), default="synthetic")
-    parser.add_argument("--top-k", type=int, default=5, help="proposals per image")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the synthetic proposals")
-    parser.add_argument("--budget-ms", type=float, default=None,
+    parser.add_argument("--top-k", type=count(1, 100), default=5, help="proposals per image")
+    parser.add_argument("--seed", type=seed, default=0, help="seed of the synthetic proposals")
+    parser.add_argument("--budget-ms", type=positive_number, default=None,
                         help="time for the whole refinement per image (default: refine_image's, 140 ms)")
     parser.add_argument("--json", required=True, help="write the figures here")
     parser.add_argument("--picture", default=None, help="draw a few refined programs over their images (PNG)")
@@ -103,6 +105,8 @@ def draw_picture(items: list, refinements: list, path: str, count: int = 8) -> N
 
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
+    if args.json:
+        check_output_file(args.json, "--json")
     pairs, basic = load_items(args.data, args.split, args.limit)
     items = with_proposals(pairs, args.proposals, args.top_k, args.seed)
     refinements: list = []
@@ -114,7 +118,7 @@ def main(argv: list[str]) -> int:
     for name, value in figures.items():
         print(f"{name:40s} {value}")
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.json).write_text(json.dumps(figures, indent=2) + "\n")
+    Path(args.json).write_text(marked_json(figures, indent=2) + "\n")
     if args.picture:
         draw_picture(items, refinements, args.picture)
     return 0

@@ -23,6 +23,8 @@ import numba
 import numpy as np
 
 from dsl.library import load_library
+from dsl.options import count, seed
+from dsl.owned import check_output_file, marked_json
 from dsl.raster import render_drawing, render_program
 from dsl.turtle import execute_image
 from dsl.types import DATASET_STROKE_TYPES, Action, ImageProgram, Pose, Shape, StrokeType
@@ -171,17 +173,19 @@ def time_generation(n_problems: int, seed: int) -> dict[str, object]:
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="bongard-solver bench render", description=__doc__.split("\n")[0])
-    parser.add_argument("--n", type=int, default=400, help="number of images in the workload")
-    parser.add_argument("--sizes", type=int, nargs="+", default=[512, 128], help="image sizes to time")
-    parser.add_argument("--repeats", type=int, default=3, help="timing repeats (best is kept)")
-    parser.add_argument("--problems", type=int, default=30, help="problems for the generation throughput (0: skip)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--n", type=count(1), default=400, help="number of images in the workload")
+    parser.add_argument("--sizes", type=count(16, 2048), nargs="+", default=[512, 128], help="image sizes to time")
+    parser.add_argument("--repeats", type=count(1, 100), default=3, help="timing repeats (best is kept)")
+    parser.add_argument("--problems", type=count(0), default=30, help="problems for the generation throughput (0: skip)")
+    parser.add_argument("--seed", type=seed, default=0)
     parser.add_argument("--json", type=str, default=None, help="write the figures to this JSON file")
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args([] if argv is None else argv)
+    if args.json:
+        check_output_file(args.json, "--json")
     numba.set_num_threads(1)
     items = workload(args.n, args.seed)
     results: dict[str, object] = {"n_images": args.n, "seed": args.seed, "threads": 1}
@@ -195,5 +199,5 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{key:>32}: {value:.4g}" if isinstance(value, float) else f"{key:>32}: {value}")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as handle:
-            json.dump(results, handle, indent=2)
+            handle.write(marked_json(results, indent=2))
     return 0

@@ -20,6 +20,9 @@ import json
 import time
 from pathlib import Path
 
+from dsl.options import count, seed
+from dsl.owned import check_output_file, marked_json
+
 import numpy as np
 import torch
 from tqdm import tqdm
@@ -29,10 +32,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="bongard-solver bench shapes", description=__doc__.split("\n")[0])
     parser.add_argument("--data", required=True, help="dataset root in the released layout, or 'generated'")
     parser.add_argument("--split", default="dev_bd", help="split name (dataset data)")
-    parser.add_argument("--limit", type=int, default=None, help="problems (dataset) or images (generated)")
-    parser.add_argument("--seed", type=int, default=20261121, help="seed of generated images")
+    parser.add_argument("--limit", type=count(1), default=None, help="problems (dataset) or images (generated)")
+    parser.add_argument("--seed", type=seed, default=20261121, help="seed of generated images")
     parser.add_argument("--checkpoint", default=None, help="shape classifier (default: the shipped one)")
-    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--threads", type=count(1, 64), default=1)
     parser.add_argument("--json", type=Path, default=None)
     return parser.parse_args(argv)
 
@@ -64,6 +67,8 @@ def main(argv: list[str] | None = None) -> int:
     from perception.shapes import library_guesses, load_classifier
 
     args = parse_args(argv)
+    if args.json:
+        check_output_file(args.json, "--json")
     torch.set_num_threads(args.threads)
     model = load_classifier(args.checkpoint)
     rank = {g: k for k, g in enumerate(model.groups)}
@@ -100,5 +105,5 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps(result, indent=1))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(result, indent=1))
+        args.json.write_text(marked_json(result))
     return 0

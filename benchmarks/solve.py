@@ -19,7 +19,9 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from dsl.dataset import atomic_write_text, load_split
+from dsl.dataset import DatasetError, atomic_write_text, load_split
+from dsl.options import count, fraction, path_text, seconds
+from dsl.owned import check_output_file, marked_json
 from dsl.types import ImageProgram, Shape
 from solver import solve_problem
 from solver.api import as_input
@@ -32,12 +34,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--data", required=True, help="dataset root (released layout)")
     parser.add_argument("--split", required=True, help="split name")
     parser.add_argument("--oracle", action="store_true", help="ground-truth programs (the only mode for now)")
-    parser.add_argument("--limit", type=int, default=None, help="first N problems")
-    parser.add_argument("--repeat", type=int, default=1, help="passes over the problems")
-    parser.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT, help="seconds per problem")
+    parser.add_argument("--limit", type=count(1), default=None, help="first N problems")
+    parser.add_argument("--repeat", type=count(1, 100), default=1, help="passes over the problems")
+    parser.add_argument("--time-limit", type=seconds, default=DEFAULT_TIME_LIMIT, help="seconds per problem")
     parser.add_argument("--decoded", action="store_true", help="programs as if decoded: matched categories")
-    parser.add_argument("--noise", type=float, default=0.0, help="with --decoded: share of actions perturbed")
-    parser.add_argument("--json", default=None, help="write the figures here")
+    parser.add_argument("--noise", type=fraction, default=0.0, help="with --decoded: share of actions perturbed")
+    parser.add_argument("--json", type=path_text, default=None, help="write the figures here")
     return parser.parse_args(argv)
 
 
@@ -66,7 +68,11 @@ def decoded_input(problem, share: float) -> tuple[list, list]:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.json:
+        check_output_file(args.json, "--json")
     problems = load_split(args.data, args.split, programs=True)[: args.limit]
+    if not problems:
+        raise DatasetError(f"{args.data}: split {args.split!r} lists no problems")
     passes = []
     for repeat in range(args.repeat):
         totals, clingo_seconds, facts_seconds, images, correct = [], [], [], 0, 0
@@ -101,5 +107,5 @@ def main(argv: list[str] | None = None) -> int:
               f"accuracy {p['accuracy']:.4f} ({len(problems)} problems)"
               + (f", facts {p['facts_ms_per_image']:.1f} ms/image" if p["facts_ms_per_image"] is not None else ""))
     if args.json:
-        atomic_write_text(Path(args.json), json.dumps(figures, indent=1))
+        atomic_write_text(Path(args.json), marked_json(figures))
     return 0

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
+import os
 import shutil
 import sys
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -32,10 +33,14 @@ from dsl.dataset import (
     write_programs,
     write_splits,
 )
+from dsl.options import count, path_text, seed, workers
+from dsl.owned import OutputError, check_output_folder
+from dsl.processes import worker_setup
 from dsl.generate import GeneratedProblem, ProblemKind, ProblemSpec, generate_problem, plan_problems
 from dsl.parallel import ray_unordered
 
 JOURNAL = ".generate_journal.jsonl"
+MAX_PROBLEMS = 100_000  # per kind: the released dataset has 3600 free-form problems
 MANIFEST = ".generate.json"
 
 
@@ -75,12 +80,20 @@ def make_problem(spec: ProblemSpec, seed: int, out: Path, size: int) -> Outcome:
 
 
 def _check_manifest(out: Path, seed: int, size: int) -> None:
+    """Claim `out` for this generation: an empty or new folder, or one this tool generated with the same
+    options (its manifest says so); a folder holding anything else is someone else's (OutputError)."""
     path = out / MANIFEST
     wanted = {"seed": seed, "size": size}
     if path.exists():
-        found = json.loads(path.read_text(encoding="utf-8"))
+        try:
+            found = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            raise OutputError(f"--out {out}: its {MANIFEST} is damaged; use another --out") from None
         if found != wanted:
-            raise SystemExit(f"{path}: {out} was generated with {found}, not {wanted}; use another --out")
+            raise OutputError(f"--out {out}: generated with {found}, not {wanted}; use another --out")
+    elif any(out.iterdir()):
+        raise OutputError(f"--out {out}: the folder holds files this tool did not generate (no {MANIFEST}); "
+                          "refusing to write into it (choose an empty or new folder)")
     atomic_write_text(path, json.dumps(wanted))
 
 
@@ -120,7 +133,8 @@ def _run(todo: list[ProblemSpec], seed: int, out: Path, size: int, workers: int,
         for spec in todo:
             yield make_problem(spec, seed, out, size)
         return
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=worker_setup, initargs=(os.getpid(),))
     try:
         futures = [pool.submit(make_problem, spec, seed, out, size) for spec in todo]
         for future in as_completed(futures):
@@ -152,8 +166,7 @@ def write_dataset(
     progress: bool = True, ray: str | None = None,
 ) -> GenerationReport:
     """Generate `counts[kind]` problems of each kind into `out` (resuming a previous run with the same seed)."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = check_output_folder(out, "--out")
     _check_manifest(out, seed, size)
     _remove_stale_temporaries(out)
     done = _finished(out)
@@ -197,13 +210,13 @@ def register(subcommands: argparse._SubParsersAction) -> None:
     parser = subcommands.add_parser(
         "generate", help="generate free-form, basic and abstract problems in the released dataset layout"
     )
-    parser.add_argument("--out", type=Path, required=True, help="dataset root to write (created; resumable)")
-    parser.add_argument("--ff", type=int, default=0, help="number of free-form problems")
-    parser.add_argument("--basic", type=int, default=0, help="number of basic-shape problems")
-    parser.add_argument("--abstract", type=int, default=0, help="number of abstract-shape problems")
-    parser.add_argument("--seed", type=int, default=0, help="dataset seed (each problem seeds from it)")
-    parser.add_argument("--workers", type=int, default=2, help="worker processes")
-    parser.add_argument("--size", type=int, default=512, help="image side in pixels")
+    parser.add_argument("--out", type=path_text, required=True, help="dataset root to write (created; resumable)")
+    parser.add_argument("--ff", type=count(0, MAX_PROBLEMS), default=0, help="number of free-form problems")
+    parser.add_argument("--basic", type=count(0, MAX_PROBLEMS), default=0, help="number of basic-shape problems")
+    parser.add_argument("--abstract", type=count(0, MAX_PROBLEMS), default=0, help="number of abstract-shape problems")
+    parser.add_argument("--seed", type=seed, default=0, help="dataset seed (each problem seeds from it)")
+    parser.add_argument("--workers", type=workers, default=2, help="worker processes")
+    parser.add_argument("--size", type=count(64, 2048), default=512, help="image side in pixels (64 to 2048)")
     parser.add_argument("--ray", default=None, metavar="local|ADDRESS",
                         help="generate on Ray: local (a runtime of --workers CPUs) or a cluster's address")
     parser.set_defaults(func=run)

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,10 +25,14 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
+from dsl.limits import LimitError, MAX_IMAGE_PIXELS, check_pixels, loads_limited
 from dsl.syntax import ActionStringError, format_image, parse_image
 from dsl.types import ImageProgram
 
+Image.MAX_IMAGE_PIXELS = MAX_IMAGE_PIXELS  # Pillow's decompression-bomb guard, at the tool's own limit
+
 SPLIT_FILE = "ShapeBongard_V2_split.json"
+_PROBLEM_NAME = re.compile(r"[a-z]{2}_[^/\\]+")  # the type, then no path separators
 IMAGES_PER_SIDE = 7
 CONTEXT_PER_SIDE = 6
 LABELS = {1: "positives", 0: "negatives"}  # label folder name -> side
@@ -57,14 +63,7 @@ class ProblemImage:
 
     def load(self) -> np.ndarray:
         """The image as a uint8 greyscale array (255 = white background)."""
-        try:
-            with Image.open(self.path) as image:
-                image.load()
-                return np.asarray(image.convert("L"), dtype=np.uint8)
-        except FileNotFoundError:
-            raise DatasetError(f"{self.path}: image file is missing") from None
-        except (OSError, ValueError, SyntaxError) as error:
-            raise DatasetError(f"{self.path}: unreadable or corrupt PNG ({error})") from None
+        return read_image(self.path)
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,17 +115,47 @@ def programs_file(root: Path | str, kind: str) -> Path:
 # Reading
 
 
+def read_image(path: Path) -> np.ndarray:
+    """An image file as a uint8 greyscale array (255 = white background); its size is checked against
+    `dsl.limits.MAX_IMAGE_PIXELS` before its pixels are decoded."""
+    try:
+        with warnings.catch_warnings(), Image.open(path) as image:
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)  # check_pixels says it in one line
+            check_pixels(*image.size)
+            image.load()
+            return np.asarray(image.convert("L"), dtype=np.uint8)
+    except FileNotFoundError:
+        raise DatasetError(f"{path}: image file is missing") from None
+    except IsADirectoryError:
+        raise DatasetError(f"{path}: is a folder, not an image file") from None
+    except LimitError as error:
+        raise DatasetError(f"{path}: {error}") from None
+    except Image.DecompressionBombError:
+        raise DatasetError(f"{path}: image over the limit of {MAX_IMAGE_PIXELS} pixels "
+                           "(the dataset's images are 512 x 512)") from None
+    except (OSError, ValueError, SyntaxError, EOFError) as error:
+        raise DatasetError(f"{path}: unreadable or corrupt PNG ({error})") from None
+    except MemoryError:
+        raise DatasetError(f"{path}: image too large to decode") from None
+
+
 def read_json(path: Path) -> object:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise DatasetError(f"{path}: file is missing") from None
+    except IsADirectoryError:
+        raise DatasetError(f"{path}: is a folder, not a JSON file") from None
+    except UnicodeDecodeError as error:
+        raise DatasetError(f"{path}: not UTF-8 text (byte {error.start}: {error.reason})") from None
     except OSError as error:
-        raise DatasetError(f"{path}: cannot read ({error})") from None
+        raise DatasetError(f"{path}: cannot read ({error.strerror or error})") from None
     try:
-        return json.loads(text)
+        return loads_limited(text)
     except json.JSONDecodeError as error:
         raise DatasetError(f"{path}: bad JSON ({error})") from None
+    except LimitError as error:
+        raise DatasetError(f"{path}: {error}") from None
 
 
 def _parse_side(path: Path, name: str, side: str, images: object) -> tuple[ImageProgram, ...]:
@@ -186,6 +215,8 @@ def _side_images(folder: Path, label: int, programs: tuple[ImageProgram, ...] | 
         raise DatasetError(f"{side}: expected exactly the images {', '.join(expected)}, found {pngs or 'none'}")
     paths = [side / name for name in expected]
     for path in paths:
+        if not path.is_file():
+            raise DatasetError(f"{path}: not an image file")
         if path.stat().st_size == 0:
             raise DatasetError(f"{path}: empty PNG file")
     return tuple(
@@ -228,6 +259,10 @@ def read_splits(root: Path | str, filename: str = SPLIT_FILE) -> dict[str, list[
         isinstance(v, list) and all(isinstance(n, str) for n in v) for v in data.values()
     ):
         raise DatasetError(f"{path}: expected an object split name -> list of problem names")
+    for split, names in data.items():
+        bad = next((n for n in names if not _PROBLEM_NAME.fullmatch(n)), None)
+        if bad is not None:
+            raise DatasetError(f"{path}: split {split!r} lists {bad[:80]!r}, not a problem name (<type>_<concept>_<index>)")
     return data
 
 

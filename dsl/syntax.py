@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from dsl.limits import MAX_ACTIONS_PER_SHAPE, MAX_SHAPES_PER_IMAGE
 from dsl.types import Action, ActionKind, ImageProgram, Shape, StrokeType
 
 _NUMBER = r"(\d+(?:\.\d+)?)"
@@ -42,20 +43,20 @@ def _stroke(name: str, text: str) -> StrokeType:
         return StrokeType(name)
     except ValueError:
         known = ", ".join(t.value for t in StrokeType)
-        raise ActionStringError(f"unknown stroke type {name!r} in {text!r} (known: {known})") from None
+        raise ActionStringError(f"unknown stroke type {_short(name)} in {_short(text)} (known: {known})") from None
 
 
 def _unit(value: str, what: str, text: str) -> float:
     number = float(value)
     if not 0.0 <= number <= 1.0:
-        raise ActionStringError(f"{what} {value} out of [0, 1] in {text!r}")
+        raise ActionStringError(f"{what} {value[:20]} out of [0, 1] in {_short(text)}")
     return number
 
 
 def parse_action(text: str) -> Action:
     """Parse one official action string into an Action (physical values, see dsl.types)."""
     if not isinstance(text, str):
-        raise ActionStringError(f"an action must be a string, got {type(text).__name__}: {text!r}")
+        raise ActionStringError(f"an action must be a string, got {type(text).__name__}: {_short(text)}")
     if match := _LINE.fullmatch(text):
         name, length, turn = match.groups()
         return Action(
@@ -74,7 +75,7 @@ def parse_action(text: str) -> Action:
             angle=denormalise_arc_angle(_unit(angle, "arc angle", text)),
         )
     raise ActionStringError(
-        f"malformed action string {text!r}: expected line_<type>_<len>-<turn> "
+        f"malformed action string {_short(text)}: expected line_<type>_<len>-<turn> "
         "or arc_<type>_<radius>_<angle>-<turn>"
     )
 
@@ -93,16 +94,28 @@ def format_action(action: Action) -> str:
     return f"arc_{action.stroke.value}_{_fmt(action.radius)}_{angle}-{turn}"
 
 
+def _short(value: object, limit: int = 80) -> str:
+    """`repr(value)` cut to `limit` characters, so that an error about a huge input stays one short line."""
+    try:
+        text = repr(value) if not isinstance(value, (list, tuple)) or len(value) < 1000 else f"<{type(value).__name__} of {len(value)}>"
+    except RecursionError:
+        text = f"<a {type(value).__name__} nested too deep>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def parse_shape(strings: list[str]) -> Shape:
     if not isinstance(strings, (list, tuple)) or not strings:
-        raise ActionStringError(f"a shape must be a non-empty list of action strings, got {strings!r}")
+        raise ActionStringError(f"a shape must be a non-empty list of action strings, got {_short(strings)}")
+    if len(strings) > MAX_ACTIONS_PER_SHAPE:
+        raise ActionStringError(f"a shape of {len(strings)} actions is over the limit of {MAX_ACTIONS_PER_SHAPE}")
     return Shape(tuple(parse_action(s) for s in strings))
 
 
 def parse_image(shapes: list[list[str]]) -> ImageProgram:
     """Parse the JSON program of one image (a list of shapes, each a list of action strings)."""
-    if not isinstance(shapes, (list, tuple)) or not 1 <= len(shapes) <= 2:
-        raise ActionStringError(f"an image program must be a list of 1 or 2 shapes, got {shapes!r}")
+    if not isinstance(shapes, (list, tuple)) or not 1 <= len(shapes) <= MAX_SHAPES_PER_IMAGE:
+        raise ActionStringError(f"an image program must be a list of 1 to {MAX_SHAPES_PER_IMAGE} shapes, "
+                                f"got {_short(shapes)}")
     return ImageProgram(tuple(parse_shape(s) for s in shapes))
 
 

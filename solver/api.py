@@ -23,10 +23,13 @@ from pathlib import Path
 
 import numpy as np
 
-from dsl.dataset import CONTEXT_PER_SIDE, Problem, ProblemPrograms, load_problem, read_programs
+from dsl.dataset import (CONTEXT_PER_SIDE, IMAGES_PER_SIDE, DatasetError, Problem, ProblemPrograms, load_problem,
+                         read_programs)
+from dsl.limits import check_program
 from dsl.syntax import parse_image
 from dsl.types import ImageProgram
 from solver.classify import classify
+from solver.evidence import gather, unreadable_reason
 from solver.explain import Explanation, explain
 from solver.facts import CategorySource, problem_facts
 from solver.induce import (ABSTRACT_ENCODINGS, DEFAULT_MAX_RULES, DEFAULT_TIME_LIMIT, Induction, induce,
@@ -36,6 +39,7 @@ from solver.rules import Family
 from solver.rules import Rule
 
 Perception = Callable[[list[np.ndarray]], list[ImageProgram]]
+MAX_IMAGES_PER_SIDE = 64  # a problem has 6 context images a side; more is a mistake, not a problem
 
 
 class SolverError(ValueError):
@@ -49,6 +53,7 @@ class ProblemInput:
     context_a: Sequence
     context_b: Sequence
     queries: Sequence = ()
+    notes: Sequence[str] = ()  # why images given as None could not be read (`solver.evidence`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +63,7 @@ class Solution:
     confidence: tuple[float, ...]  # per query: share of the optimal rules that agree with the label
     explanation: Explanation
     induction: Induction | None = None
+    warnings: tuple[str, ...] = ()  # images left out as unreadable, and what that did to the confidence
 
     def to_dict(self) -> dict:
         return {
@@ -65,11 +71,18 @@ class Solution:
             "labels": list(self.labels),
             "confidence": [round(c, 4) for c in self.confidence],
             "explanation": self.explanation.to_dict(),
+            "warnings": list(self.warnings),
         }
 
 
-def _as_program(item, where: str) -> ImageProgram | np.ndarray:
-    if isinstance(item, (ImageProgram, np.ndarray)):
+def _as_program(item, where: str) -> ImageProgram | np.ndarray | None:
+    if item is None or isinstance(item, np.ndarray):
+        return item  # None: an image that could not be read (see ProblemInput.notes)
+    if isinstance(item, ImageProgram):
+        try:
+            check_program(item)
+        except ValueError as error:
+            raise SolverError(f"{where}: {error}") from None
         return item
     if isinstance(item, (list, tuple)):
         try:
@@ -80,14 +93,29 @@ def _as_program(item, where: str) -> ImageProgram | np.ndarray:
     raise SolverError(f"{where}: expected an ImageProgram, a JSON program or an image array, got {kind}")
 
 
-def _split_sides(positives: Sequence, negatives: Sequence) -> ProblemInput:
-    if len(positives) != len(negatives) or len(positives) <= CONTEXT_PER_SIDE:
-        raise SolverError(f"expected 7 positive and 7 negative images, got {len(positives)} and {len(negatives)}")
+def _split_sides(positives: Sequence, negatives: Sequence, notes: Sequence[str] = ()) -> ProblemInput:
+    if len(positives) != IMAGES_PER_SIDE or len(negatives) != IMAGES_PER_SIDE:
+        raise SolverError(f"expected {IMAGES_PER_SIDE} positive and {IMAGES_PER_SIDE} negative images, "
+                          f"got {len(positives)} and {len(negatives)}")
     return ProblemInput(positives[:CONTEXT_PER_SIDE], negatives[:CONTEXT_PER_SIDE],
-                        (positives[CONTEXT_PER_SIDE], negatives[CONTEXT_PER_SIDE]))
+                        (positives[CONTEXT_PER_SIDE], negatives[CONTEXT_PER_SIDE]), notes)
+
+
+def _checked_input(given: ProblemInput) -> ProblemInput:
+    """A ProblemInput given directly: each side a sequence of at most MAX_IMAGES_PER_SIDE images, the
+    context sides not empty."""
+    for side, images in (("set A", given.context_a), ("set B", given.context_b), ("queries", given.queries)):
+        if isinstance(images, (str, bytes, np.ndarray)) or not isinstance(images, Sequence):
+            raise SolverError(f"{side}: expected a sequence of images, got {type(images).__name__}")
+        if len(images) > MAX_IMAGES_PER_SIDE:
+            raise SolverError(f"{side}: {len(images)} images, over the limit of {MAX_IMAGES_PER_SIDE}")
+        if side != "queries" and not images:
+            raise SolverError(f"{side}: no images")
+    return given
 
 
 def _folder_problem(folder: Path, oracle: bool) -> Problem:
+    folder = folder.resolve()  # `.`, `name`, `.../1/..`: the dataset root is two levels up the real path
     if not oracle:
         return load_problem(folder)
     return load_problem(folder, read_programs(folder.parent.parent))
@@ -99,8 +127,14 @@ def _problem_images(problem: Problem, oracle: bool) -> ProblemInput:
         if not problem.has_programs:
             raise SolverError(f"{problem.name}: oracle perception asked for, but the problem has no programs")
         return _split_sides([i.program for i in problem.positives], [i.program for i in problem.negatives])
-    pixels = [image.load() for image in images]
-    return _split_sides(pixels[:len(problem.positives)], pixels[len(problem.positives):])
+    pixels, notes = [], []
+    for image in images:
+        try:
+            pixels.append(image.load())
+        except DatasetError as error:  # that image is left out (`solver.evidence`), the problem goes on
+            pixels.append(None)
+            notes.append(str(error))
+    return _split_sides(pixels[:len(problem.positives)], pixels[len(problem.positives):], notes)
 
 
 def as_input(problem, oracle: bool = False) -> ProblemInput:
@@ -113,8 +147,10 @@ def as_input(problem, oracle: bool = False) -> ProblemInput:
     if isinstance(problem, ProblemPrograms):
         return _split_sides(problem.positives, problem.negatives)
     if isinstance(problem, ProblemInput):
-        return problem
+        return _checked_input(problem)
     if isinstance(problem, (list, tuple)) and len(problem) == 2:
+        if not all(isinstance(side, (list, tuple)) for side in problem):
+            raise SolverError("a problem given as a pair must be (positives, negatives), two lists of 7 images")
         return _split_sides(problem[0], problem[1])
     raise SolverError(f"cannot read a problem from {type(problem).__name__}")
 
@@ -129,20 +165,30 @@ def _default_perception() -> Perception:
 
 def _programs(
     sides: Sequence[tuple[str, Sequence]], oracle: bool, perception: Perception | None
-) -> list[list[ImageProgram]]:
-    """Every side's images as programs; pixel images of all sides go to perception in one batch."""
+) -> tuple[list[list[ImageProgram | None]], list[str]]:
+    """Every side's images as programs, and why those left as None could not be read; pixel images of
+    all sides go to perception in one batch, after `unreadable_reason` has turned away those that
+    cannot be drawings."""
     items = [[_as_program(item, f"{side} image {k}") for k, item in enumerate(images)] for side, images in sides]
     arrays = [(s, k) for s, side in enumerate(items) for k, item in enumerate(side) if isinstance(item, np.ndarray)]
-    if not arrays:
-        return items
-    where = ", ".join(f"{sides[s][0]} image {k}" for s, k in arrays)
-    if oracle:
+    if arrays and oracle:
+        where = ", ".join(f"{sides[s][0]} image {k}" for s, k in arrays)
         raise SolverError(f"oracle perception asked for, but these images have no program: {where}")
+    notes = []
+    for s, side in enumerate(items):
+        for k, item in enumerate(side):
+            if isinstance(item, np.ndarray) and (reason := unreadable_reason(item)) is not None:
+                side[k] = None
+                notes.append(f"{sides[s][0]} image {k}: {reason}")
+    arrays = [(s, k) for s, side in enumerate(items) for k, item in enumerate(side) if isinstance(item, np.ndarray)]
+    if not arrays:
+        return items, notes
     perception = perception or _default_perception()
     pixels = [items[s][k] for s, k in arrays]
     a_images = sum(s == 0 for s, _ in arrays)
     b_images = sum(s == 1 for s, _ in arrays)
-    if getattr(perception, "reconciles", False) and a_images == len(items[0]):  # set A perceived here: reconcile
+    read_a = sum(item is not None for item in items[0])
+    if getattr(perception, "reconciles", False) and a_images == read_a:  # set A perceived here: reconcile
         decoded = perception(pixels, positives=a_images, negatives=b_images)
     else:
         decoded = perception(pixels)
@@ -150,7 +196,7 @@ def _programs(
         raise SolverError(f"perception returned {len(decoded)} programs for {len(arrays)} images")
     for (s, k), program in zip(arrays, decoded):
         items[s][k] = program
-    return items
+    return items, notes
 
 
 ABSTRACT_FAMILIES = {Family.ATTRIBUTE, Family.COUNT}
@@ -197,17 +243,20 @@ def solve_problem(
     decoded = decoded or any(isinstance(item, np.ndarray)
                              for side in (given.context_a, given.context_b, given.queries) for item in side)
     sides = (("set A", given.context_a), ("set B", given.context_b), ("queries", given.queries))
-    context_a, context_b, queries = _programs(sides, oracle, perception)
+    (context_a, context_b, queries), notes = _programs(sides, oracle, perception)
+    evidence = gather(context_a, context_b, queries, [*given.notes, *notes])
     categories = CategorySource.MATCHED if decoded else CategorySource.EXACT
-    facts = problem_facts(context_a, context_b, queries, categories)
+    facts = problem_facts(evidence.context_a, evidence.context_b, evidence.readable_queries, categories)
     induction = induce(facts, time_limit=time_limit, max_rules=max_rules)
     if induction.rules and induction.rules[0].rule.families() <= ABSTRACT_FAMILIES:
         induction = size_principle(induction, facts, time_limit)
     votes = classify(induction, query_images(facts))
+    labels, confidence = evidence.labels([v.in_a for v in votes], [v.confidence for v in votes])
     return Solution(
         rule=induction.rules[0].rule if induction.rules else None,
-        labels=tuple(v.in_a for v in votes),
-        confidence=tuple(v.confidence for v in votes),
+        labels=labels,
+        confidence=confidence,
         explanation=explain(induction, facts),
         induction=induction,
+        warnings=tuple(evidence.warnings),
     )

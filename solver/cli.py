@@ -42,9 +42,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    return int(args.func(args) or 0)
+    """Run one subcommand inside the error boundary (`solver.guard.run_guarded`): a failure is one line
+    on stderr and exit code 1, a usage error exit code 2, Ctrl-C exit code 130."""
+    try:
+        from solver.guard import run_guarded
+
+        args = build_parser().parse_args(argv)  # imports every command's module: Ctrl-C may come here too
+    except KeyboardInterrupt:
+        print("bongard-solver: interrupted", file=sys.stderr)
+        return 130
+    return run_guarded(args.command, lambda: args.func(args))
 
 
 if __name__ == "__main__":

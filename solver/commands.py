@@ -37,7 +37,10 @@ from dsl.dataset import (
     read_splits,
 )
 from perception.device import DEVICES
+from dsl.owned import check_output_folder
+from solver import guard
 from solver.api import solve_problem
+from solver.eval_files import eval_options, journal_path, open_journal, summary_text
 from solver.confidence import calibration_figures
 from solver.perceive import PerceptionError, PixelPerception
 from solver.product import solve_folder
@@ -51,6 +54,7 @@ TRUE_LABELS = [True, False]  # the positive query, then the negative query
 
 
 def solve_command(args: argparse.Namespace) -> int:
+    guard.check_decoder(args.checkpoint)
     try:
         if args.oracle:
             solution = solve_problem(args.problem, oracle=True, time_limit=args.time_limit)
@@ -64,6 +68,8 @@ def solve_command(args: argparse.Namespace) -> int:
         print(json.dumps(solution.to_dict(), indent=1))
         return 0
     print(solution.explanation.to_text())
+    for warning in solution.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     for k, (label, confidence) in enumerate(zip(solution.labels, solution.confidence)):
         print(f"query {k}: {'A' if label else 'B'} (confidence {confidence:.2f})")
     return 0
@@ -113,6 +119,7 @@ def evaluate_problem(job: EvalJob, perception: PixelPerception | None = None, du
         solution, image_errors, stage_seconds, query_features = _solve(job, perception, dump)
         record.update(
             image_errors=image_errors,
+            warnings=list(solution.warnings),
             stage_seconds=stage_seconds,
             query_features=query_features,
             predicted=list(solution.labels),
@@ -151,18 +158,6 @@ def plan_jobs(root: str, split: str, limit: int | None, oracle: bool, time_limit
     return jobs
 
 
-def _read_done(partial: Path) -> dict[str, dict]:
-    done = {}
-    if partial.exists():
-        for line in partial.read_text(encoding="utf-8").splitlines():
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a line cut by an interruption: that problem is solved again
-            done[record["name"]] = record
-    return done
-
-
 def summarise(records: list[dict], split: str, wall_seconds: float) -> dict:
     def block(rs: list[dict]) -> dict:
         n_queries = 2 * len(rs)
@@ -187,17 +182,20 @@ def summarise(records: list[dict], split: str, wall_seconds: float) -> dict:
 
 def evaluate(root: str, split: str, out: Path, limit: int | None, oracle: bool, workers: int,
              time_limit: float, dump: Path | None = None, checkpoint: Path | None = None,
-             ray: str | None = None, device: str = "auto") -> dict:
+             ray: str | None = None, device: str = "auto", retry_failed: bool = False) -> dict:
+    """Solve and score the problems of `split`, resuming OUT.jsonl (`solver.eval_files`); every input and
+    output is checked before the first problem is solved."""
+    options = eval_options(root, split, oracle, time_limit, checkpoint)
+    guard.check_dataset_root(root)
     planned = plan_jobs(root, split, limit, oracle, time_limit)
-    names = {job.name for job in planned}
-    out.parent.mkdir(parents=True, exist_ok=True)
-    partial = out.with_name(out.name + ".jsonl")
-    done = {name: r for name, r in _read_done(partial).items() if name in names}
+    if dump is not None:
+        check_output_folder(dump, "--dump")
+    if not oracle:
+        guard.check_decoder(checkpoint)
+    done = open_journal(out, options, {job.name for job in planned}, retry_failed)
     jobs = [job for job in planned if job.name not in done]
     start = time.perf_counter()
-    if partial.exists() and not partial.read_bytes().endswith(b"\n"):
-        with partial.open("a", encoding="utf-8") as sink:
-            sink.write("\n")  # end a line cut by an interruption
+    partial = journal_path(out)
     with partial.open("a", encoding="utf-8") as sink, tqdm(total=len(planned), initial=len(done),
                                                              desc=f"eval {split}", unit="problem") as bar:
         def record(result: dict) -> None:
@@ -209,7 +207,7 @@ def evaluate(root: str, split: str, out: Path, limit: int | None, oracle: bool, 
         for result in execution.records(jobs, evaluate_problem, oracle, workers, dump, checkpoint, device, ray):
             record(result)
     summary = summarise(list(done.values()), split, time.perf_counter() - start)
-    atomic_write_text(out, json.dumps(summary, indent=1))
+    atomic_write_text(out, summary_text(summary, options))
     if dump is not None:
         write_index(dump, summary["problems"], title=f"bongard-solver eval: {split}")
     return summary
@@ -218,7 +216,8 @@ def evaluate(root: str, split: str, out: Path, limit: int | None, oracle: bool, 
 def eval_command(args: argparse.Namespace) -> int:
     def run(split: str, out: Path) -> dict:
         return evaluate(args.data, split, out, args.limit, args.oracle, args.workers, args.time_limit,
-                        args.dump, args.checkpoint, args.ray, args.device)
+                        Path(args.dump) if args.dump else None, args.checkpoint, args.ray, args.device,
+                        args.retry_failed)
 
     if args.split == "all":  # the paper's table (`solver.paper_table`)
         print(paper_table.run_benchmark(args.data, Path(args.json), run, args.oracle)["markdown"])
@@ -244,8 +243,8 @@ def register(subcommands: argparse._SubParsersAction) -> None:
     solve.add_argument("problem", help="problem folder <root>/<type>/images/<problem>")
     solve.add_argument("--oracle", action="store_true", help="use the ground-truth action programs")
     solve.add_argument("--json", action="store_true", help="print the solution as JSON")
-    solve.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT, help="seconds per problem")
-    solve.add_argument("--workers", type=int, default=2, help="processes refining the decoded programs")
+    solve.add_argument("--time-limit", type=guard.seconds, default=DEFAULT_TIME_LIMIT, help="seconds per problem")
+    solve.add_argument("--workers", type=guard.workers, default=2, help="processes refining the decoded programs")
     solve.add_argument("--checkpoint", type=Path, default=None, help="decoder checkpoint (default: shipped)")
     solve.set_defaults(func=solve_command)
 
@@ -253,14 +252,16 @@ def register(subcommands: argparse._SubParsersAction) -> None:
     evaluation.add_argument("--data", required=True, help="dataset root (released layout)")
     evaluation.add_argument("--split", required=True,
                             help="split name in the split JSON; all: the benchmark table (FF/BA/CM/NV, see solver.paper_table)")
-    evaluation.add_argument("--limit", type=int, default=None, help="first N problems of the split")
+    evaluation.add_argument("--limit", type=guard.count(1), default=None, help="first N problems of the split")
     evaluation.add_argument("--oracle", action="store_true", help="use the ground-truth action programs")
-    evaluation.add_argument("--workers", type=int, default=2,
+    evaluation.add_argument("--workers", type=guard.workers, default=2,
                             help="processes: problems in parallel with --oracle, else decoding and refinement split across them; "
                                  "with --ray local: the runtime's CPUs, one problem each")
-    evaluation.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT, help="seconds per problem")
-    evaluation.add_argument("--json", required=True, help="summary JSON (per-problem lines go to OUT.jsonl)")
-    evaluation.add_argument("--dump", type=Path, default=None, help="write an explanation report per problem here")
+    evaluation.add_argument("--time-limit", type=guard.seconds, default=DEFAULT_TIME_LIMIT, help="seconds per problem")
+    evaluation.add_argument("--json", type=guard.path_text, required=True, help="summary JSON (per-problem lines go to OUT.jsonl)")
+    evaluation.add_argument("--retry-failed", action="store_true",
+                            help="solve again the problems whose record in OUT.jsonl is an error")
+    evaluation.add_argument("--dump", type=guard.path_text, default=None, help="write an explanation report per problem here")
     evaluation.add_argument("--checkpoint", type=Path, default=None, help="decoder checkpoint (default: shipped)")
     evaluation.add_argument("--ray", default=None, metavar="local|ADDRESS",
                             help="run the problems on Ray: local (a runtime of --workers CPUs) or a cluster's address")

@@ -22,11 +22,13 @@ Ray is an optional extra (`pip install -e ".[ray]"`); nothing imports it unless 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from multiprocessing import Pool
 from pathlib import Path
 
 from dsl.dataset import problem_kind
+from dsl.processes import worker_setup
 from dsl.parallel import RAY_LOCAL, RAY_RETRIES, ray_unordered
 from perception.device import resolve_device
 from solver.perceive import PixelPerception
@@ -50,7 +52,7 @@ def _local_records(jobs, evaluate, oracle, workers, dump, checkpoint, device) ->
             for job in jobs:
                 yield evaluate(job, perception, dump)
     elif workers > 1 and dump is None:
-        with Pool(workers) as pool:
+        with Pool(workers, initializer=worker_setup, initargs=(os.getpid(),)) as pool:  # workers ignore SIGINT
             yield from pool.imap_unordered(evaluate, jobs)
     else:
         for job in jobs:

@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 
 from dsl.dataset import atomic_write_text
+from dsl.options import seconds
+from dsl.owned import check_output_file, check_output_folder, marked_json
 from solver.facts_in import FactsError, load_problem
 from solver.facts_report import write_facts_report
 from solver.facts_solve import solution_record, solve_facts
@@ -22,6 +24,10 @@ from solver.induce import DEFAULT_TIME_LIMIT
 
 
 def solve_facts_command(args: argparse.Namespace) -> int:
+    if args.json and args.json != "-":
+        check_output_file(args.json, "--json")
+    if args.explain:
+        check_output_folder(args.explain, "--explain")
     try:
         problem = load_problem(args.file)
     except FactsError as error:
@@ -36,7 +42,7 @@ def solve_facts_command(args: argparse.Namespace) -> int:
         for k, (label, confidence) in enumerate(zip(solution.labels, solution.confidence)):
             print(f"query {k}: {'A' if label else 'B'} (confidence {confidence:.2f})")
         if args.json:
-            atomic_write_text(Path(args.json), json.dumps(record, indent=1))
+            atomic_write_text(Path(args.json), marked_json(record))
             print(f"written: {args.json}")
     if args.explain:
         page = write_facts_report(args.explain, problem, record)
@@ -49,5 +55,5 @@ def register(subcommands: argparse._SubParsersAction) -> None:
     parser.add_argument("file", help="the problem: JSON with A, B and queries, each image a list of facts")
     parser.add_argument("--json", default=None, help="write the solution here as JSON ('-': standard output)")
     parser.add_argument("--explain", default=None, metavar="DIR", help="write the HTML + JSON report here")
-    parser.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT, help="seconds")
+    parser.add_argument("--time-limit", type=seconds, default=DEFAULT_TIME_LIMIT, help="seconds")
     parser.set_defaults(func=solve_facts_command)

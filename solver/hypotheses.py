@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from dsl.canonical import image_key, same_image
-from dsl.types import ImageProgram, Shape
+from dsl.types import ImageProgram
 from search.near_miss import Check, check
 from search.template import make_target
 from solver.readings import Perceived

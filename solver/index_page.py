@@ -14,6 +14,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from dsl.dataset import atomic_write_text
+from dsl.owned import HTML_MARK, check_replaceable
 
 QUERY_NAMES = ("positive query", "negative query")
 
@@ -121,7 +122,7 @@ def render_index(records: Sequence[dict], out: Path, title: str) -> str:
                    for k, h in enumerate(headers))
     body = "".join(_row(r, out) for r in rows)
     return (
-        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        f'<!doctype html><html lang="en"><head><meta charset="utf-8">{HTML_MARK}'
         '<meta name="viewport" content="width=device-width,initial-scale=1">'
         f"<title>{html.escape(title)}</title><style>{STYLE}</style></head><body>"
         f"<h1>{html.escape(title)}</h1><p class=summary>{html.escape(summary)} Wrong ones first; a click on a "
@@ -137,6 +138,6 @@ def write_index(out_dir: Path | str, records: Sequence[dict], title: str = "bong
     true, predicted, correct, confidence, seconds, error); returns its path."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    path = out / "index.html"
+    path = check_replaceable(out / "index.html", "index page")
     atomic_write_text(path, render_index(records, out, title))
     return path

@@ -35,12 +35,14 @@ from __future__ import annotations
 import itertools
 import math
 import multiprocessing
+import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 from dsl.library import load_library
+from dsl.processes import worker_setup
 from dsl.types import Action, ImageProgram, Shape
 import solver.traced as tracing
 from search.refine import Proposal, refine_image
@@ -456,7 +458,8 @@ class PixelPerception:
 
         images = [np.asarray(image) for image in images]
         if self.workers > 1 and self._pool is None:
-            self._pool = multiprocessing.get_context("fork").Pool(self.workers)  # before torch starts threads
+            self._pool = multiprocessing.get_context("fork").Pool(  # before torch starts threads
+                self.workers, initializer=worker_setup, initargs=(os.getpid(),))  # workers leave Ctrl-C to us
         stages = Stages()
         try:
             if positives and self.per_problem and self.refine and self.use_decoder and self.use_classifier:

@@ -12,12 +12,17 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import numpy as np
+
 from dsl.dataset import DatasetError, Problem, load_problem, read_programs
+from dsl.owned import check_output_folder, check_replaceable
+from solver import guard
 from solver.api import ProblemInput, solve_problem
 from solver.confidence import query_confidences
 from solver.induce import DEFAULT_TIME_LIMIT
-from solver.perceive import PerceptionError, PixelPerception, require_programs
+from solver.evidence import readable_weighting, unreadable_reason
 from solver.index_page import write_index
+from solver.perceive import PerceptionError, PixelPerception
 from solver.report import ReportImage, write_report
 
 DEMO_SEED = 2026
@@ -65,33 +70,63 @@ def solve_folder(
 ) -> SolvedProblem:
     """Solve one problem folder from pixels (or from its programs with `oracle`); report-ready."""
     started = time.perf_counter()
-    folder = Path(folder)
+    folder = Path(folder).resolve()
     problem = problem or _load(folder, oracle)
     images = problem.in_solving_order
-    pixels = [image.load() for image in images]
     stages = {"load": round(time.perf_counter() - started, 4)}
-    errors: list[str] = []
     evidence: list = [None] * len(images)
     if oracle:
+        pixels = [image.load() for image in images]
         shown = [_oracle_picture(p, image.program) for p, image in zip(pixels, images)]
-        programs = [image.program for image in images]
+        programs, errors = [image.program for image in images], []
     else:
-        perceived = perception.perceive(pixels, positives=len(problem.context_a), negatives=len(problem.context_b))
-        stages.update(perception.stage_seconds)
-        errors = [f"{image.path}: {r.error}" for image, r in zip(images, perceived) if r.error]
-        programs = require_programs(perceived, [str(image.path) for image in images])
-        shown = [ReportImage(p, r.program, r.poses) for p, r in zip(pixels, perceived)]
-        evidence = [r.evidence for r in perceived]
-    given = ProblemInput(programs[:6], programs[6:12], programs[12:])
+        programs, shown, errors, evidence = _perceived(images, perception, stages)
+    given = ProblemInput(programs[:6], programs[6:12], programs[12:], errors)
     induced = time.perf_counter()
     solution = solve_problem(given, oracle=True, decoded=not oracle, time_limit=time_limit)
     features: list = []
     if not oracle:  # the confidence of each label from the evidence (`solver.confidence`)
         confidence, features = query_confidences(solution, evidence[12:])
-        solution = replace(solution, confidence=confidence)
+        solution = replace(solution, confidence=readable_weighting(confidence, programs[:12], programs[12:]))
     stages["induce"] = round(time.perf_counter() - induced, 4)
     return SolvedProblem(problem.name, solution, shown, (True, False), time.perf_counter() - started, errors, stages,
                          features)
+
+
+def _readable_pixels(image) -> tuple[np.ndarray | None, str | None]:
+    """An image's pixels, or None and why it cannot be read as a drawing (the file named)."""
+    try:
+        pixels = image.load()
+    except DatasetError as error:
+        return None, str(error)
+    reason = unreadable_reason(pixels)
+    return (pixels, None) if reason is None else (None, f"{image.path}: {reason}")
+
+
+def _perceived(images, perception: PixelPerception, stages: dict) -> tuple[list, list, list[str], list]:
+    """Programs and report pictures of a problem's images (None where unreadable), the errors naming
+    each image left out, and perception's evidence per image; only the readable images go to perception
+    (its stage times are added to `stages`)."""
+    loaded = [_readable_pixels(image) for image in images]
+    errors = [error for _, error in loaded if error]
+    keep = [k for k, (p, _) in enumerate(loaded) if p is not None]
+    in_a = sum(k < 6 for k in keep)
+    pixels = [loaded[k][0] for k in keep]
+    perceived = perception.perceive(pixels, positives=in_a, negatives=sum(6 <= k < 12 for k in keep)) if keep else []
+    stages.update(getattr(perception, "stage_seconds", {}))
+    programs: list = [None] * len(images)
+    evidence: list = [None] * len(images)
+    shown = [ReportImage(p, None) for p, _ in loaded]
+    for k, result in zip(keep, perceived):
+        if result.program is None:
+            errors.append(f"{images[k].path}: {result.error}")
+            continue
+        if result.error:
+            errors.append(f"{images[k].path}: {result.error}")
+        programs[k] = result.program
+        evidence[k] = result.evidence
+        shown[k] = ReportImage(loaded[k][0], result.program, result.poses)
+    return programs, shown, errors, evidence
 
 
 def solved_record(solved: SolvedProblem) -> dict:
@@ -105,6 +140,11 @@ def solved_record(solved: SolvedProblem) -> dict:
 
 
 def run_explain(args: argparse.Namespace) -> int:
+    out = check_output_folder(args.out, "--out")
+    guard.check_decoder(args.checkpoint)
+    name = Path(args.problem).resolve().name
+    check_replaceable(out / f"{name}.html", "--out")
+    check_replaceable(out / f"{name}.json", "--out")
     perception = None if args.oracle else PixelPerception(args.checkpoint, workers=args.workers)
     try:
         solved = solve_folder(args.problem, perception, oracle=args.oracle)
@@ -114,8 +154,10 @@ def run_explain(args: argparse.Namespace) -> int:
     finally:
         if perception is not None:
             perception.close()
-    page = write_report(args.out, solved.name, solved.images, solved.solution.to_dict())
+    page = write_report(out, solved.name, solved.images, solved.solution.to_dict())
     print(solved.solution.explanation.to_text())
+    for warning in solved.solution.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     print(f"report: {page} (and {page.with_suffix('.json').name})")
     return 0
 
@@ -125,8 +167,10 @@ def run_demo(args: argparse.Namespace) -> int:
     from dsl.dataset import list_problems, problem_folder
     from dsl.generate import ProblemKind
 
-    out = Path(args.out)
+    out = check_output_folder(args.out, "--out")
+    guard.check_decoder(args.checkpoint)
     data = out / "data"
+    check_replaceable(out / "reports" / "index.html", "--out")
     counts = {ProblemKind.FREE_FORM: args.n, ProblemKind.BASIC: args.n, ProblemKind.ABSTRACT: args.n}
     print(f"generating {3 * args.n} problems (seed {args.seed}) into {data}")
     write_dataset(data, counts, seed=args.seed, workers=args.workers)
@@ -156,17 +200,17 @@ def run_demo(args: argparse.Namespace) -> int:
 def register(subcommands: argparse._SubParsersAction) -> None:
     explain = subcommands.add_parser("explain", help="solve one problem folder and write an HTML + JSON report")
     explain.add_argument("problem", type=Path, help="problem folder (<root>/<type>/images/<problem>)")
-    explain.add_argument("--out", type=Path, required=True, help="folder for <problem>.html and <problem>.json")
+    explain.add_argument("--out", type=guard.path_text, required=True, help="folder for <problem>.html and <problem>.json")
     explain.add_argument("--oracle", action="store_true", help="use the dataset's programs instead of perception")
     explain.add_argument("--checkpoint", type=Path, default=None, help="decoder checkpoint (default: shipped)")
-    explain.add_argument("--workers", type=int, default=2, help="processes for refinement")
+    explain.add_argument("--workers", type=guard.workers, default=2, help="processes for refinement")
     explain.set_defaults(func=run_explain)
 
     demo = subcommands.add_parser("demo", help="generate a few problems of each type, solve them, write reports")
-    demo.add_argument("--out", type=Path, default=Path("bongard-demo"), help="output folder (default ./bongard-demo)")
-    demo.add_argument("--n", type=int, default=2, help="problems of each type (default 2)")
-    demo.add_argument("--seed", type=int, default=DEMO_SEED, help="generator seed")
+    demo.add_argument("--out", type=guard.path_text, default="bongard-demo", help="output folder (default ./bongard-demo)")
+    demo.add_argument("--n", type=guard.count(1, 100), default=2, help="problems of each type (default 2)")
+    demo.add_argument("--seed", type=guard.seed, default=DEMO_SEED, help="generator seed")
     demo.add_argument("--oracle", action="store_true", help="solve from the generated programs, not from pixels")
     demo.add_argument("--checkpoint", type=Path, default=None, help="decoder checkpoint (default: shipped)")
-    demo.add_argument("--workers", type=int, default=2, help="processes for generation and refinement")
+    demo.add_argument("--workers", type=guard.workers, default=2, help="processes for generation and refinement")
     demo.set_defaults(func=run_demo)

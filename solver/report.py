@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from dsl.dataset import atomic_write_text
+from dsl.owned import HTML_MARK, check_replaceable, marked
 from dsl.syntax import format_image
 from dsl.types import ImageProgram, Pose, Shape
 from solver.report_picture import DIFFERENCE_HEX, PROGRAM_HEX, png_data_uri, to_drawn, why_picture
@@ -172,7 +173,7 @@ def render_html(name: str, images: Sequence[ReportImage], solution: dict) -> str
     else:
         body.append("<h2>Tied alternatives</h2><p>none: the rule is the only optimal one.</p>")
     return (
-        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        f'<!doctype html><html lang="en"><head><meta charset="utf-8">{HTML_MARK}'
         f'<meta name="viewport" content="width=device-width,initial-scale=1"><title>{html.escape(name)}</title>'
         f"<style>{STYLE}</style></head><body>{''.join(body)}</body></html>"
     )
@@ -181,10 +182,11 @@ def render_html(name: str, images: Sequence[ReportImage], solution: dict) -> str
 def write_report(out_dir: Path | str, name: str, images: Sequence[ReportImage], solution: dict) -> Path:
     """Write `<out_dir>/<name>.html` and `<out_dir>/<name>.json`; returns the HTML path."""
     out = Path(out_dir)
+    page = check_replaceable(out / f"{name}.html", "report")
+    data = check_replaceable(out / f"{name}.json", "report")
     out.mkdir(parents=True, exist_ok=True)
-    record = dict(solution, name=name, programs=[format_image(i.program) if i.program else None for i in images],
-                  poses=[[[p.x, p.y, p.heading, p.scale] for p in i.poses] if i.poses else None for i in images])
-    atomic_write_text(out / f"{name}.json", json.dumps(record, indent=1))
-    page = out / f"{name}.html"
+    record = marked(dict(solution, name=name, programs=[format_image(i.program) if i.program else None for i in images],
+                         poses=[[[p.x, p.y, p.heading, p.scale] for p in i.poses] if i.poses else None for i in images]))
+    atomic_write_text(data, json.dumps(record, indent=1))
     atomic_write_text(page, render_html(name, images, solution))
     return page

@@ -18,6 +18,7 @@ from dsl.dataset import (
     read_programs,
 )
 from dsl.generate import ProblemKind, generate_problem, plan_problems
+from dsl.owned import OutputError
 from dsl.syntax import format_image
 
 OFFICIAL_DEV = Path(__file__).resolve().parents[3] / "shared" / "data" / "official_dev"
@@ -83,7 +84,7 @@ def test_generation_resumes_and_ignores_the_worker_count(dataset, tmp_path):
     write_dataset(parallel, COUNTS, seed=SEED, workers=2, size=64, progress=False)
     for kind in ("ff", "bd", "hd"):
         assert programs_file(parallel, kind).read_text() == programs_file(dataset, kind).read_text()
-    with pytest.raises(SystemExit, match="seed"):
+    with pytest.raises(OutputError, match="seed"):
         write_dataset(dataset, COUNTS, seed=SEED + 1, workers=1, size=64, progress=False)
 
 

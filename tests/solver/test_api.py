@@ -69,8 +69,9 @@ def test_explanation_is_json_serialisable():
 
 def test_perception_callable_supplies_programs():
     entry = read_programs(OFFICIAL_DEV / "ff")[FREE_FORM]
-    blank = np.full((8, 8), 255, dtype=np.uint8)
-    given = ProblemInput([blank] * 6, list(entry.negatives[:6]), [blank, entry.negatives[6]])
+    drawn = np.full((8, 8), 255, dtype=np.uint8)
+    drawn[4, 1:7] = 0  # a line: any drawing will do, the perception given reads them all the same
+    given = ProblemInput([drawn] * 6, list(entry.negatives[:6]), [drawn, entry.negatives[6]])
     calls = []
 
     def perception(images):
@@ -102,7 +103,8 @@ def test_a_folder_is_solved_from_its_pixels_unless_oracle():
 
 def test_pixels_without_perception_use_the_default_pipeline(monkeypatch):
     entry = read_programs(OFFICIAL_DEV / "ff")[FREE_FORM]
-    blank = np.full((8, 8), 255, dtype=np.uint8)
+    drawn = np.full((8, 8), 255, dtype=np.uint8)
+    drawn[4, 1:7] = 0
     calls = []
 
     def perception(images):
@@ -110,7 +112,7 @@ def test_pixels_without_perception_use_the_default_pipeline(monkeypatch):
         return [entry.positives[0]] * len(images)
 
     monkeypatch.setattr(api, "_default_perception", lambda: perception)
-    solve_problem(ProblemInput([blank] * 6, list(entry.negatives[:6]), [blank, entry.negatives[6]]))
+    solve_problem(ProblemInput([drawn] * 6, list(entry.negatives[:6]), [drawn, entry.negatives[6]]))
     assert calls == [7]
 
 

@@ -50,11 +50,11 @@ def test_eval_resumes_without_solving_again(small_root: Path, tmp_path: Path):
     evaluate(str(small_root), "tiny", out, 2, True, 1, 5.0)
     partial = out.with_name("eval.json.jsonl")
     first = partial.read_text().splitlines()
-    assert len(first) == 2
-    partial.write_text("\n".join(first) + "\n" + first[0][:20])  # a line cut by an interruption
+    assert len(first) == 3  # the header and two records
+    partial.write_text("\n".join(first) + "\n" + first[1][:20])  # a line cut by an interruption
     summary = evaluate(str(small_root), "tiny", out, None, True, 1, 5.0)
     lines = partial.read_text().splitlines()
-    assert lines[:2] == first
+    assert lines[:3] == first
     assert len(summary["problems"]) == 3
     assert len(_read_done(partial)) == 3
 

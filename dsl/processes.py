@@ -1,0 +1,37 @@
+"""Worker processes that leave interrupts to their parent and do not outlive it.
+
+Ctrl-C in a terminal sends SIGINT to every process of the foreground group: a pool worker that raised
+KeyboardInterrupt inside a queue read left the pool's lock taken and its `terminate` hanging. Workers
+therefore ignore SIGINT (the parent alone is interrupted and shuts the pool down), and ask the kernel
+(Linux: PR_SET_PDEATHSIG) for SIGTERM when their parent dies, so a killed parent leaves no orphans.
+`worker_setup` is the pools' initializer: `Pool(n, initializer=worker_setup, initargs=(os.getpid(),))`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import signal
+import sys
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass  # no prctl: the worker still ends when its task queue closes
+
+
+def worker_setup(parent: int | None = None) -> None:
+    """Pool initializer: ignore SIGINT, end with the parent (`parent`: its pid, to catch a parent that
+    died before the request was made)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent()
+    if parent is not None and os.getppid() != parent:
+        os._exit(1)
