@@ -150,7 +150,7 @@ def fit_iou(image: np.ndarray, program: ImageProgram, poses) -> float:
 
 def teacher_forced(model: Decoder, items: list[tuple]) -> dict[str, list]:
     """Per-step correctness of kind / stroke and absolute argument errors, the previous steps being the
-    truth in the tracing the decoder is taught (`perception.geometry.target_tracing`), its turtle walking
+    truth in the tracing the decoder is taught (`dsl.walk.target_tracing`), its turtle walking
     the true actions (`perception.beam.teacher_forced`)."""
     from benchmarks.fidelity import exact_program
     from perception.beam import teacher_forced as run

@@ -20,7 +20,7 @@ from dsl.dataset import (
 from dsl.generate import ProblemKind, generate_problem, plan_problems
 from dsl.syntax import format_image
 
-OFFICIAL_DEV = Path(__file__).resolve().parents[3] / "shared" / "data" / "official_dev"
+from tests.official import OFFICIAL_DEV
 SEED = 3
 COUNTS = {ProblemKind.FREE_FORM: 2, ProblemKind.BASIC: 2, ProblemKind.ABSTRACT: 2}
 
