@@ -1,6 +1,6 @@
 """`bongard-solver bench decoder`: how well the decoder reads programs from images.
 
-    bongard-solver bench decoder --data ../shared/data/official_dev --split dev_ff --json OUT
+    bongard-solver bench decoder --data ROOT --split dev_ff --json OUT
     bongard-solver bench decoder --data generated --split ff --limit 24 --json OUT   # our own renders
 
 `--data generated` makes held-out images with our generator and renderer instead of reading a dataset:

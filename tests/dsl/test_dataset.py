@@ -188,7 +188,7 @@ def test_problem_without_program(dataset):
 # ---- the official sample -------------------------------------------------------------------------
 
 
-@pytest.mark.skipif(not OFFICIAL_DEV.exists(), reason="shared/data/official_dev not present")
+@pytest.mark.skipif(not OFFICIAL_DEV.exists(), reason="official dev data not present (BONGARD_OFFICIAL_DEV)")
 def test_official_dev_sample_loads():
     sizes = {"dev_ff": 24, "dev_bd": 24, "dev_hd": 35}
     problems = []

@@ -303,7 +303,7 @@ def nearest_library_name(shape: Shape) -> str:
     return name
 
 
-@pytest.mark.skipif(not OFFICIAL_DEV.exists(), reason="shared/data/official_dev not present")
+@pytest.mark.skipif(not OFFICIAL_DEV.exists(), reason="official dev data not present (BONGARD_OFFICIAL_DEV)")
 def test_official_dev_problems_follow_the_rules_implemented_here():
     library = load_library()
     for problem in load_split(OFFICIAL_DEV, "dev_ff"):

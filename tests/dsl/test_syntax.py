@@ -23,7 +23,7 @@ def official_action_strings():
 def test_every_official_dev_action_string_round_trips():
     strings = list(official_action_strings())
     if not strings:
-        pytest.skip("shared/data/official_dev not present")
+        pytest.skip("official dev data not present (BONGARD_OFFICIAL_DEV)")
     assert len(strings) > 8000
     mismatches = [s for s in strings if format_action(parse_action(s)) != s]
     assert mismatches == []

@@ -55,7 +55,7 @@ OFFICIAL_TRUTH = [  # its program (canonical form: its first shape listed the ot
 ]
 
 
-@pytest.mark.skipif(not OFFICIAL_IMAGE.exists(), reason="shared/data/official_dev not present")
+@pytest.mark.skipif(not OFFICIAL_IMAGE.exists(), reason="official dev data not present (BONGARD_OFFICIAL_DEV)")
 @pytest.mark.parametrize("rounds", [1, 2])
 def test_a_shape_turned_round_is_polished_again_from_where_turning_back_left_it(monkeypatch, rounds):
     # Official dev_ff image (index 181): the first shape, traced the canonical way, wants a normal stroke where the

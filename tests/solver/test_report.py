@@ -73,7 +73,7 @@ def test_html_escapes_problem_text():
     assert "orange: the shape in the missing one" in page
 
 
-@pytest.mark.skipif(not OFFICIAL_DEV.exists(), reason="shared/data/official_dev not present")
+@pytest.mark.skipif(not OFFICIAL_DEV.exists(), reason="official dev data not present (BONGARD_OFFICIAL_DEV)")
 def test_oracle_folder_solves_and_fits_poses_for_the_report(tmp_path):
     folder = sorted((OFFICIAL_DEV / "bd" / "images").iterdir())[0]
     solved = solve_folder(folder, None, oracle=True)
