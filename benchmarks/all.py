@@ -5,7 +5,8 @@ Each part is one command of this repository (`bongard-solver bench NAME ...`, `b
 run as a child process; its JSON goes to DIR/raw/<part>.json and its figures to DIR/<part>.md as a table
 (figure | value), with the command that made it and the seconds it took. DIR/figures.json holds every part's
 command, seconds and figures, and the machine (CPU, cores, load average before and after). Parts whose
-output is already there are not run again (delete DIR/raw/<part>.json to redo one).
+output is already there, made by the same command, are not run again (delete DIR/raw/<part>.json to
+redo one).
 
 `--quick` (a smoke check, under 10 minutes on 2 quiet cores): 3 generated problems per type end to end,
 small counts elsewhere. The full run uses the counts of the page (24 problems per type, 200 generated
@@ -144,14 +145,17 @@ def run_part(part: Part, paths: dict[str, str], out: Path) -> dict:
     argv = _filled(part, paths)
     command = "bongard-solver " + shlex.join(argv)
     raw = out / "raw" / f"{part.name}.json"
+    ran = raw.with_suffix(".command")  # the command that made raw: another one (e.g. --quick) runs again
     seconds = None
-    if not raw.exists():
+    if not raw.exists() or not ran.exists() or ran.read_text(encoding="utf-8") != command:
+        raw.unlink(missing_ok=True)
         started = time.perf_counter()
         done = subprocess.run([sys.executable, "-m", "solver.cli", *argv], stdout=subprocess.DEVNULL)
         seconds = round(time.perf_counter() - started, 1)
         if done.returncode != 0 or not raw.exists():
             print(f"bench all: {part.name} failed (exit {done.returncode}): {command}", file=sys.stderr)
             return {"command": command, "seconds": seconds, "error": f"exit {done.returncode}", "figures": {}}
+        ran.write_text(command, encoding="utf-8")
     figures = flatten(json.loads(raw.read_text(encoding="utf-8")))
     (out / f"{part.name}.md").write_text(markdown_table(part.title, command, seconds or 0.0, figures), encoding="utf-8")
     return {"command": command, "seconds": seconds, "figures": figures}
@@ -183,8 +187,9 @@ def main(argv: list[str] | None = None) -> int:
     (out / "raw").mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     report: dict = {"quick": args.quick, "machine": machine(), "load_before": os.getloadavg(), "parts": {}}
-    paths = {"data": str(out / "data"), "oracle": str(out / "oracle"), "root": str(args.data), "raw": str(out / "raw")}
-    report["generate"] = [generate(out / "data", _counts(args.quick)["per_type"], SEED, args.workers)]
+    data = out / ("data_quick" if args.quick else "data")  # apart, so a quick run's commands differ from a full run's
+    paths = {"data": str(data), "oracle": str(out / "oracle"), "root": str(args.data), "raw": str(out / "raw")}
+    report["generate"] = [generate(data, _counts(args.quick)["per_type"], SEED, args.workers)]
     parts = generated_parts(args.quick, args.workers)
     if not args.quick:
         report["generate"].append(generate(out / "oracle", 200, ORACLE_SEED, args.workers, abstract_only=True, size=32))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -53,6 +54,8 @@ def test_a_tiny_part_runs_and_leaves_its_table_and_figures(tmp_path: Path):
     assert result["command"] in table
     again = bench_all.run_part(part, {"raw": str(tmp_path / "raw")}, tmp_path)  # its JSON is there: not run again
     assert again["seconds"] is None and again["figures"] == result["figures"]
+    other = bench_all.Part("render", "Renderer speed", part.argv[:3] + ("5",) + part.argv[4:])
+    assert bench_all.run_part(other, {"raw": str(tmp_path / "raw")}, tmp_path)["seconds"] is not None
 
 
 def test_a_failing_part_is_reported(tmp_path: Path):
@@ -70,3 +73,14 @@ def test_a_root_without_the_split_file_is_refused(tmp_path: Path):
 def test_the_machine_is_named():
     figures = bench_all.machine()
     assert figures["cores"] >= 1 and figures["cpu"]
+
+
+def test_a_quick_run_of_one_part_writes_its_table_and_figures_json(tmp_path: Path):
+    out = tmp_path / "out"
+    assert bench_all.main(["--out", str(out), "--quick", "--only", "render"]) == 0
+    report = json.loads((out / "figures.json").read_text(encoding="utf-8"))
+    assert report["quick"] is True and list(report["parts"]) == ["render"]
+    assert report["parts"]["render"]["figures"]["ms_per_image_512"] > 0
+    assert "--seed 20261125" in report["generate"][0]
+    assert (out / "data_quick" / "ShapeBongard_V2_split.json").is_file()
+    assert (out / "render.md").read_text().startswith("## Renderer speed")
