@@ -88,6 +88,13 @@ def official_parts(quick: bool, workers: int) -> list[Part]:
              ("bench", "decoder", "--data", "{root}", "--split", "dev_bd", "--product", "--refine", "--threads", "1")
              + limit),
     ]
+    for split in ("dev_bd", "dev_hd"):
+        parts.append(Part(f"official_shapes_{split}", f"Library-shape classifier (official {split})",
+                          ("bench", "shapes", "--data", "{root}", "--split", split) + limit))
+    for split in ("dev_ff", "dev_bd"):
+        parts.append(Part(f"official_refine_{split}", f"Search from synthetic proposals (official {split})",
+                          ("bench", "refine", "--data", "{root}", "--split", split)
+                          + (("--limit", str(c["refine_images"] // 2)) if quick else ())))
     for split in ("dev_ff", "dev_bd", "dev_hd"):
         parts.append(Part(f"official_oracle_{split}", f"Rule induction with oracle programs (official {split})",
                           ("eval", "--data", "{root}", "--split", split, "--oracle", "--workers", "1")))
@@ -203,7 +210,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench all: {part.name} done ({result['seconds']} s)", file=sys.stderr, flush=True)
     report["load_after"] = os.getloadavg()
     report["seconds"] = round(time.perf_counter() - started, 1)
-    (out / "figures.json").write_text(json.dumps(report, indent=1), encoding="utf-8")
+    previous = out / "figures.json"
+    if args.only and previous.is_file():  # the parts not run this time keep their figures
+        kept = json.loads(previous.read_text(encoding="utf-8")).get("parts", {})
+        report["parts"] = {**{k: v for k, v in kept.items() if k not in report["parts"]}, **report["parts"]}
+    previous.write_text(json.dumps(report, indent=1), encoding="utf-8")
     failed = [name for name, r in report["parts"].items() if "error" in r]
     print(f"bench all: {len(report['parts'])} parts in {report['seconds']} s, written to {out}"
           + (f"; failed: {', '.join(failed)}" if failed else ""))

@@ -77,9 +77,13 @@ def test_the_machine_is_named():
 
 def test_a_quick_run_of_one_part_writes_its_table_and_figures_json(tmp_path: Path):
     out = tmp_path / "out"
+    out.mkdir()
+    earlier = {"command": "bongard-solver bench attributes", "seconds": 1.0, "figures": {"agreement_overall": 0.99}}
+    (out / "figures.json").write_text(json.dumps({"parts": {"attributes": earlier}}), encoding="utf-8")
     assert bench_all.main(["--out", str(out), "--quick", "--only", "render"]) == 0
     report = json.loads((out / "figures.json").read_text(encoding="utf-8"))
-    assert report["quick"] is True and list(report["parts"]) == ["render"]
+    assert report["quick"] is True and sorted(report["parts"]) == ["attributes", "render"]
+    assert report["parts"]["attributes"] == earlier  # a part not run this time keeps its figures
     assert report["parts"]["render"]["figures"]["ms_per_image_512"] > 0
     assert "--seed 20261125" in report["generate"][0]
     assert (out / "data_quick" / "ShapeBongard_V2_split.json").is_file()
