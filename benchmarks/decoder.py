@@ -1,6 +1,6 @@
 """`bongard-solver bench decoder`: how well the decoder reads programs from images.
 
-    bongard-solver bench decoder --data ../shared/data/official_dev --split dev_ff --json OUT
+    bongard-solver bench decoder --data ROOT --split dev_ff --json OUT
     bongard-solver bench decoder --data generated --split ff --limit 24 --json OUT   # our own renders
 
 `--data generated` makes held-out images with our generator and renderer instead of reading a dataset:
@@ -152,7 +152,7 @@ def fit_iou(image: np.ndarray, program: ImageProgram, poses) -> float:
 
 def teacher_forced(model: Decoder, items: list[tuple]) -> dict[str, list]:
     """Per-step correctness of kind / stroke and absolute argument errors, the previous steps being the
-    truth in the tracing the decoder is taught (`perception.geometry.target_tracing`), its turtle walking
+    truth in the tracing the decoder is taught (`dsl.walk.target_tracing`), its turtle walking
     the true actions (`perception.beam.teacher_forced`)."""
     from benchmarks.fidelity import exact_program
     from perception.beam import teacher_forced as run

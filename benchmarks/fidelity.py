@@ -36,7 +36,6 @@ from dsl.syntax import format_action, parse_image
 from dsl.turtle import MarkKind, execute_shape
 from dsl.types import ImageProgram, Pose, Shape, StrokeType
 
-DEFAULT_ROOT = Path("/work/shared/data/official_dev")
 KINDS = ("ff", "bd", "hd")
 INK_THRESHOLD = 128
 VIEW = official_view(512)
@@ -404,7 +403,7 @@ def summarise(fits: list[Fit]) -> dict[str, object]:
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="bongard-solver bench fidelity", description=__doc__.split("\n")[0])
-    parser.add_argument("--root", type=Path, default=DEFAULT_ROOT, help="official dataset root (ff/bd/hd folders)")
+    parser.add_argument("--root", type=Path, required=True, help="official dataset root (ff/bd/hd folders)")
     parser.add_argument("--n", type=count(1), default=40, help="number of official images")
     parser.add_argument("--no-refine", action="store_true", help="skip the image-based refinement")
     parser.add_argument("--picture", type=Path, default=None, help="write official | ours | overlay rows here")

@@ -1,6 +1,6 @@
 """`bongard-solver bench shapes`: how well the shape classifier names the library shapes of an image.
 
-    bongard-solver bench shapes --data ../shared/data/official_dev --split dev_bd --json OUT
+    bongard-solver bench shapes --data ROOT --split dev_bd --json OUT
     bongard-solver bench shapes --data generated --limit 2000 --json OUT   # our renders, a fresh seed
 
 Every image of the split whose program draws library shapes only (free-form images are skipped). The truth

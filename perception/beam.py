@@ -7,7 +7,7 @@ offers discrete continuations: NEXT with the heaviest start components (position
 components (close components merged, `mixture_options`); the best of these by score get a stroke strip
 each and their top stroke types. The score of an option is its log-probability (continuous values: the
 log-weight of the component they came from). A hypothesis that chooses an action walks its turtle along
-it (`perception.geometry.walk`) and draws it on its canvas, exactly as the training data was drawn.
+it (`dsl.walk.walk`) and draws it on its canvas, exactly as the training data was drawn.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from PIL import Image
 from dsl.canonical import Segment
 from perception.data import (CANVAS, _as_official, apply_correction, crop_box, null_state, prepare_image, state_from_start,
                              token_segment)
-from perception.geometry import State, draw_paths, pen_width, segment_middle, walk
+from dsl.walk import State, segment_middle, walk
+from perception.glimpse import draw_paths, pen_width
 from perception.model import ARC, CURVE, LINE, NEXT, STOP, TURN, Decoder, mixture_options
 
 

@@ -1,7 +1,7 @@
 """Training data for the decoder: sampled programs, rendered images, and the turtle's walk through them.
 
 Images. Every image is rendered at the official 512 px framing (`dsl.raster`). The decoder sees it three
-ways (see `perception.geometry`): the ink crop at 128 px (global view, as `prepare_image` makes it for a
+ways (see `perception.glimpse`): the ink crop at 128 px (global view, as `prepare_image` makes it for a
 dataset PNG), local glimpses of the 512 px image around the turtle, and stroke strips along one action.
 
 Programs (`sample_training_program`), official poses and scales (spec §2.6):
@@ -12,7 +12,7 @@ Programs (`sample_training_program`), official poses and scales (spec §2.6):
              scales 150-320 (one shape) or 150-260 (two).
 
 Targets. A picture does not show where a shape starts, which way it was traced, nor the shape order. The
-decoder is taught one tracing per image, chosen from the picture (`perception.geometry.target_tracing`:
+decoder is taught one tracing per image, chosen from the picture (`dsl.walk.target_tracing`:
 the top-most start point, then the rightward direction, shapes in the same order) among the equivalent
 tracings of `dsl.canonical.travel_variants`; decoded programs are canonicalised (`canonical_image`)
 before they are compared or merged, so any tracing of the right picture counts.
@@ -50,7 +50,8 @@ from dsl.library import load_library
 from dsl.raster import render_drawing
 from dsl.turtle import execute_image
 from dsl.types import DATASET_STROKE_TYPES, ActionKind, ImageProgram, Pose, Shape
-from perception.geometry import CANVAS, State, draw_paths, pen_width, segment_middle, target_tracing, walk
+from dsl.walk import State, segment_middle, target_tracing, walk
+from perception.glimpse import CANVAS, draw_paths, pen_width
 
 INK_THRESHOLD = 48  # ink level (0-255) that counts as drawn when finding the crop
 CROP_MARGIN = 0.06  # margin around the ink, a fraction of the ink's larger side, plus 3 px

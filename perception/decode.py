@@ -166,13 +166,13 @@ class StrokeReading:
 @torch.no_grad()
 def read_strokes(model: Decoder, images: list[np.ndarray], program: ImageProgram, poses: list) -> list[StrokeReading]:
     """Per image (`poses[k]`: the program's poses in image k), the decoder teacher-forced along the program
-    (`perception.beam.teacher_forced`, the tracing it was taught: `perception.geometry.target_tracing`)
+    (`perception.beam.teacher_forced`, the tracing it was taught: `dsl.walk.target_tracing`)
     judges every action's stroke type (`StrokeReading`)."""
     from dsl.canonical import from_travel_form
     from dsl.types import DATASET_STROKE_TYPES
     from perception.beam import teacher_forced
     from perception.data import example_steps
-    from perception.geometry import target_tracing
+    from dsl.walk import target_tracing
 
     steps = [example_steps(program, image_poses, image, None) for image, image_poses in zip(images, poses)]
     out = []

@@ -1,6 +1,6 @@
 """The action decoder: CNNs read the image where the turtle is, an LSTM emits one action per step.
 
-Per step t the decoder looks at three views (`perception.geometry`):
+Per step t the decoder looks at three views (`perception.glimpse`):
   global  the ink crop and the drawn-so-far canvas at 64 px          -> g (what is left to draw, where)
   local   a glimpse of both around the turtle, rotated to its travel -> l (what leaves the turtle here)
   strip   the image along one candidate action (given its geometry)  -> the stroke type
@@ -30,7 +30,7 @@ import torch.nn.functional as F
 from torch.distributions import Categorical, Independent, MixtureSameFamily, Normal, VonMises
 
 from perception.config import DecoderConfig
-from perception.geometry import LOCAL_REACH, START_REACH, STRIP_ACROSS, STRIP_ALONG, glimpse_grid
+from perception.glimpse import LOCAL_REACH, START_REACH, STRIP_ACROSS, STRIP_ALONG, glimpse_grid
 
 N_KINDS = 4  # StepKind
 N_STROKES = 5  # DATASET_STROKE_TYPES

@@ -14,7 +14,7 @@ import numpy as np
 
 from dsl.canonical import to_travel_form
 from dsl.types import ImageProgram
-from perception.geometry import State, walk_shape
+from dsl.walk import State, walk_shape
 from search.template import Target, resample
 
 END_TIP = 5.0  # pixels (along the ink) at an end of the ink whose middle is taken as the centreline's end

@@ -11,7 +11,7 @@ whole stretches (an action too many or too few, often with another error), but t
 directions and units are nearly always right; the tracer starts from them.
 
 Per start (the forward and the backward start of every shape of the decoder's best readings,
-`perception.geometry.variant_starts`, with their poses fitted): a beam search over the moves
+`dsl.walk.variant_starts`, with their poses fitted): a beam search over the moves
 (`kernels.trace_steps`). A move is allowed only if it runs along ink (mean distance to the ink at most
 MAX_FORWARD units); a partial trace is scored by
 
@@ -52,7 +52,7 @@ import numpy as np
 
 from dsl.canonical import Segment, from_travel_form, same_image, shape_key
 from dsl.types import ActionKind, ImageProgram, StrokeType
-from perception.geometry import PIXELS_PER_UNIT, State, variant_starts, walk
+from dsl.walk import PIXELS_PER_UNIT, State, variant_starts, walk
 from search import kernels
 from search.paths import centrelines, chamfer, ink_ends, path_gap
 from search.pose import fit

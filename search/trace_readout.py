@@ -13,7 +13,7 @@ import numpy as np
 
 from dsl.canonical import Segment, from_travel_form
 from dsl.types import ActionKind, ImageProgram, StrokeType
-from perception.geometry import State, walk_shape
+from dsl.walk import State, walk_shape
 from search.template import Target
 from search.trace import Traced, starts
 

@@ -21,7 +21,7 @@ from dsl.generate import ProblemKind, generate_problem, plan_problems
 from dsl.owned import OutputError
 from dsl.syntax import format_image
 
-OFFICIAL_DEV = Path(__file__).resolve().parents[3] / "shared" / "data" / "official_dev"
+from tests.official import OFFICIAL_DEV
 SEED = 3
 COUNTS = {ProblemKind.FREE_FORM: 2, ProblemKind.BASIC: 2, ProblemKind.ABSTRACT: 2}
 
@@ -189,7 +189,7 @@ def test_problem_without_program(dataset):
 # ---- the official sample -------------------------------------------------------------------------
 
 
-@pytest.mark.skipif(not OFFICIAL_DEV.exists(), reason="shared/data/official_dev not present")
+@pytest.mark.skipif(not OFFICIAL_DEV.exists(), reason="official dev data not present (BONGARD_OFFICIAL_DEV)")
 def test_official_dev_sample_loads():
     sizes = {"dev_ff": 24, "dev_bd": 24, "dev_hd": 35}
     problems = []

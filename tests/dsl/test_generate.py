@@ -1,6 +1,5 @@
 import collections
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -25,6 +24,7 @@ from dsl.dataset import load_split
 from dsl.library import ATTRIBUTES, load_library
 from dsl.turtle import execute_image
 from dsl.types import DATASET_STROKE_TYPES, Action, ImageProgram, Shape, StrokeType
+from tests.official import OFFICIAL_DEV
 
 # Appendix A: number of valid pairs per first attribute.
 APPENDIX_A_COUNTS = {
@@ -288,7 +288,6 @@ def test_training_images(kind):
 
 # ---- the official sample obeys the same rules ----------------------------------------------------
 
-OFFICIAL_DEV = Path(__file__).resolve().parents[3] / "shared" / "data" / "official_dev"
 
 
 def nearest_library_name(shape: Shape) -> str:
@@ -304,7 +303,7 @@ def nearest_library_name(shape: Shape) -> str:
     return name
 
 
-@pytest.mark.skipif(not OFFICIAL_DEV.exists(), reason="shared/data/official_dev not present")
+@pytest.mark.skipif(not OFFICIAL_DEV.exists(), reason="official dev data not present (BONGARD_OFFICIAL_DEV)")
 def test_official_dev_problems_follow_the_rules_implemented_here():
     library = load_library()
     for problem in load_split(OFFICIAL_DEV, "dev_ff"):

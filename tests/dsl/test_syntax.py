@@ -1,5 +1,4 @@
 import json
-from pathlib import Path
 
 import pytest
 from hypothesis import given, strategies as st
@@ -7,7 +6,7 @@ from hypothesis import given, strategies as st
 from dsl.syntax import ActionStringError, format_action, parse_action, parse_image
 from dsl.types import ActionKind, StrokeType
 
-OFFICIAL_DEV = Path(__file__).resolve().parents[3] / "shared" / "data" / "official_dev"
+from tests.official import OFFICIAL_DEV
 
 
 def official_action_strings():
@@ -24,7 +23,7 @@ def official_action_strings():
 def test_every_official_dev_action_string_round_trips():
     strings = list(official_action_strings())
     if not strings:
-        pytest.skip("shared/data/official_dev not present")
+        pytest.skip("official dev data not present (BONGARD_OFFICIAL_DEV)")
     assert len(strings) > 8000
     mismatches = [s for s in strings if format_action(parse_action(s)) != s]
     assert mismatches == []

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,12 +16,12 @@ from dsl.types import ImageProgram
 from dsl.raster import official_view
 from dsl.turtle import execute_shape
 from perception.data import apply_correction, example_steps, jitter, prepare_image, sample_training_program, steps_program
-from perception.geometry import State, variant_starts, walk_shape
+from dsl.walk import State, variant_starts, walk_shape
 from perception.decode import DEFAULT_CHECKPOINT, Proposal, decode_images, load_decoder, snap_free_form
 from perception.commands import add_arguments
 from perception.train import train
 
-OFFICIAL_DEV = Path(__file__).resolve().parents[3] / "shared" / "data" / "official_dev"
+from tests.official import OFFICIAL_DEV
 
 
 def test_the_taught_tracing_encodes_the_program():

@@ -1,6 +1,5 @@
 """Stroke types chosen by the pixel score, with the direction of travel chosen too."""
 
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,6 +12,7 @@ from dsl.types import ImageProgram, Pose, Shape, StrokeType
 from search import pose, strokes
 from search.strokes import assign_strokes, assign_strokes_either_way
 from search.template import make_target, template
+from tests.official import OFFICIAL_DEV
 
 DRAWN = [
     [["line_triangle_1.000-0.500", "line_zigzag_1.000-0.750", "arc_triangle_0.500_0.625-0.500",
@@ -46,7 +46,7 @@ def test_a_shape_traced_the_right_way_keeps_its_direction():
     assert either == program
 
 
-OFFICIAL_IMAGE = (Path(__file__).resolve().parents[3] / "shared" / "data" / "official_dev" / "ff" / "images"
+OFFICIAL_IMAGE = (OFFICIAL_DEV / "ff" / "images"
                   / "ff_nact4_5_0600" / "0" / "6.png")
 OFFICIAL_TRUTH = [  # its program (canonical form: its first shape listed the other way round from the drawing)
     ["line_square_1.000-0.500", "line_square_1.000-0.500", "line_triangle_1.000-0.250", "arc_circle_0.500_0.375-0.250"],
@@ -55,7 +55,7 @@ OFFICIAL_TRUTH = [  # its program (canonical form: its first shape listed the ot
 ]
 
 
-@pytest.mark.skipif(not OFFICIAL_IMAGE.exists(), reason="shared/data/official_dev not present")
+@pytest.mark.skipif(not OFFICIAL_IMAGE.exists(), reason="official dev data not present (BONGARD_OFFICIAL_DEV)")
 @pytest.mark.parametrize("rounds", [1, 2])
 def test_a_shape_turned_round_is_polished_again_from_where_turning_back_left_it(monkeypatch, rounds):
     # Official dev_ff image (index 181): the first shape, traced the canonical way, wants a normal stroke where the

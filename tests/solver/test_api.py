@@ -12,9 +12,7 @@ from dsl.dataset import load_problem, read_programs
 from solver import ProblemInput, SolverError, api, solve_problem
 from solver.rules import Family
 
-OFFICIAL_DEV = Path(__file__).resolve().parents[3] / "shared" / "data" / "official_dev"
-if not OFFICIAL_DEV.exists():
-    OFFICIAL_DEV = Path("/work/shared/data/official_dev")
+from tests.official import OFFICIAL_DEV
 pytestmark = pytest.mark.skipif(not OFFICIAL_DEV.exists(), reason="official_dev data not available")
 
 FREE_FORM = "ff_nact4_0600"

@@ -11,7 +11,7 @@ import pytest
 from solver.cli import main
 from solver.commands import _read_done, evaluate
 
-OFFICIAL_DEV = Path("/work/shared/data/official_dev")
+from tests.official import OFFICIAL_DEV
 pytestmark = pytest.mark.skipif(not OFFICIAL_DEV.exists(), reason="official_dev data not available")
 GOOD = ["ff_nact4_0600", "ff_nact5_0600"]
 BROKEN = "ff_nact6_0600"

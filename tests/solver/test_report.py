@@ -1,5 +1,4 @@
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,7 +9,7 @@ from dsl.types import Pose
 from solver.product import solve_folder
 from solver.report import ReportImage, overlay_picture, render_html, write_report
 
-OFFICIAL_DEV = Path(__file__).resolve().parents[3] / "shared" / "data" / "official_dev"
+from tests.official import OFFICIAL_DEV
 TRIANGLE = parse_image([["line_normal_1.000-0.500", "line_normal_1.000-0.833", "line_normal_1.000-0.833"]])
 
 
@@ -74,7 +73,7 @@ def test_html_escapes_problem_text():
     assert "orange: the shape in the missing one" in page
 
 
-@pytest.mark.skipif(not OFFICIAL_DEV.exists(), reason="shared/data/official_dev not present")
+@pytest.mark.skipif(not OFFICIAL_DEV.exists(), reason="official dev data not present (BONGARD_OFFICIAL_DEV)")
 def test_oracle_folder_solves_and_fits_poses_for_the_report(tmp_path):
     folder = sorted((OFFICIAL_DEV / "bd" / "images").iterdir())[0]
     solved = solve_folder(folder, None, oracle=True)
