@@ -36,6 +36,9 @@ LOGIT_CLIP = 6.0
 FEATURES = ("bias", "vote", "context_errors", "hypothesis", "read", "disagrees", "h_margin", "library",
             "classifier_logit")
 MODEL_FILE = "confidence.json"
+SIGNS = {"vote": 1, "context_errors": -1, "disagrees": -1, "h_margin": 1, "classifier_logit": 1}  # the direction
+# each weight may take (evidence that supports the label cannot lower its confidence): wrong answers are few, and
+# a free fit on few of them can turn a weight round
 
 
 def _logit(p: float) -> float:
@@ -84,7 +87,7 @@ def calibrated(values: dict[str, float], model: dict | None = None) -> float:
     model = model if model is not None else load_model()
     if model is None:
         return 0.5 + values["vote"]
-    z = sum(model["weights"].get(name, 0.0) * values[name] for name in FEATURES)
+    z = sum(model["weights"].get(name, 0.0) * values.get(name, 0.0) for name in FEATURES)
     return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
 
 
@@ -98,11 +101,12 @@ def query_confidences(solution, evidence: list[dict | None]) -> tuple[tuple[floa
 
 
 def fit(rows: list[dict[str, float]], correct: list[bool], l2: float = 1.0) -> dict[str, float]:
-    """Logistic-regression weights (L2 penalty `l2` on all but the bias) for P(label right | features)."""
+    """Logistic-regression weights (L2 penalty `l2` on all but the bias; each weight of SIGNS kept to its
+    sign) for P(label right | features)."""
     import numpy as np
     from scipy.optimize import minimize
 
-    x = np.array([[row[name] for name in FEATURES] for row in rows], dtype=float)
+    x = np.array([[row.get(name, 0.0) for name in FEATURES] for row in rows], dtype=float)
     y = np.array(correct, dtype=float)
     penalty = np.array([0.0] + [l2] * (len(FEATURES) - 1))
 
@@ -112,7 +116,9 @@ def fit(rows: list[dict[str, float]], correct: list[bool], l2: float = 1.0) -> d
         value = float(np.sum(np.logaddexp(0.0, z) - y * z) + 0.5 * np.sum(penalty * w * w))
         return value, x.T @ (p - y) + penalty * w
 
-    found = minimize(loss, np.zeros(len(FEATURES)), jac=True, method="L-BFGS-B")
+    bounds = [(0.0, None) if SIGNS.get(name) == 1 else (None, 0.0) if SIGNS.get(name) == -1 else (None, None)
+              for name in FEATURES]
+    found = minimize(loss, np.zeros(len(FEATURES)), jac=True, method="L-BFGS-B", bounds=bounds)
     return {name: round(float(w), 5) for name, w in zip(FEATURES, found.x)}
 
 
