@@ -139,13 +139,18 @@ def literal_phrase(literal: Literal) -> str:
 
 
 def _range(first: Literal, second: Literal) -> str | None:
-    """'has three to five straight lines' for at least three and at most five of one count."""
-    low, high = sorted((first, second), key=lambda lit: lit.comparison is Comparison.LE)
+    """Two literals of one count as one phrase: 'has three to five straight lines' (at least three, at most
+    five); 'can be counted as both four and six straight lines' (a line cut by crossings reads either way)."""
     if (first.family is not Family.COUNT or second.family is not Family.COUNT or first.name != second.name
-            or first.negated or second.negated or (low.comparison, high.comparison) != (Comparison.GE, Comparison.LE)):
+            or first.negated or second.negated):
         return None
+    low, high = sorted((first, second), key=lambda lit: (lit.comparison is Comparison.LE, lit.value))
     plural = COUNT_NOUNS.get(low.name, (low.name, low.name.replace("_", " ")))[1]
-    return f"has {number_word(low.value)} to {number_word(high.value)} {plural}"
+    if (low.comparison, high.comparison) == (Comparison.GE, Comparison.LE):
+        return f"has {number_word(low.value)} to {number_word(high.value)} {plural}"
+    if (low.comparison, high.comparison) == (Comparison.EQ, Comparison.EQ):
+        return f"can be counted as both {number_word(low.value)} and {number_word(high.value)} {plural}"
+    return None
 
 
 def rule_phrase(rule: Rule) -> str:

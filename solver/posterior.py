@@ -27,8 +27,12 @@ from dataclasses import replace
 from solver.facts import ProblemFacts, Role
 from solver.induce import Induction, InducedRule
 from solver.pools import library_size, literal_pool
+from solver.rules import Rule
 
 LENGTH_PENALTY = 2.0  # nats per unit of rule length
+NEGATION_PENALTY = 2.0  # nats per negated literal, beyond its length
+POOL_MIN = 10  # a pair concept's pools (both literals, each without the other) hold at least this many shapes
+SMALL_POOL_PENALTY = 6.0  # nats for a two-literal rule with a pool below POOL_MIN
 NOISE = 0.02  # chance that a context image lies outside the pools of the concept
 KEEP = 1e-4  # rules whose posterior is below KEEP times the best are dropped
 
@@ -70,6 +74,17 @@ def log_likelihood(induced: InducedRule, facts: ProblemFacts) -> float | None:
     return total
 
 
+def log_prior(rule: Rule, length_penalty: float = LENGTH_PENALTY) -> float:
+    """Short rules, plain literals: a negated literal costs more than its length says; a pair whose pools
+    are too small for the generator to have drawn its context from them (spec §3.4) costs more still."""
+    prior = -length_penalty * rule.length - NEGATION_PENALTY * sum(lit.negated for lit in rule.literals)
+    if len(rule.literals) == 2:
+        first, second = (literal_pool(lit) for lit in rule.literals)
+        if min((first & second).bit_count(), (first & ~second).bit_count(), (~first & second).bit_count()) < POOL_MIN:
+            prior -= SMALL_POOL_PENALTY
+    return prior
+
+
 def rank(induction: Induction, facts: ProblemFacts, length_penalty: float = LENGTH_PENALTY) -> Induction | None:
     """The induction's rules ordered by posterior, with normalised posterior weights (None if some rule
     is outside the attribute and count families)."""
@@ -78,7 +93,7 @@ def rank(induction: Induction, facts: ProblemFacts, length_penalty: float = LENG
         likelihood = log_likelihood(induced, facts)
         if likelihood is None:
             return None
-        scored.append((likelihood - length_penalty * induced.rule.length, induced))
+        scored.append((likelihood + log_prior(induced.rule, length_penalty), induced))
     if not scored:
         return None
     best = max(score for score, _ in scored)

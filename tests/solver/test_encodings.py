@@ -354,7 +354,15 @@ def test_no_rule_contradicts_itself():
     assert "concept(I) :- image(I), count(I,straight_lines,0)." in texts
 
 
-def test_two_literals_of_one_count_only_as_a_range():
+def test_two_values_of_one_count_when_an_image_reads_as_both():
+    """A line cut by a crossing is one line or two segments: four and six straight lines is a concept."""
+    a = [image(f"a{i}", counts={"straight_lines": (4, 5, 6)}) for i in range(6)]
+    b = [image(f"b{i}", counts={"straight_lines": n}) for i, n in enumerate((4, (4, 5), (4, 5), 6, (5, 6), (5, 6)))]
+    rules = optimal_rules(ProblemFacts(tuple(a), tuple(b), ()), ("rule.lp", "count.lp"))
+    assert rules == {"concept(I) :- image(I), count(I,straight_lines,4), count(I,straight_lines,6)."}
+
+
+def test_two_literals_of_one_count_only_as_a_range_or_two_readings():
     a = [image(f"a{i}", counts={"straight_lines": n}) for i, n in enumerate((3, 4, 5, 3, 4, 5))]
     b = [image(f"b{i}", counts={"straight_lines": n}) for i, n in enumerate((1, 2, 6, 7, 8, 9))]
     facts = ProblemFacts(tuple(a), tuple(b), ())

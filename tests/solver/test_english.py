@@ -45,6 +45,8 @@ COUNT_RULES = [
     ((count("straight_lines", "eq", 3, True),), "does not have exactly three straight lines"),
     ((count("straight_lines", "ge", 3), count("straight_lines", "le", 5)), "has three to five straight lines"),
     ((count("straight_lines", "le", 5), count("straight_lines", "ge", 3)), "has three to five straight lines"),
+    ((count("straight_lines", "eq", 6), count("straight_lines", "eq", 4)),
+     "can be counted as both four and six straight lines"),
     ((count("arcs", "ge", 1),), "has at least one arc"),
     ((count("arcs", "ge", 2),), "has two or more arcs"),
     ((count("arcs", "le", 2),), "has at most two arcs"),
