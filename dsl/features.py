@@ -69,7 +69,7 @@ from dsl.geometry import (
 )
 from dsl.library import ATTRIBUTES
 from dsl.stroke_graph import Face, StrokeGraph
-from dsl.types import ImageProgram, Shape
+from dsl.types import ImageProgram, Shape, StrokeType
 
 COUNT_NAMES = (
     "straight_lines", "straight_segments", "arcs", "corners", "acute_angles", "right_angles",
@@ -197,8 +197,9 @@ def shape_counts(facts: ShapeGeometryFacts, shape: Shape) -> dict[str, int]:
 
 def image_features(program: ImageProgram) -> ImageFeatures:
     """Attributes (keyed by `dsl.library.ATTRIBUTES`, None = not applicable) and counts of an image.
-    Memoised per program; the caller gets its own dictionaries."""
-    cached = _image_features(program)
+    Memoised per program drawn with normal strokes (stroke types never change a feature), so a library
+    shape drawn with other strokes is computed once; the caller gets its own dictionaries."""
+    cached = _image_features(ImageProgram(tuple(shape.with_strokes(StrokeType.NORMAL) for shape in program.shapes)))
     return ImageFeatures(dict(cached.attributes), dict(cached.counts))
 
 

@@ -12,6 +12,7 @@ from solver.induce import Induction, InducedRule, Outcome
 from solver.rules import Family, Literal
 
 ROLE_TEXT = {Role.A.value: "A", Role.B.value: "B", Role.QUERY.value: "query"}
+UNDECIDED = 0.5  # a chosen rule scoring less than this: the text says the evidence does not decide
 
 
 def _value(value) -> str:
@@ -103,6 +104,9 @@ class Explanation:
             mark = "" if e.correct is None else ("  ok" if e.correct else "  WRONG")
             facts = "; ".join(f"{'holds' if h else 'fails'}: {f}" for _, h, f in dict.fromkeys(e.literals))
             lines.append(f"  {e.image:5} {e.role:5} -> {'A' if e.in_a else 'B'}{mark}  {facts}")
+        if self.alternatives and self.score < UNDECIDED:
+            lines.append(f"the evidence does not decide: this rule scores {self.score:.3f}, the alternatives below "
+                         f"{sum(a.score for a in self.alternatives):.3f} together")
         if self.alternatives:
             lines.append(f"tied alternatives ({len(self.alternatives)}; score = posterior, or share of the vote):")
             lines += [f"  {a.score:.3f}  {a.english}\n         {a.asp}" for a in self.alternatives]
