@@ -108,7 +108,7 @@ class Explanation:
             lines.append(f"the evidence does not decide: this rule scores {self.score:.3f}, the alternatives below "
                          f"{sum(a.score for a in self.alternatives):.3f} together")
         if self.alternatives:
-            lines.append(f"tied alternatives ({len(self.alternatives)}; score = posterior, or share of the vote):")
+            lines.append(f"alternatives ({len(self.alternatives)}; score = posterior, or share of the vote):")
             lines += [f"  {a.score:.3f}  {a.english}\n         {a.asp}" for a in self.alternatives]
         return "\n".join(lines)
 
