@@ -11,8 +11,12 @@ for a rule R with pools P(R) (`solver.pools`), the likelihood of the context is
 
 and an image outside every pool the rule allows (a misclassified one, or for a pair a B image that
 violates both literals) has the small probability NOISE / |library| of a misperceived or mislabelled
-image. The prior prefers short rules: log P(R) = -LENGTH_PENALTY * length (literal costs of the
-encodings). Among the rules that fit the context best (the objective's first priority, found by
+image. The prior prefers short rules of the generator's kind: log P(R) = -LENGTH_PENALTY * length
+(literal costs of the encodings), - NEGATION_PENALTY per negated literal (the generator's concepts are
+what the images of A have, never what they lack), - SMALL_POOL_PENALTY for a pair whose pools (both
+literals, each without the other) hold fewer than POOL_MIN library shapes (the generator draws a pair
+concept only when each of these pools holds at least ten shapes, spec §3.4; such a pair otherwise wins by
+explaining one image of B through a pool of two or three shapes). Among the rules that fit the context best (the objective's first priority, found by
 clingo with all_fitting=1) or misfit at most one more context image (max_errors; `solver.api`), the
 posterior ranks the rules and weighs their votes on the queries. A context image whose computed
 attribute disagrees with the concept's labels then costs the true concept one noise term instead of
