@@ -116,12 +116,21 @@ def _sequence_phrase(literal: Literal) -> str:
     return f"{verb} by the stroke sequence [{literal.name}] ({within})"
 
 
+def a_shape(words: str) -> str:
+    """A shape's words as a noun phrase: 'an open S-curve'; a plural name without an article ('two mirror
+    unbalanced triangles'); a name made of an attribute's words in quotes ('a "necked six lines" shape')."""
+    if words.startswith("no ") or re.search(rf"\b({'|'.join(NUMBER_WORDS)}) (lines|sides|parts)\b", words):
+        return f'{"an" if words[:1] in "aeiou" else "a"} "{words}" shape'
+    head = words.split(" of ")[0].split()[-1]
+    return words if head.endswith("s") and not head.endswith("ss") and len(head) > 2 else article(words)
+
+
 def _category_phrase(literal: Literal) -> str:
     first = shape_words(literal.name)
     if literal.family is Family.CATEGORY:
-        return f"shows no {first}" if literal.negated else f"shows {article(first)}"
+        return f"shows no {first}" if literal.negated else f"shows {a_shape(first)}"
     second = shape_words(literal.other)
-    both = f"{article(first)} and {f'another {second}' if second == first else article(second)}"
+    both = f"{a_shape(first)} and {f'another {second}' if second == first else a_shape(second)}"
     return f"does not show both {both}" if literal.negated else f"shows {both}"
 
 
