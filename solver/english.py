@@ -8,7 +8,8 @@ Each literal becomes a verb phrase about one image (`literal_phrase`), the rule 
     said before its noun (`sector30` -> "30-degree sector");
   * attributes by a phrase each, with its plain negation (`ATTRIBUTE_PHRASES`);
   * counts by their noun, the number once: "has no straight line", "has three to five straight lines"
-    (a range of two count literals is one phrase), "does not have exactly two parts".
+    (a range of two count literals is one phrase), "does not have exactly two parts"; at least one is
+    "has a curve", as the attribute it restates reads, so the two rules are said once (`solver.explain`).
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ ATTRIBUTE_PHRASES: dict[str, tuple[str, str]] = {
     "exist_quadrangle": ("contains a quadrangle", "contains no quadrangle"),
     "exist_sector": ("contains a circular sector", "contains no circular sector"),
 }
-COUNT_NOUNS = {"straight_lines": ("straight line", "straight lines"), "arcs": ("arc", "arcs"),
+COUNT_NOUNS = {"straight_lines": ("straight line", "straight lines"), "arcs": ("curve", "curves"),
                "parts": ("part", "parts")}
 # The shape table's abbreviations and typos, spelt out.
 SPELLED_OUT = {"symm": "symmetric", "asymm": "asymmetric", "symmmetric": "symmetric",
@@ -91,11 +92,11 @@ def count_phrase(name: str, comparison: Comparison, value: int, negated: bool = 
     singular, plural = COUNT_NOUNS.get(name, (name.replace("_", " "), name.replace("_", " ")))
     noun = singular if value == 1 else plural
     if negated:
-        return f"has at least one {singular}" if value == 0 else f"does not have exactly {number_word(value)} {noun}"
+        return f"has {article(singular)}" if value == 0 else f"does not have exactly {number_word(value)} {noun}"
     if comparison is Comparison.EQ:
         return f"has no {singular}" if value == 0 else f"has {number_word(value)} {noun}"
     if comparison is Comparison.GE:
-        return f"has at least one {singular}" if value == 1 else f"has {number_word(value)} or more {plural}"
+        return f"has {article(singular)}" if value == 1 else f"has {number_word(value)} or more {plural}"
     return f"has no {singular}" if value == 0 else f"has at most {number_word(value)} {noun}"
 
 

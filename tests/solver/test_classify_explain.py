@@ -65,7 +65,7 @@ def test_english_of_a_count_rule_with_evidence():
 def test_english_phrases():
     assert literal_phrase(Literal(Family.ATTRIBUTE, "convex", negated=True)) == "is not convex"
     assert literal_phrase(Literal(Family.ATTRIBUTE, "exist_triangle")) == "contains a triangle"
-    assert literal_phrase(Literal(Family.COUNT, "arcs", comparison=Comparison.GE, value=1)) == "has at least one arc"
+    assert literal_phrase(Literal(Family.COUNT, "arcs", comparison=Comparison.GE, value=1)) == "has a curve"
     assert literal_phrase(CATEGORY) == "shows a square"
 
 
@@ -113,3 +113,17 @@ def test_rule_match_of_equivalent_forms():
     assert rule_matches("ff_nact3_3_0000", Rule((Literal(Family.IMAGE_SEQUENCE, "a | b"),)))
     two_parts = Rule((Literal(Family.COUNT, "parts", comparison=Comparison.EQ, value=2),))
     assert rule_matches("hd_has_two_parts_0000", two_parts)
+
+
+def test_a_rule_in_two_notations_is_said_once_with_both_scores():
+    """has_curve and 'at least one arc' are one concept: one sentence, the scores summed."""
+    facts = ProblemFacts(tuple(image(f"a{i}") for i in range(6)), tuple(image(f"b{i}") for i in range(6)), ())
+    in_a = {("a", i) for i in range(6)}
+    arcs = Literal(Family.COUNT, "arcs", comparison=Comparison.GE, value=1)
+    rules = (induced([Literal(Family.ATTRIBUTE, "has_curve")], in_a), induced([arcs], in_a),
+             induced([Literal(Family.ATTRIBUTE, "convex")], in_a))
+    explanation = explain(Induction(Outcome.OPTIMAL, rules, (0, 1, 0), 0.0, weights=(0.5, 0.3, 0.2)), facts)
+    assert explanation.english.startswith("An image is in A if it has a curve.")
+    assert round(explanation.score, 3) == 0.8
+    assert [(a.english.split(".")[0], round(a.score, 3)) for a in explanation.alternatives] == [
+        ("An image is in A if it is convex", 0.2)]
