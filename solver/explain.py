@@ -155,7 +155,7 @@ def explain(induction: Induction, facts: ProblemFacts, max_alternatives: int = 2
         elif len(said) <= max_alternatives:
             said[key] = [induced.rule.asp, text, weight]
     chosen, *others = said.values()
-    alternatives = tuple(Alternative(*entry) for entry in others)
+    alternatives = tuple(sorted((Alternative(*entry) for entry in others), key=lambda a: -a.score))
     return Explanation(
         outcome=induction.outcome.value,
         asp=best.rule.asp,
