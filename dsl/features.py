@@ -15,7 +15,8 @@ counts
   corners            junctions of consecutive actions where the direction of travel jumps
   acute/right/obtuse_angles  the angle between every two strokes that leave a node and do not go
                      straight on (corners, crossings, touching figures); right within RIGHT_ANGLE_DEGREES
-  crossings          nodes where strokes meet and one of them goes on through the point (X or T);
+  crossings          nodes where strokes meet and one of them goes on through the point (X or T), or
+                     where three or more figures meet (six stroke ends or more);
                      junctions: nodes where three or more stroke ends meet; proper_crossings: X only
   parts              perceived parts: every enclosed region, and every connected group of strokes that
                      encloses nothing; components: connected pieces; closed_loops: enclosed regions
@@ -68,7 +69,7 @@ from dsl.geometry import (
 )
 from dsl.library import ATTRIBUTES
 from dsl.stroke_graph import Face, StrokeGraph
-from dsl.types import ImageProgram, Shape
+from dsl.types import ImageProgram, Shape, StrokeType
 
 COUNT_NAMES = (
     "straight_lines", "straight_segments", "arcs", "corners", "acute_angles", "right_angles",
@@ -160,6 +161,18 @@ def shape_facts(shape: Shape) -> ShapeGeometryFacts | None:
     )
 
 
+MEETING_ENDS = 6  # stroke ends at one node from which three or more figures meet there: their lines cross
+
+
+def crossing_nodes(graph: StrokeGraph) -> set[int]:
+    """Nodes where lines cross to the eye: a stroke goes on through the point (X or T), or three or more
+    figures meet there (three lenses or triangles touching at their tips: the table labels such meeting
+    points crossings, 23 of the 24 library shapes with one; two figures meeting at a tip it labels either
+    way, see docs/attributes.md)."""
+    meeting = {v for v in graph.graph.nodes if graph.graph.degree(v) >= MEETING_ENDS}
+    return set(graph.through_junctions()) | meeting
+
+
 def shape_counts(facts: ShapeGeometryFacts, shape: Shape) -> dict[str, int]:
     angles = [a for _, a in facts.graph.node_angles()]
     return {
@@ -172,7 +185,7 @@ def shape_counts(facts: ShapeGeometryFacts, shape: Shape) -> dict[str, int]:
         "obtuse_angles": sum(a > 90.0 + RIGHT_ANGLE_DEGREES for a in angles),
         "parts": facts.graph.parts(),
         "components": facts.graph.components(),
-        "crossings": len(facts.graph.through_junctions()),
+        "crossings": len(crossing_nodes(facts.graph)),
         "junctions": len(facts.graph.junctions()),
         "proper_crossings": len(facts.graph.crossings),
         "free_ends": len(facts.graph.free_ends()),
@@ -184,8 +197,9 @@ def shape_counts(facts: ShapeGeometryFacts, shape: Shape) -> dict[str, int]:
 
 def image_features(program: ImageProgram) -> ImageFeatures:
     """Attributes (keyed by `dsl.library.ATTRIBUTES`, None = not applicable) and counts of an image.
-    Memoised per program; the caller gets its own dictionaries."""
-    cached = _image_features(program)
+    Memoised per program drawn with normal strokes (stroke types never change a feature), so a library
+    shape drawn with other strokes is computed once; the caller gets its own dictionaries."""
+    cached = _image_features(ImageProgram(tuple(shape.with_strokes(StrokeType.NORMAL) for shape in program.shapes)))
     return ImageFeatures(dict(cached.attributes), dict(cached.counts))
 
 

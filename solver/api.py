@@ -238,7 +238,8 @@ def solve_problem(
     as they are. `perception`: images -> programs (default: the shipped decoder and refinement).
 
     `decoded=True` says that programs given directly were decoded from pixels (not ground truth), so
-    categories are matched with tolerance (`solver.categories`); pixels decoded here imply it."""
+    categories are matched with tolerance (`solver.categories`) and stroke sequences may be matched within
+    a tolerance (near facts, `solver.facts`); pixels decoded here imply it."""
     given = as_input(problem, oracle)
     decoded = decoded or any(isinstance(item, np.ndarray)
                              for side in (given.context_a, given.context_b, given.queries) for item in side)
@@ -246,7 +247,8 @@ def solve_problem(
     (context_a, context_b, queries), notes = _programs(sides, oracle, perception)
     evidence = gather(context_a, context_b, queries, [*given.notes, *notes])
     categories = CategorySource.MATCHED if decoded else CategorySource.EXACT
-    facts = problem_facts(evidence.context_a, evidence.context_b, evidence.readable_queries, categories)
+    facts = problem_facts(evidence.context_a, evidence.context_b, evidence.readable_queries, categories,
+                          tolerant=decoded)
     induction = induce(facts, time_limit=time_limit, max_rules=max_rules)
     if induction.rules and induction.rules[0].rule.families() <= ABSTRACT_FAMILIES:
         induction = size_principle(induction, facts, time_limit)

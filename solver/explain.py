@@ -1,61 +1,20 @@
-"""Explanations: the rule in ASP and in plain English, the facts of each image that satisfy or violate
-it, and the optimal rules that tied with it."""
+"""Explanations: the rule in ASP and in plain English (`solver.english`), the facts of each image that
+satisfy or violate it, and the rules that tied with it, each with its score (its posterior under the size
+principle, or an equal share of the vote); alternatives that read the same in English are said once."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from solver.facts import TOLERANCES, ImageFacts, ProblemFacts, Role
+from solver.english import literal_phrase, rule_english, shape_words
+from solver.facts import ImageFacts, ProblemFacts, Role
 from solver.induce import Induction, InducedRule, Outcome
-from solver.rules import Comparison, Family, Literal, Rule
+from solver.rules import Family, Literal
 from solver.why import Why
 from solver.why_rules import image_why
-from solver.words import article, attribute_phrase, count_noun, number, words
 
 ROLE_TEXT = {Role.A.value: "A", Role.B.value: "B", Role.QUERY.value: "query"}
-
-
-def literal_english(literal: Literal) -> str:
-    """The literal as a verb phrase about one image: 'has eight straight lines'."""
-    if literal.family is Family.SEQUENCE:
-        verb = "has no shape drawn" if literal.negated else "has a shape drawn"
-        return f"{verb} by the stroke sequence [{literal.name}]"
-    if literal.family is Family.IMAGE_SEQUENCE:
-        verb = "is not drawn" if literal.negated else "is drawn"
-        return f"{verb} by exactly the stroke sequences [{literal.name}]"
-    if literal.family.is_near:
-        length_tol, angle_tol, ignore_strokes = TOLERANCES[literal.tolerance]
-        within = f"lengths within {length_tol:g}, angles within {angle_tol:g} degrees"
-        within += ", any stroke types" if ignore_strokes else ""
-        what = ("is drawn by the stroke sequences" if literal.family.is_image
-                else "has a shape drawn by the stroke sequence")
-        return f"{'not: ' if literal.negated else ''}{what} [{literal.name}] ({within})"
-    if literal.family is Family.CATEGORIES:
-        shapes = " and ".join(f"{article(words(n))} ({n})" for n in literal.names)
-        return f"does not show {shapes}" if literal.negated else f"shows {shapes}"
-    if literal.family is Family.CATEGORY:
-        shape = f"{article(words(literal.name))} ({literal.name})"
-        return f"does not contain {shape}" if literal.negated else f"contains {shape}"
-    if literal.family is Family.ATTRIBUTE:
-        return attribute_phrase(literal.name, literal.negated)
-    noun = count_noun(literal.name, literal.value)
-    if literal.comparison is Comparison.EQ:
-        amount = f"{'does not have exactly' if literal.negated else 'has'} {number(literal.value)}"
-    elif literal.comparison is Comparison.GE:
-        amount = f"has at least {number(literal.value)}"
-    else:
-        amount = f"has at most {number(literal.value)}"
-    return f"{amount} {noun}"
-
-
-def rule_english(rule: Rule, covered_a: int, covered_b: int, n_a: int, n_b: int) -> str:
-    if not rule.literals:
-        return "no rule separates A from B: every image is put in A"
-    phrase = " and ".join(literal_english(lit) for lit in rule.literals)
-    if covered_a == n_a and covered_b == 0:
-        return f"every image in A {phrase}; no image in B does"
-    return (f"an image is in A if it {phrase}; this holds for {covered_a} of the {n_a} images in A "
-            f"and for {covered_b} of the {n_b} images in B")
+UNDECIDED = 0.5  # a chosen rule scoring less than this: the text says the evidence does not decide
 
 
 def _value(value) -> str:
@@ -98,6 +57,15 @@ class ImageEvidence:
 
 
 @dataclass(frozen=True, slots=True)
+class Alternative:
+    """A rule that tied with the chosen one: its ASP, its English and its score (posterior or vote share)."""
+
+    asp: str
+    english: str
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
 class Explanation:
     outcome: str
     asp: str
@@ -105,14 +73,18 @@ class Explanation:
     errors: int
     length: int
     evidence: tuple[ImageEvidence, ...]
-    alternatives: tuple[tuple[str, str], ...]  # tied optimal rules (or, by posterior, the other fitting rules)
+    alternatives: tuple[Alternative, ...]  # tied rules (or, by posterior, the other fitting rules)
     seconds: float
+    literals: tuple[tuple[str, str, tuple[str, ...]], ...] = ()  # (ASP, English, identifiers named)
+    score: float = 1.0  # the chosen rule's posterior, or its share of the vote
 
     def to_dict(self) -> dict:
         return {
             "outcome": self.outcome,
             "asp": self.asp,
             "english": self.english,
+            "score": round(self.score, 4),
+            "literals": [{"asp": a, "english": e, "names": list(n)} for a, e, n in self.literals],
             "errors": self.errors,
             "length": self.length,
             "evidence": [
@@ -121,20 +93,28 @@ class Explanation:
                  **({"why": e.why.to_dict()} if e.why is not None else {})}
                 for e in self.evidence
             ],
-            "alternatives": [{"asp": a, "english": t} for a, t in self.alternatives],
+            "alternatives": [{"asp": a.asp, "english": a.english, "score": round(a.score, 4)}
+                             for a in self.alternatives],
             "seconds": round(self.seconds, 4),
         }
 
     def to_text(self) -> str:
-        lines = [f"rule ({self.outcome}, {self.errors} context errors):", f"  {self.english}", f"  {self.asp}"]
+        lines = [f"rule ({self.outcome}, {self.errors} context errors, score {self.score:.3f}):",
+                 f"  {self.english}", f"  {self.asp}"]
+        named = dict.fromkeys(f"{shape_words(n)} = {n}" for _, _, names in self.literals for n in names)
+        if named:
+            lines.append(f"  shapes named: {'; '.join(named)}")
         for e in self.evidence:
             mark = "" if e.correct is None else ("  ok" if e.correct else "  WRONG")
             facts = e.why.sentence if e.why is not None else "; ".join(
                 f"{'holds' if h else 'fails'}: {f}" for _, h, f in dict.fromkeys(e.literals))
             lines.append(f"  {e.image:5} {e.role:5} -> {'A' if e.in_a else 'B'}{mark}  {facts}")
+        if self.alternatives and self.score < UNDECIDED:
+            lines.append(f"the evidence does not decide: this rule scores {self.score:.3f}, the alternatives below "
+                         f"{sum(a.score for a in self.alternatives):.3f} together")
         if self.alternatives:
-            lines.append(f"tied alternatives ({len(self.alternatives)}):")
-            lines += [f"  {english}\n    {asp}" for asp, english in self.alternatives]
+            lines.append(f"alternatives ({len(self.alternatives)}; score = posterior, or share of the vote):")
+            lines += [f"  {a.score:.3f}  {a.english}\n         {a.asp}" for a in self.alternatives]
         return "\n".join(lines)
 
 
@@ -153,30 +133,45 @@ def _evidence(induced: InducedRule, facts: ProblemFacts) -> tuple[ImageEvidence,
     return tuple(items)
 
 
+def _named(literal: Literal) -> tuple[str, ...]:
+    """The identifiers of the library shapes a category literal names (kept beside the English words)."""
+    if literal.family in (Family.CATEGORY, Family.CATEGORIES):
+        return literal.names
+    return ()
+
+
 def explain(induction: Induction, facts: ProblemFacts, max_alternatives: int = 20) -> Explanation:
     if not induction.rules:
         return Explanation(Outcome.NO_RULE.value, "", "no rule was found within the time limit", 0, 0, (),
-                           (), induction.seconds)
+                           (), induction.seconds, score=0.0)
     best = induction.rules[0]
     n_a, n_b = len(facts.context_a), len(facts.context_b)
-    covered_a = sum((Role.A.value, i) in best.covered for i in range(n_a))
-    covered_b = sum((Role.B.value, i) in best.covered for i in range(n_b))
 
     def english(induced: InducedRule) -> str:
         ca = sum((Role.A.value, i) in induced.covered for i in range(n_a))
         cb = sum((Role.B.value, i) in induced.covered for i in range(n_b))
         return rule_english(induced.rule, ca, cb, n_a, n_b)
 
-    weights = induction.weights or (None,) * len(induction.rules)
-    alternatives = tuple((r.rule.asp, english(r) + ("" if w is None else f" (posterior {w:.3f})"))
-                         for r, w in zip(induction.rules[1:1 + max_alternatives], weights[1:]))
+    weights = induction.weights or (1.0 / len(induction.rules),) * len(induction.rules)
+    said: dict[tuple, list] = {}  # what a rule says -> [ASP, English, score]: the same thing is said once
+    for induced, weight in zip(induction.rules, weights):
+        text = english(induced)
+        key = (frozenset(literal_phrase(lit) for lit in induced.rule.literals), text.split(". ", 1)[-1])
+        if key in said:  # e.g. a count and the attribute it states: one rule in two notations
+            said[key][2] += weight
+        elif len(said) <= max_alternatives:
+            said[key] = [induced.rule.asp, text, weight]
+    chosen, *others = said.values()
+    alternatives = tuple(sorted((Alternative(*entry) for entry in others), key=lambda a: -a.score))
     return Explanation(
         outcome=induction.outcome.value,
         asp=best.rule.asp,
-        english=rule_english(best.rule, covered_a, covered_b, n_a, n_b),
+        english=chosen[1],
         errors=best.rule.errors,
         length=best.rule.length,
         evidence=_evidence(best, facts),
         alternatives=alternatives,
         seconds=induction.seconds,
+        literals=tuple((lit.asp, literal_phrase(lit), _named(lit)) for lit in best.rule.literals),
+        score=chosen[2],
     )

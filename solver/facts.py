@@ -116,6 +116,7 @@ class ProblemFacts:
     context_a: tuple[ImageFacts, ...]
     context_b: tuple[ImageFacts, ...]
     queries: tuple[ImageFacts, ...]
+    tolerant: bool = True  # near facts are written (decoded programs); ground truth needs no tolerance
 
     def images(self) -> list[tuple[Role, int, ImageFacts]]:
         groups = ((Role.A, self.context_a), (Role.B, self.context_b), (Role.QUERY, self.queries))
@@ -157,6 +158,7 @@ def problem_facts(
     context_b: list[ImageProgram],
     queries: list[ImageProgram],
     categories: CategorySource = CategorySource.EXACT,
+    tolerant: bool = True,
 ) -> ProblemFacts:
     cache: dict[Shape, ShapeFacts] = {}
 
@@ -167,7 +169,8 @@ def problem_facts(
         return ImageFacts(tuple(cache[shape] for shape in program.shapes))
 
     return ProblemFacts(
-        tuple(facts(p) for p in context_a), tuple(facts(p) for p in context_b), tuple(facts(p) for p in queries)
+        tuple(facts(p) for p in context_a), tuple(facts(p) for p in context_b), tuple(facts(p) for p in queries),
+        tolerant,
     )
 
 
@@ -244,7 +247,7 @@ def write_facts(control: clingo.Control, problem: ProblemFacts) -> int:
             for symbol in fact_atoms(role, index, facts):
                 backend.add_rule([backend.add_atom(symbol)])
                 written += 1
-        for symbol in near_atoms(problem):
+        for symbol in near_atoms(problem) if problem.tolerant else ():
             backend.add_rule([backend.add_atom(symbol)])
             written += 1
     return written

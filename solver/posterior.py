@@ -11,8 +11,12 @@ for a rule R with pools P(R) (`solver.pools`), the likelihood of the context is
 
 and an image outside every pool the rule allows (a misclassified one, or for a pair a B image that
 violates both literals) has the small probability NOISE / |library| of a misperceived or mislabelled
-image. The prior prefers short rules: log P(R) = -LENGTH_PENALTY * length (literal costs of the
-encodings). Among the rules that fit the context best (the objective's first priority, found by
+image. The prior prefers short rules of the generator's kind: log P(R) = -LENGTH_PENALTY * length
+(literal costs of the encodings), - NEGATION_PENALTY per negated literal (the generator's concepts are
+what the images of A have, never what they lack), - SMALL_POOL_PENALTY for a pair whose pools (both
+literals, each without the other) hold fewer than POOL_MIN library shapes (the generator draws a pair
+concept only when each of these pools holds at least ten shapes, spec §3.4; such a pair otherwise wins by
+explaining one image of B through a pool of two or three shapes). Among the rules that fit the context best (the objective's first priority, found by
 clingo with all_fitting=1) or misfit at most one more context image (max_errors; `solver.api`), the
 posterior ranks the rules and weighs their votes on the queries. A context image whose computed
 attribute disagrees with the concept's labels then costs the true concept one noise term instead of
@@ -27,8 +31,12 @@ from dataclasses import replace
 from solver.facts import ProblemFacts, Role
 from solver.induce import Induction, InducedRule
 from solver.pools import library_size, literal_pool
+from solver.rules import Rule
 
 LENGTH_PENALTY = 2.0  # nats per unit of rule length
+NEGATION_PENALTY = 2.0  # nats per negated literal, beyond its length
+POOL_MIN = 10  # a pair concept's pools (both literals, each without the other) hold at least this many shapes
+SMALL_POOL_PENALTY = 6.0  # nats for a two-literal rule with a pool below POOL_MIN
 NOISE = 0.02  # chance that a context image lies outside the pools of the concept
 KEEP = 1e-4  # rules whose posterior is below KEEP times the best are dropped
 
@@ -70,6 +78,17 @@ def log_likelihood(induced: InducedRule, facts: ProblemFacts) -> float | None:
     return total
 
 
+def log_prior(rule: Rule, length_penalty: float = LENGTH_PENALTY) -> float:
+    """Short rules, plain literals: a negated literal costs more than its length says; a pair whose pools
+    are too small for the generator to have drawn its context from them (spec §3.4) costs more still."""
+    prior = -length_penalty * rule.length - NEGATION_PENALTY * sum(lit.negated for lit in rule.literals)
+    if len(rule.literals) == 2:
+        first, second = (literal_pool(lit) for lit in rule.literals)
+        if min((first & second).bit_count(), (first & ~second).bit_count(), (~first & second).bit_count()) < POOL_MIN:
+            prior -= SMALL_POOL_PENALTY
+    return prior
+
+
 def rank(induction: Induction, facts: ProblemFacts, length_penalty: float = LENGTH_PENALTY) -> Induction | None:
     """The induction's rules ordered by posterior, with normalised posterior weights (None if some rule
     is outside the attribute and count families)."""
@@ -78,7 +97,7 @@ def rank(induction: Induction, facts: ProblemFacts, length_penalty: float = LENG
         likelihood = log_likelihood(induced, facts)
         if likelihood is None:
             return None
-        scored.append((likelihood - length_penalty * induced.rule.length, induced))
+        scored.append((likelihood + log_prior(induced.rule, length_penalty), induced))
     if not scored:
         return None
     best = max(score for score, _ in scored)

@@ -167,7 +167,7 @@ def render_html(name: str, images: Sequence[ReportImage], solution: dict) -> str
     alternatives = explanation["alternatives"]
     if alternatives:
         items = "".join(
-            f'<li class="alt">{html.escape(a["english"])}<code>{html.escape(a["asp"])}</code></li>' for a in alternatives
+            f'<li class="alt">{a.get("score", 0):.3f} {html.escape(a["english"])}<code>{html.escape(a["asp"])}</code></li>' for a in alternatives
         )
         body.append(f"<h2>Tied alternatives ({len(alternatives)})</h2><ol>{items}</ol>")
     else:

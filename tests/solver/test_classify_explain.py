@@ -5,7 +5,8 @@ from __future__ import annotations
 import random
 
 from solver.classify import classify
-from solver.explain import explain, literal_english
+from solver.english import literal_phrase
+from solver.explain import explain
 from solver.facts import ImageFacts, ProblemFacts, ShapeFacts
 from solver.induce import Induction, InducedRule, Outcome, induce
 from solver.rules import Comparison, Family, Literal, Rule
@@ -52,7 +53,8 @@ def test_english_of_a_count_rule_with_evidence():
     b = [image(f"b{i}", counts={"straight_lines": 7 + 2 * (i % 2)}) for i in range(6)]
     facts = ProblemFacts(tuple(a), tuple(b), (image("q", counts={"straight_lines": 8}),))
     explanation = explain(induce(facts, encodings=("rule.lp", "count.lp")), facts)
-    assert explanation.english == "every image in A has eight straight lines; no image in B does"
+    assert explanation.english == ("An image is in A if it has eight straight lines. This holds for all 6 images "
+                                   "of A and none of the 6 images of B.")
     assert explanation.asp == "concept(I) :- image(I), count(I,straight_lines,8)."
     b1 = next(e for e in explanation.evidence if e.image == "b(1)")
     assert b1.literals == (("count(straight_lines,eq,8)", False, "straight_lines = 9"),)
@@ -61,10 +63,10 @@ def test_english_of_a_count_rule_with_evidence():
 
 
 def test_english_phrases():
-    assert literal_english(Literal(Family.ATTRIBUTE, "convex", negated=True)) == "is not convex"
-    assert literal_english(Literal(Family.ATTRIBUTE, "exist_triangle")) == "contains a triangle"
-    assert literal_english(Literal(Family.COUNT, "arcs", comparison=Comparison.GE, value=1)) == "has at least one arc"
-    assert literal_english(CATEGORY) == "contains a square (square)"
+    assert literal_phrase(Literal(Family.ATTRIBUTE, "convex", negated=True)) == "is not convex"
+    assert literal_phrase(Literal(Family.ATTRIBUTE, "exist_triangle")) == "contains a triangle"
+    assert literal_phrase(Literal(Family.COUNT, "arcs", comparison=Comparison.GE, value=1)) == "has a curve"
+    assert literal_phrase(CATEGORY) == "shows a square"
 
 
 def test_time_limit_gives_a_clear_outcome():
@@ -111,3 +113,17 @@ def test_rule_match_of_equivalent_forms():
     assert rule_matches("ff_nact3_3_0000", Rule((Literal(Family.IMAGE_SEQUENCE, "a | b"),)))
     two_parts = Rule((Literal(Family.COUNT, "parts", comparison=Comparison.EQ, value=2),))
     assert rule_matches("hd_has_two_parts_0000", two_parts)
+
+
+def test_a_rule_in_two_notations_is_said_once_with_both_scores():
+    """has_curve and 'at least one arc' are one concept: one sentence, the scores summed."""
+    facts = ProblemFacts(tuple(image(f"a{i}") for i in range(6)), tuple(image(f"b{i}") for i in range(6)), ())
+    in_a = {("a", i) for i in range(6)}
+    arcs = Literal(Family.COUNT, "arcs", comparison=Comparison.GE, value=1)
+    rules = (induced([Literal(Family.ATTRIBUTE, "has_curve")], in_a), induced([arcs], in_a),
+             induced([Literal(Family.ATTRIBUTE, "convex")], in_a))
+    explanation = explain(Induction(Outcome.OPTIMAL, rules, (0, 1, 0), 0.0, weights=(0.5, 0.3, 0.2)), facts)
+    assert explanation.english.startswith("An image is in A if it has a curve.")
+    assert round(explanation.score, 3) == 0.8
+    assert [(a.english.split(".")[0], round(a.score, 3)) for a in explanation.alternatives] == [
+        ("An image is in A if it is convex", 0.2)]

@@ -327,3 +327,58 @@ def test_two_shape_images_near_both_programs():
     assert induction.cost[0] == 0
     assert all(r.rule.literals[0].family.value in ("image_near", "seq_near") for r in induction.rules)
     assert all(("q", 0) in r.covered for r in induction.rules)
+
+
+# contradictions (rule.lp, attribute.lp, count.lp) -------------------------------------------------
+
+
+def every_rule(facts: ProblemFacts) -> list:
+    """Every rule of at most two literals, optimised or not (nothing is optimised: max_errors = all)."""
+    induction = induce(facts, all_fitting=True, max_errors=len(facts.context_a) + len(facts.context_b),
+                       max_rules=0, time_limit=20.0)
+    assert induction.outcome is Outcome.OPTIMAL
+    return [induced.rule for induced in induction.rules]
+
+
+def test_no_rule_contradicts_itself():
+    """Zero and three straight lines, an attribute and its negation, a count and its negation: no image can
+    have both, so no rule says both, whatever it costs."""
+    shapes = [(0, 1), (3, 0), (0, 0), (3, 1), (4, 1), (0, 1), (0, 1), (3, 0), (4, 0), (3, 1), (0, 1), (3, 0)]
+    images = [image(f"s{n}", attributes={"convex": c}, counts={"straight_lines": n}) for n, c in shapes]
+    rules = every_rule(ProblemFacts(tuple(images[:6]), tuple(images[6:]), ()))
+    texts = [rule.asp for rule in rules]
+    assert "concept(I) :- image(I), count(I,straight_lines,0), count(I,straight_lines,3)." not in texts
+    assert not any("attr(I,convex,1), not attr(I,convex,1)" in t for t in texts)
+    assert not any("count(I,straight_lines,3), not count(I,straight_lines,3)" in t for t in texts)
+    assert not any('seq(I,"s0"), seq(I,"s3")' in t for t in texts)
+    assert "concept(I) :- image(I), count(I,straight_lines,0)." in texts
+
+
+def test_two_values_of_one_count_when_an_image_reads_as_both():
+    """A line cut by a crossing is one line or two segments: four and six straight lines is a concept."""
+    a = [image(f"a{i}", counts={"straight_lines": (4, 5, 6)}) for i in range(6)]
+    b = [image(f"b{i}", counts={"straight_lines": n}) for i, n in enumerate((4, (4, 5), (4, 5), 6, (5, 6), (5, 6)))]
+    rules = optimal_rules(ProblemFacts(tuple(a), tuple(b), ()), ("rule.lp", "count.lp"))
+    assert rules == {"concept(I) :- image(I), count(I,straight_lines,4), count(I,straight_lines,6)."}
+
+
+def test_two_literals_of_one_count_only_as_a_range_or_two_readings():
+    a = [image(f"a{i}", counts={"straight_lines": n}) for i, n in enumerate((3, 4, 5, 3, 4, 5))]
+    b = [image(f"b{i}", counts={"straight_lines": n}) for i, n in enumerate((1, 2, 6, 7, 8, 9))]
+    facts = ProblemFacts(tuple(a), tuple(b), ())
+    pairs = [rule for rule in every_rule(facts) if len(rule.literals) == 2
+             and all(lit.name == "straight_lines" for lit in rule.literals)]
+    assert pairs and all({lit.comparison.value for lit in rule.literals} == {"ge", "le"} for rule in pairs)
+    assert optimal_rules(facts, ("rule.lp", "count.lp", "prior.lp")) == {
+        "concept(I) :- image(I), count(I,straight_lines,N0), N0 >= 3, count(I,straight_lines,N1), N1 <= 5."}
+
+
+def test_a_rule_no_image_of_a_satisfies_is_never_the_answer():
+    """B repeats A's two images three times each: a rule of zero and three straight lines puts nothing in A
+    and misclassifies only A's two images, but holds of no image; the answer covers an image of A."""
+    zero, three = ({"counts": {"straight_lines": n}} for n in (0, 3))
+    facts = ProblemFacts((image("s0", **zero), image("s3", **three)),
+                         tuple(image("s0", **zero) for _ in range(3)) + tuple(image("s3", **three) for _ in range(3)), ())
+    induction = induce(facts, time_limit=5.0)
+    assert induction.rules and induction.cost[0] == 4
+    assert all(any(image[0] == "a" for image in induced.covered) for induced in induction.rules)

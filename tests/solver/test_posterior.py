@@ -121,3 +121,16 @@ def test_rules_with_one_more_misfit_compete_and_the_misfit_counts_as_noise():
     concept = "concept(I) :- image(I), attr(I,convex,1), count(I,straight_lines,4)."
     assert concept not in {r.rule.asp for r in best.rules}
     assert rank(near, facts).rules[0].rule.asp == concept
+
+
+def test_the_prior_prefers_what_a_has_and_pairs_the_generator_could_draw():
+    from solver.posterior import LENGTH_PENALTY, NEGATION_PENALTY, SMALL_POOL_PENALTY, log_prior
+    from solver.rules import Rule
+
+    convex, curve = ATTR["convex"], ATTR["has_curve"]
+    not_curve = Literal(Family.ATTRIBUTE, "has_curve", negated=True)
+    assert log_prior(Rule((convex, curve), length=2)) == -2 * LENGTH_PENALTY
+    assert log_prior(Rule((convex, not_curve), length=3)) == -3 * LENGTH_PENALTY - NEGATION_PENALTY
+    five_arcs = Literal(Family.COUNT, "arcs", negated=True, comparison=Comparison.EQ, value=5)
+    assert (literal_pool(ATTR["has_curve"]) & ~literal_pool(five_arcs)).bit_count() < 10  # arcs = 5: a few shapes
+    assert log_prior(Rule((curve, five_arcs), length=3)) == -3 * LENGTH_PENALTY - NEGATION_PENALTY - SMALL_POOL_PENALTY
