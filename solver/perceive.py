@@ -36,6 +36,7 @@ import itertools
 import math
 import multiprocessing
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -175,24 +176,32 @@ def _split_plan(plan: LibraryPlan, guesses: dict, model, image: np.ndarray, read
     return replace(split, whole=plan.whole, whole_prior=plan.whole_prior, confidence=plan.confidence)
 
 
-def decoded_in_batches(model, images: list[np.ndarray], top_k: int, beam: int, batch: int = DECODE_BATCH) -> list[tuple]:
-    """The decoder's proposals per image, `batch` images at a time on one thread, as `PixelPerception`
-    and its workers decode (the floating-point sums, and so the beam's choices, depend a little on the
-    batch and on the number of threads)."""
+@contextmanager
+def one_thread():
+    """torch on one thread for the block: the decoder's readings depend a little on the thread count, and on a
+    busy machine two threads wait on each other (the shape classifier: 16.9 s against 2.5 s for 14 images)."""
     import torch
-
-    from perception.decode import decode_images
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
+def decoded_in_batches(model, images: list[np.ndarray], top_k: int, beam: int, batch: int = DECODE_BATCH) -> list[tuple]:
+    """The decoder's proposals per image, `batch` images at a time on one thread, as `PixelPerception`
+    and its workers decode (the floating-point sums, and so the beam's choices, depend a little on the
+    batch and on the number of threads)."""
+    from perception.decode import decode_images
+
+    with one_thread():
         out = []
         for k in range(0, len(images), batch):
             decoded = decode_images(model, images[k : k + batch], top_k=top_k, beam_width=beam, batch_size=batch)
             out += [tuple(Proposal(p.program, p.logp) for p in props) for props in decoded]
         return out
-    finally:
-        torch.set_num_threads(threads)
 
 
 _WORKER_DECODERS: dict = {}
@@ -219,17 +228,11 @@ def _worker_decoder(checkpoint):
 
 def _strokes_chunk(job: tuple) -> list:
     """`perception.decode.read_strokes` of some images on one thread (the decoder loaded once per process)."""
-    import torch
-
     from perception.decode import read_strokes
 
     checkpoint, images, program, poses = job
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with one_thread():
         return read_strokes(_worker_decoder(checkpoint), images, program, poses)
-    finally:
-        torch.set_num_threads(threads)
 
 
 def _refine_one(job: tuple) -> Perceived:
@@ -354,15 +357,9 @@ class PixelPerception:
         """The shape classifier's guesses per image (`perception.shapes.library_guesses`, every group)."""
         from perception.shapes import library_guesses
 
-        import torch
-
         model = self.classifier()
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)  # as the decoder runs: on a busy machine two threads wait on each other
-        try:
+        with one_thread():
             return [library_guesses(model, image, top=model.classes) for image in images]
-        finally:
-            torch.set_num_threads(threads)
 
     def plan(self, image: np.ndarray, guesses: dict, props: tuple) -> LibraryPlan:
         """One image's `LibraryPlan` from the classifier's `guesses` and the decoder's proposals `props`
