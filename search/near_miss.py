@@ -140,8 +140,8 @@ def stroke_placements(program: ImageProgram, target: Target) -> list[Placement]:
 
 def check(program: ImageProgram, target: Target, neighbours: bool = True) -> Check:
     """The hypothesis `program` checked on the image `target`: its centreline fit and, with `neighbours`,
-    its best geometric neighbour's (then the hypothesis's poses are the ones its strokes are judged at,
-    `stroke_placements`; without, the centreline fit's)."""
+    its best geometric neighbour's (then, unless that neighbour fits better, the hypothesis's poses are the
+    ones its strokes are judged at, `stroke_placements`; else the centreline fit's)."""
     own, placements = centreline_fit(program, target)
     best, best_fit = None, float("inf")
     if neighbours:
@@ -150,6 +150,7 @@ def check(program: ImageProgram, target: Target, neighbours: bool = True) -> Che
             value, found = centreline_fit(neighbour, target)
             if value < best_fit:
                 best, best_fit = (change, neighbour, found), value
-        placements = stroke_placements(program, target)
+        if not best_fit < own:  # H is the best geometric explanation: its strokes are judged at its poses
+            placements = stroke_placements(program, target)
     return Check(own, best_fit, best[1] if best else None, best[0] if best else None,
                  tuple(p.pose(target) for p in placements), tuple(p.pose(target) for p in best[2]) if best else ())

@@ -63,7 +63,8 @@ def test_a_free_form_problem_is_read_from_two_decoded_images_and_checked_against
     images = [drawn(H) for _ in range(6)] + [drawn(TURNED), drawn(ZIGZAG)] + [drawn(H), drawn(TURNED)]
     with FixedDecoder(H) as perception:
         results = perception.perceive(images, positives=6, negatives=2)
-        assert perception.decoded == 4  # the two set-A images that form the hypothesis, and the two queries
+        assert perception.decoded == 2  # the two set-A images that form the hypothesis: the queries' checks are
+        # firm (H, a neighbour), so they are not read in full
         assert {"classify", "decode", "check", "strokes"} <= set(perception.stage_seconds)
     with FixedDecoder(H, workers=2) as perception:  # the same readings whatever the number of workers
         assert [r.program for r in perception.perceive(images, positives=6, negatives=2)] == [r.program for r in results]
@@ -71,5 +72,39 @@ def test_a_free_form_problem_is_read_from_two_decoded_images_and_checked_against
     assert same_image(results[6].program, TURNED) and results[6].evidence["verdict"] == "neighbour"
     assert same_image(results[7].program, ZIGZAG) and results[7].evidence["verdict"] == "stroke"
     assert same_image(results[8].program, H) and results[8].evidence["geometric_margin"] > 0
-    assert results[8].evidence["verdict"] == "read" and results[8].evidence["agrees"]
-    assert same_image(results[9].program, TURNED)
+    assert results[8].evidence["verdict"] == "hypothesis"
+    assert same_image(results[9].program, TURNED) and results[9].evidence["verdict"] == "neighbour"
+
+
+def test_a_query_judged_a_stroke_near_miss_is_read_in_full():
+    rng = np.random.default_rng(4)
+
+    def drawn(program):
+        return render_program(program, [Pose(*rng.uniform(-40, 40, 2), rng.uniform(0, 360), rng.uniform(90, 130))])
+
+    images = [drawn(H) for _ in range(6)] + [drawn(TURNED), drawn(ZIGZAG)] + [drawn(H), drawn(ZIGZAG)]
+    with FixedDecoder(H) as perception:
+        results = perception.perceive(images, positives=6, negatives=2)
+        assert perception.decoded == 3  # two set-A images, and the query whose check is in doubt
+    assert results[8].evidence["verdict"] == "hypothesis"
+    assert results[9].evidence["verdict"] == "read" and results[9].evidence["checked"] == "stroke"
+
+
+def test_a_problem_whose_set_a_reads_as_no_free_form_program_is_read_as_library_shapes(monkeypatch):
+    import solver.perceive
+
+    import solver.traced
+
+    monkeypatch.setattr(solver.perceive, "TRACE_BELOW_CONFIDENCE", 1.01)  # the classifier is sure of no image
+    monkeypatch.setattr(solver.traced, "TRACE", False)  # and the full readings stay as searched (no free-form trace)
+    oblong = parse_image([["line_normal_1.000-0.500", "line_normal_0.450-0.750", "line_normal_1.000-0.750",
+                           "line_normal_0.450-0.750"]])  # a rectangle no free-form program draws
+    off_grid = parse_image([["line_normal_0.930-0.500", "line_normal_0.970-0.740"]])  # no free-form reading
+    rng = np.random.default_rng(5)
+    images = [render_program(oblong, [Pose(*rng.uniform(-40, 40, 2), rng.uniform(0, 360), rng.uniform(90, 130))])
+              for _ in range(14)]
+    with FixedDecoder(off_grid) as perception:
+        results = perception.perceive(images, positives=6, negatives=6)
+        assert perception.decoded == 2  # only the free-form attempt's two set-A images
+    assert sum((r.evidence or {}).get("verdict") == "library" for r in results) == 12  # all but the two decoded
+    assert all(r.program is not None for r in results)
