@@ -227,7 +227,7 @@ def train(args) -> dict:
     schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, max_lr=args.lr, total_steps=steps, pct_start=0.1)
     generator = torch.Generator().manual_seed(args.seed)
     options = {k: v.name if isinstance(v, Path) else v for k, v in vars(args).items()
-               if isinstance(v, (bool, int, float, str, Path, type(None)))}  # stored with the checkpoint (files by name)
+               if isinstance(v, (bool, int, float, str, Path, type(None)))}  # stored with the checkpoint, files by name
     step, started, metrics = 0, time.time(), {}
     for epoch in range(args.epochs):
         order = torch.randperm(len(crops), generator=generator).numpy()

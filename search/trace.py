@@ -229,7 +229,8 @@ def follow(ink: _Ink, start: State, segments: list[Segment], decoded: bool = Tru
             # the other way from the reading's arcs (ARCS_AGREE: the reading is no free-form program)
             return None
         forward, new = kernels.trace_step(
-            LOCAL[move:move + 1], w.x, w.y, w.theta, start.u, ink.dt, ink.samples, w.covered, TRACE_CAP, np.inf, TRACE_REACH
+            LOCAL[move:move + 1], w.x, w.y, w.theta, start.u, ink.dt, ink.samples, w.covered, TRACE_CAP, np.inf,
+            TRACE_REACH,
         )
         w = _advance(w, move, start.u, float(forward[0]), new[0])
     return w

@@ -114,3 +114,14 @@ def test_settings_are_defined_once(package):
             again = names & {name for name, _, _ in _top_level_assignments(path)}
             assert not again, f"{path.relative_to(REPO)} defines {sorted(again)} (they live in {package}/settings.py)"
 
+
+# A path of one machine, e.g. under /work, /home, /tmp or /root (spelt in pieces so that this file passes).
+MACHINE_PATH = re.compile(rb"/(?:" + b"|".join([b"wo" + b"rk", b"ho" + b"me", b"tm" + b"p", b"ro" + b"ot"]) + rb")/")
+SKIPPED = {".git", "__pycache__", ".pytest_cache", ".hypothesis"}
+
+
+def test_no_path_of_a_particular_machine():
+    found = [str(path.relative_to(REPO)) for path in sorted(REPO.rglob("*"))
+             if path.is_file() and not SKIPPED & set(path.relative_to(REPO).parts)
+             and not path.name.endswith((".pyc", ".nbi", ".nbc")) and MACHINE_PATH.search(path.read_bytes())]
+    assert not found, f"paths of a particular machine in {found}"
