@@ -39,7 +39,7 @@ REPAIR = True  # an off-grid image the tracer reads no free-form program from is
 # taken for free-form. (Seeding with the repair always, not only after a failed trace: dev_ff 89.0 %, the tuning
 # set 86.3 %, three of its images lost.)
 REPAIR_FIT = 1.05  # ... a repair's centreline fit at most this times the top reading's
-ARCS_AGREE_RETRY = True  # a full trace (its walks' arcs turning one way, search.trace.ARCS_AGREE) that does not
+ARCS_AGREE_RETRY = True  # a full trace (its walks' arcs turning one way, search.settings.ARCS_AGREE) that does not
 # cover the ink is run again with walks free to turn their arcs both ways, and that reading is taken if it
 # covers more and its arcs turn one way after all: with other walks kept, the beam can end elsewhere (official
 # dev_ff image 168: the constrained trace's best pair covered 92 % of the ink, the free one's all; tuning image
