@@ -19,9 +19,9 @@ import functools
 from dataclasses import dataclass
 
 from dsl.canonical import Segment, closing_turn, normalise_angle, to_travel_form
+from dsl.settings import GAP_COST
 from dsl.types import ActionKind, Shape
 
-GAP_COST = 2.5  # an action of one shape with no counterpart in the other (more than any one substitution)
 FIELDS = ("kind", "stroke", "length", "radius", "sweep", "turn")
 _closing_turn = functools.lru_cache(maxsize=8192)(closing_turn)  # shapes are laid side by side many times
 

@@ -23,12 +23,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dsl.settings import ANGLE_QUANTUM, CLOSED_TOLERANCE, LENGTH_QUANTUM
 from dsl.turtle import arc_point
 from dsl.types import Action, ActionKind, ImageProgram, Shape, StrokeType
 
-CLOSED_TOLERANCE = 0.02  # end point within this distance of the start point (shape units, scale 1)
-LENGTH_QUANTUM = 0.01
-ANGLE_QUANTUM = 1.0
 _STROKE_ORDER = {t: i for i, t in enumerate(StrokeType)}
 
 

@@ -50,10 +50,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dsl.geometry import (
-    CORNER_DEGREES,
-    RELATIVE_TOLERANCE,
-    RIGHT_ANGLE_DEGREES,
-    SYMMETRY_TOLERANCE,
     Piece,
     hull_points,
     is_mirror_symmetric,
@@ -68,6 +64,9 @@ from dsl.geometry import (
     width_and_length,
 )
 from dsl.library import ATTRIBUTES
+from dsl.settings import (BALANCED_RATIO, CONVEX_FILL, CORNER_DEGREES, MEETING_ENDS, NECK_PINCH, NECK_SIDE_SHARE,
+                          REGULAR_SPREAD, REGULAR_TURN_DEGREES, RELATIVE_TOLERANCE, RIGHT_ANGLE_DEGREES,
+                          SYMMETRY_TOLERANCE, THIN_BAND, THIN_RATIO, UNBALANCED_RATIO)
 from dsl.stroke_graph import Face, StrokeGraph
 from dsl.types import ImageProgram, Shape, StrokeType
 
@@ -161,9 +160,6 @@ def shape_facts(shape: Shape) -> ShapeGeometryFacts | None:
     )
 
 
-MEETING_ENDS = 6  # stroke ends at one node from which three or more figures meet there: their lines cross
-
-
 def crossing_nodes(graph: StrokeGraph) -> set[int]:
     """Nodes where lines cross to the eye: a stroke goes on through the point (X or T), or three or more
     figures meet there (three lenses or triangles touching at their tips: the table labels such meeting
@@ -220,17 +216,6 @@ def _image_features(program: ImageProgram) -> ImageFeatures:
             counts[name] += value
     attributes = combine_attributes(per_shape, counts)
     return ImageFeatures({name: attributes.get(name) for name in ATTRIBUTES}, counts)
-
-
-THIN_RATIO = 0.36  # minimum width / diameter of the hull below this: a thin shape
-THIN_BAND = 0.1  # or enclosed regions this thin: mean thickness 2 * area / perimeter, over the diameter
-CONVEX_FILL = 0.98  # area of the outline / area of its hull at least this: convex
-BALANCED_RATIO = 0.6  # smaller / larger area of two parts at least this: balanced
-UNBALANCED_RATIO = 0.47  # at most this: unbalanced; in between neither can be said (None)
-NECK_PINCH = 0.15  # overhang / waist length above this on all four ends: a neck (see geometry.neck_pinch)
-NECK_SIDE_SHARE = 0.15  # each side of a neck holds at least this share of the area
-REGULAR_SPREAD = 0.08  # relative spread (std / mean) of side lengths of a (nearly) regular polygon
-REGULAR_TURN_DEGREES = 11.0  # spread (max - min) of its turns
 
 
 def is_polygon(face: Face, corners: int) -> bool:

@@ -18,14 +18,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.spatial import ConvexHull, QhullError, cKDTree
 
+from dsl.settings import ARC_STEP, CORNER_DEGREES, GRAZING_DEPTH, RELATIVE_TOLERANCE
 from dsl.turtle import execute_shape
 from dsl.types import Pose, Shape, StrokeType
-
-RELATIVE_TOLERANCE = 0.025  # snapping / touching distance, as a share of the drawing's diameter (about a pen width)
-SYMMETRY_TOLERANCE = 0.024  # largest mismatch of a symmetric drawing and its image, same unit
-ARC_STEP = math.radians(4.0)  # sampling step of arcs for areas, hulls and symmetry
-CORNER_DEGREES = 5.5  # a tangent jump of at least this many degrees is a corner
-RIGHT_ANGLE_DEGREES = 4.5  # a corner within this many degrees of 90 is a right angle
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,9 +273,6 @@ def _circle_circle(a: Piece, b: Piece) -> list[np.ndarray]:
     base = a.centre + x * d / dist
     perp = np.array([-d[1], d[0]]) / dist
     return [base + h * perp, base - h * perp]
-
-
-GRAZING_DEPTH = 0.5  # two crossings enclosing a lens thinner than this many tolerances are one touch
 
 
 def _curve_distance(piece: Piece, p: np.ndarray) -> float:

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from dsl.settings import RASTER_WIDENING
 from dsl.turtle import PEN_WIDTH, STAMP_OUTLINE_WIDTH, Drawing, MarkKind, execute_image
 from dsl.types import ImageProgram, Pose
 
@@ -44,7 +45,6 @@ OFFICIAL_SIZE = 512
 OFFICIAL_ORIGIN_X = 257.30
 OFFICIAL_ORIGIN_Y = 257.62
 OFFICIAL_PIXELS_PER_UNIT = 512.0 / 783.0
-RASTER_WIDENING = 1.2
 RENDER_PEN_WIDTH = PEN_WIDTH + RASTER_WIDENING
 RENDER_OUTLINE_WIDTH = STAMP_OUTLINE_WIDTH + RASTER_WIDENING
 

@@ -18,10 +18,8 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 
-from dsl.geometry import CORNER_DEGREES, Piece, meeting_points, polygon_area, wrap_degrees
-
-SLIVER_SIZE = 2.0  # an enclosed cycle whose outline fits in this many tolerances is one point (the pen fills it)
-MAX_SLIVER_ROUNDS = 3
+from dsl.geometry import Piece, meeting_points, polygon_area, wrap_degrees
+from dsl.settings import CORNER_DEGREES, MAX_SLIVER_ROUNDS, SLIVER_SIZE
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,10 +18,10 @@ import numpy as np
 
 from dsl.canonical import Segment, to_travel_form, travel_variants
 from dsl.raster import official_view
+from dsl.settings import ARC_POINTS
 from dsl.types import ActionKind, Pose, Shape
 
 PIXELS_PER_UNIT = official_view(512).pixels_per_unit  # 512 / 783: one turtle unit in pixels at 512 px
-ARC_POINTS = 9  # points per arc centreline
 
 
 @dataclass(frozen=True, slots=True)

@@ -51,11 +51,9 @@ from dsl.raster import render_drawing
 from dsl.turtle import execute_image
 from dsl.types import DATASET_STROKE_TYPES, ActionKind, ImageProgram, Pose, Shape
 from dsl.walk import State, segment_middle, target_tracing, walk
-from perception.glimpse import CANVAS, draw_paths, pen_width
+from perception.glimpse import draw_paths, pen_width
+from perception.settings import CANVAS, CROP_MARGIN, INK_THRESHOLD, JITTER, JITTER_SCALES, MIN_CROP, STRIP_JITTER
 
-INK_THRESHOLD = 48  # ink level (0-255) that counts as drawn when finding the crop
-CROP_MARGIN = 0.06  # margin around the ink, a fraction of the ink's larger side, plus 3 px
-MIN_CROP = 48  # smallest crop side in pixels (at 512)
 N_VALUES = 4  # length, radius, curvature / 360, turn / 180
 STROKE_INDEX = {t: i for i, t in enumerate(DATASET_STROKE_TYPES)}
 
@@ -143,10 +141,6 @@ def sample_training_program(rng: np.random.Generator, free_form_share: float = 0
 
 
 # ------------------------------------------------------------------------------------------ steps
-
-JITTER = (0.05, math.radians(4.0), 0.06)  # std of the state jitter: position (units), direction, log u ...
-JITTER_SCALES = (0.5, 1.0, 2.0)  # ... times one of these per step: small and large errors both seen
-STRIP_JITTER = (0.04, math.radians(4.0))  # std of the stroke strip's jitter: position (units), direction
 
 
 def crop_box(image: np.ndarray) -> tuple[float, float, float]:

@@ -19,11 +19,6 @@ import numpy as np
 import torch
 from PIL import Image, ImageDraw
 
-LOCAL_REACH = 1.3  # the local glimpse spans +-1.3 program units around the turtle
-START_REACH = 0.2  # the upright glimpse around a start candidate spans +-0.2 crop sides
-STRIP_ALONG, STRIP_ACROSS = 0.6, 0.36  # the stroke strip: 0.6 x 0.36 program units around an action's middle
-CANVAS = 128  # the drawn-so-far canvas: the ink crop at 128 x 128
-
 
 # ------------------------------------------------------------------------------------ canvases
 

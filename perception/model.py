@@ -30,7 +30,8 @@ import torch.nn.functional as F
 from torch.distributions import Categorical, Independent, MixtureSameFamily, Normal, VonMises
 
 from perception.config import DecoderConfig
-from perception.glimpse import LOCAL_REACH, START_REACH, STRIP_ACROSS, STRIP_ALONG, glimpse_grid
+from perception.glimpse import glimpse_grid
+from perception.settings import LOCAL_REACH, START_REACH, STRIP_ACROSS, STRIP_ALONG
 
 N_KINDS = 4  # StepKind
 N_STROKES = 5  # DATASET_STROKE_TYPES

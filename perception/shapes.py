@@ -39,13 +39,10 @@ from dsl.library import load_library
 from dsl.raster import render_drawing
 from dsl.turtle import execute_image
 from dsl.types import DATASET_STROKE_TYPES, ImageProgram, StrokeType
-from perception.data import INK_THRESHOLD, _as_official, prepare_image
+from perception.data import _as_official, prepare_image
+from perception.settings import FULL_STROKES_SHARE, INK_THRESHOLD, PAIR_SHARE, PART_DILATION, PART_MIN_SHARE
 
 DEFAULT_CHECKPOINT = Path(__file__).parent / "checkpoints" / "shapes.pt"
-PAIR_SHARE = 0.4  # training images with two shapes
-FULL_STROKES_SHARE = 0.6  # single-shape images whose stroke types are drawn from all five (else an abstract concept's)
-PART_MIN_SHARE = 0.03  # an ink component is a part if it holds at least this share of the ink
-PART_DILATION = 9  # ink dilated by this many pixels (at 512) before components are found: stamps are dotted
 
 
 @dataclass
@@ -229,8 +226,8 @@ def train(args) -> dict:
     optimiser = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
     schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, max_lr=args.lr, total_steps=steps, pct_start=0.1)
     generator = torch.Generator().manual_seed(args.seed)
-    options = {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()
-               if isinstance(v, (bool, int, float, str, Path, type(None)))}  # stored with the checkpoint
+    options = {k: v.name if isinstance(v, Path) else v for k, v in vars(args).items()
+               if isinstance(v, (bool, int, float, str, Path, type(None)))}  # stored with the checkpoint, files by name
     step, started, metrics = 0, time.time(), {}
     for epoch in range(args.epochs):
         order = torch.randperm(len(crops), generator=generator).numpy()

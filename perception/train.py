@@ -74,7 +74,9 @@ def validation_batches(args: argparse.Namespace) -> list[dict]:
 def save(model: Decoder, path: Path, step: int, metrics: dict, args: argparse.Namespace) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     state = model.checkpoint()
-    state.update(step=step, metrics=metrics, args={k: str(v) for k, v in vars(args).items() if k != "func"})
+    # files by name only: a checkpoint carries no path of the machine it was trained on
+    args = {k: v.name if isinstance(v, Path) else str(v) for k, v in vars(args).items() if k != "func"}
+    state.update(step=step, metrics=metrics, args=args)
     tmp = path.with_suffix(".tmp")
     torch.save(state, tmp)
     tmp.replace(path)

@@ -5,7 +5,7 @@ is centred on its centroid and scaled to unit RMS radius), start point and traci
 is compared as a point set sampled evenly by arc length, so neither the order of actions nor where the
 stroke starts matters), and heading (the best rotation is searched). Mirror images are different shapes.
 
-Descriptor per shape: POINTS points spread evenly along the centreline (normalised as above) and a polar
+Descriptor per shape: MATCH_POINTS points spread evenly along the centreline (normalised as above) and a polar
 histogram (radius x angle). Matching: a rotation-invariant pre-filter (radial and distance histograms)
 keeps the closest library shapes; for each, the best rotations come from circular cross-correlation of the
 polar histograms (FFT over the angle axis) and are refined by the symmetric mean nearest-point distance
@@ -26,13 +26,7 @@ from dsl.geometry import resample_uniform, shape_pieces
 from dsl.library import load_library
 from dsl.types import ImageProgram, Shape
 
-POINTS = 160
-RADIUS_BINS = 8
-ANGLE_BINS = 72
-PREFILTER = 16  # library shapes kept by the rotation-invariant pre-filter
-ROTATION_PEAKS = 4  # correlation peaks refined per candidate
-TIE_DISTANCE = 0.01  # chamfer distance (unit RMS radius) below which two drawings are the same shape
-SCORE_SCALE = 0.5
+from search.settings import ANGLE_BINS, MATCH_POINTS, PREFILTER, RADIUS_BINS, ROTATION_PEAKS, SCORE_SCALE, TIE_DISTANCE
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +37,7 @@ class ShapeMatch:
 
 @dataclass(frozen=True, slots=True)
 class Descriptor:
-    points: np.ndarray  # (POINTS, 2) centred, unit RMS radius
+    points: np.ndarray  # (MATCH_POINTS, 2) centred, unit RMS radius
     tree: cKDTree
     polar: np.ndarray  # (RADIUS_BINS, ANGLE_BINS) point histogram
     invariant: np.ndarray  # rotation-invariant summary for the pre-filter
@@ -53,7 +47,7 @@ def _normalised_points(shape: Shape) -> np.ndarray:
     pieces = shape_pieces(shape)
     if not pieces:
         raise ValueError("the shape draws nothing (every action has zero length or sweep)")
-    points = resample_uniform(pieces, POINTS)
+    points = resample_uniform(pieces, MATCH_POINTS)
     points = points - points.mean(axis=0)
     rms = math.sqrt(float((points**2).sum(axis=1).mean())) or 1.0
     return points / rms

@@ -27,20 +27,11 @@ from dsl.canonical import canonical_shape, from_travel_form, normalise_angle, sh
 from dsl.library import load_library
 from dsl.types import DATASET_STROKE_TYPES, Action, ActionKind, ImageProgram, Shape, StrokeType
 
+from search.settings import EDIT_COST, MISSING_ACTION_COST
+
 FREE_FORM_TURNS = tuple(float(t) for t in range(-150, 181, 30))
 FREE_FORM_LINE = 1.0
 FREE_FORM_RADIUS, FREE_FORM_ANGLE = 0.5, 90.0
-
-EDIT_COST = {
-    "turn": 0.05,
-    "kind": 0.08,
-    "snap": 0.0,
-    "delete": 0.15,
-    "insert": 0.3,
-    "library": 0.05,
-    "split": 0.6,
-    "merge": 0.6,
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,9 +222,6 @@ def _library_table_missing_one() -> dict[int, tuple[list[str], np.ndarray]]:
             names.append(name)
             forms.append(rows)
     return {k: (names, np.array(forms)) for k, (names, forms) in groups.items()}
-
-
-MISSING_ACTION_COST = 0.5  # added to a library match that needs an action the shape lacks
 
 
 def library_matches(shape: Shape, top: int, missing: bool = True) -> list[tuple[float, str]]:

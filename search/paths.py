@@ -15,12 +15,8 @@ import numpy as np
 from dsl.canonical import to_travel_form
 from dsl.types import ImageProgram
 from dsl.walk import State, walk_shape
+from search.settings import CHAMFER_CAP, END_REACH, END_RING, END_TIP, MIN_PART_PIXELS
 from search.template import Target, resample
-
-END_TIP = 5.0  # pixels (along the ink) at an end of the ink whose middle is taken as the centreline's end
-END_REACH, END_RING = 17.0, 3.0  # the ink 17 +- 3 pixels along from there gives the heading
-MIN_PART_PIXELS = 30  # ink parts smaller than this have no ends traced
-CHAMFER_CAP = 10.0  # pixels: distances capped when readings are compared by their centrelines
 
 
 def ink_ends(target: Target, reach: float = END_REACH) -> list[State]:

@@ -24,21 +24,11 @@ from dsl.raster import render_marks
 from dsl.types import ImageProgram, Pose, Shape
 from search import kernels
 from search.retrace import action_paths
+from search.settings import (CAP, FIT_EVALS, HEADINGS, MIN_STEP_FRACTION, NEAR_HEADINGS, ORDER_REUSE_LIMIT,
+                             ORDER_REUSE_TOLERANCE, POLISH_STEPS, REACH, RENDER_OUTLINE_RADIUS, STEPS)
 from search.template import PEN_RADIUS_PX, Target, Template, affine_to_pose, template
 
-CAP = 8.0  # px: truncation of the forward term
-REACH = 10.0  # px: truncation of the reverse term
-HEADINGS = np.arange(0.0, 360.0, 10.0)
-ORDER_REUSE_TOLERANCE = 1.5  # reuse an earlier shape-to-ink assignment unless the score is this much worse
-ORDER_REUSE_LIMIT = 2.5  # ... or worse than this (px): then every assignment is tried (a poor first candidate
-# must not fix the assignment for the rest of the search)
-FIT_EVALS = 60  # sparse-score evaluations refining each of the two best heading guesses
-NEAR_HEADINGS = np.arange(-30.0, 31.0, 15.0)
-STEPS = (1.5, 1.5, 4.0, 0.04)  # cx, cy (px), theta (degrees), log s
-POLISH_STEPS = (0.5, 0.5, 1.0, 0.01)
-MIN_STEP_FRACTION = 1.0 / 8.0
 RENDER_PEN_RADIUS = PEN_RADIUS_PX
-RENDER_OUTLINE_RADIUS = 1.25  # px: official stamp outlines look about 1.5 x as wide as spec'd (0.82 px)
 
 
 @dataclass(frozen=True, slots=True)

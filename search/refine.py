@@ -42,29 +42,13 @@ from search.neighbourhood import (
     Edit, forward_free_form, free_form_share, is_library_or_free_form, library_edits, off_grid_count, on_free_form_grid,
     snap_free_form, snap_library, structural_neighbours,
 )
+from search.settings import (CONSENSUS_TEMPERATURES, FINAL_STRUCTURE_WEIGHT, FREE_FORM_SHARE, INSERT_GAIN,
+                             LIBRARY_STRUCTURES, LIBRARY_TOP, LOGP_WEIGHT, NON_LIBRARY_COST, OFF_GRID_COST, OVERRUN_MS,
+                             PIXEL_WEIGHT, POLISH_MS, PROJECTED_STRUCTURES, PROJECTIONS, QUICK_EVALS, RESCORE,
+                             STROKE_RESERVE_MS, STRUCTURE_MARGIN)
 from search.template import Target, make_target, template
 
-PROJECTED_STRUCTURES = 1  # best distinct structures whose shapes are projected onto the library
-PROJECTIONS = 3  # library shapes tried in place of each non-free-form shape of the best structure
-RESCORE = 3  # best distinct structures fitted again from scratch before the stroke stage
-LOGP_WEIGHT = 0.02  # chamfer pixels per nat of decoder log-probability below the best proposal
-OFF_GRID_COST = 0.15  # per action whose values are neither free-form nor library values
-NON_LIBRARY_COST = 0.3  # per shape that is neither free-form nor a library shape
-INSERT_GAIN = 6.0  # weight of the unexplained ink near a joint in the estimate of an insertion
-QUICK_EVALS = 16  # sparse-score evaluations refining a neighbour's pose from its parent's
 NEW_POSE_EDITS = ("split", "merge", "library")  # edits after which poses are fitted from scratch
-STRUCTURES = 1  # structures whose strokes are assigned and whose pixel score decides (free-form images)
-LIBRARY_STRUCTURES = 3  # ... when the best structure has a non-free-form (library) shape: look-alike library
-# shapes are told apart by their pixel scores (the sparse chamfer score cannot)
-STRUCTURE_MARGIN = 0.5  # ... if their structure score is within this of the best
-OVERRUN_MS = 0.0  # a further structure gets strokes only if the last one's stroke stage fits in the budget + this
-FINAL_STRUCTURE_WEIGHT = 0.6  # final rank: pixel score + this x structure score (0.3 before the counted budget)
-PIXEL_WEIGHT = 100.0  # pixel score = PIXEL_WEIGHT * mean |grey difference| (0-1)
-LIBRARY_TOP = 3  # library shapes proposed per shape of a starting proposal
-POLISH_MS = 50.0  # time the stroke stage takes with POLISH_EVALS (fewer evaluations when less is left)
-STROKE_RESERVE_MS = 75.0  # time kept for rescoring and the stroke stage
-CONSENSUS_TEMPERATURES = (1.0, 0.0)  # majority programs started from: votes weighted by exp(t * logp)
-FREE_FORM_SHARE = 0.75  # a shape with this share of its actions near the free-form grid is snapped to it
 
 
 @dataclass(frozen=True, slots=True)

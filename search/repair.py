@@ -21,8 +21,7 @@ from __future__ import annotations
 
 from dsl.types import Action, ActionKind, ImageProgram, Shape
 
-SHORT_LINE = 0.6  # shape units (a free-form line is 1 long)
-SHORT_ARC = 45.0  # degrees (a free-form arc turns 90)
+from search.settings import SHORT_ARC, SHORT_LINE
 
 
 def without_action(shape: Shape, index: int) -> Shape | None:

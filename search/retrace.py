@@ -18,9 +18,8 @@ import math
 import numpy as np
 
 from dsl.types import ImageProgram, Shape
+from search.settings import RETRACE_TOLERANCE
 from search.template import piece
-
-RETRACE_TOLERANCE = 0.1  # shape units (a free-form line is 1 long): how near the other actions every point must be
 
 
 def action_paths(shape: Shape) -> list[np.ndarray]:

@@ -17,9 +17,8 @@ from scipy import ndimage
 from dsl.raster import render_program
 from dsl.types import ImageProgram, StrokeType
 from search.pose import fit_poses
-from search.template import INK_THRESHOLD, make_target
-
-MIN_SHARE = 0.15  # each part must hold this share of the ink, else the reading does not split the image
+from search.settings import INK_THRESHOLD, MIN_SHARE
+from search.template import make_target
 
 
 def touching_parts(image: np.ndarray, program: ImageProgram, min_share: float = MIN_SHARE) -> list[np.ndarray]:

@@ -26,20 +26,9 @@ from dsl.canonical import reversed_shape
 from dsl.types import ImageProgram, Shape, StrokeType
 from search import kernels, pose
 from search.neighbourhood import normal_strokes_only, stroke_variants
+from search.settings import (EITHER_WAY_ROUNDS, MIN_POLISH_EVALS, OVERLAP_PX, OVERLAP_SHARE, POLISH_EVALS,
+                             STROKE_PASSES, STROKE_PRIOR, TRACED_STROKE_PRIOR, WINDOW_MARGIN, WINDOW_SHIFT)
 from search.template import Target, template
-
-STROKE_PRIOR = 4.0  # window pixel-score units (ink pixels) for leaving the decoder's stroke
-TRACED_STROKE_PRIOR = 4.0  # ... for leaving the stroke a `prior` gives (the decoded stroke where a traced action
-# lies); 32 before the direction of travel was chosen too (`assign_strokes_either_way`)
-STROKE_PASSES = 2  # rounds of (polish, choose strokes)
-WINDOW_MARGIN = 6  # pixels around an action's marks in its window
-POLISH_EVALS = 60  # pixel-score evaluations polishing each shape's pose
-MIN_POLISH_EVALS = 12
-OVERLAP_PX = 3.0  # pixels: centreline points this near another action's are drawn over by it
-OVERLAP_SHARE = 0.6  # share of an action's centreline that must be covered for a pair to overlap
-EITHER_WAY_ROUNDS = 2  # times a shape is turned round (`assign_strokes_either_way`): again after turning it back won
-# with a better pose (official dev_ff image 181: turned at once its pose was not good enough to win)
-WINDOW_SHIFT = 2  # pixels the window of an action may shift when its stroke options are compared
 
 
 def _action_window(tpl, place: pose.Placement, target: Target, action: int) -> tuple[int, int, int]:

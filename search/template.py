@@ -20,18 +20,11 @@ from scipy import ndimage
 
 from dsl.raster import PEN_KIND, STAMP_KIND, official_view
 from dsl.turtle import PEN_WIDTH, STAMP_OUTLINE_WIDTH, MarkKind, execute_shape
-from dsl.types import Action, Pose, Shape, StrokeType
+from dsl.types import Action, Pose, Shape
+from search.settings import (CENTRELINE_SPACING, CLOSING, COARSE_POINTS, CROP_MARGIN, INK_THRESHOLD, SAMPLES,
+                             STAMP_ENLARGEMENT)
 
 REFERENCE_SCALE = 180.0  # scale the pieces are executed at before dividing (any value works)
-CENTRELINE_SPACING = 0.04  # centreline sample spacing at scale 1
-COARSE_POINTS = 64  # centreline points kept per shape for pose search
-SAMPLES = 128  # ink pixels kept for pose search
-INK_THRESHOLD = 128  # grey level below which a pixel is ink
-CLOSING = 2  # iterations of binary closing: fills stamp interiors and the gaps between stamps
-CROP_MARGIN = 24  # pixels around the ink kept in the crop
-# Stamps as the official PNGs show them, relative to dsl.turtle's polygons (fitted by hand on a few
-# official dev images: the official stamps look larger and bolder than `dsl.raster` draws them).
-STAMP_ENLARGEMENT: dict[StrokeType, float] = {StrokeType.CIRCLE: 1.1, StrokeType.SQUARE: 1.12, StrokeType.TRIANGLE: 0.9}
 
 VIEW = official_view(512)
 PEN_RADIUS_PX = PEN_WIDTH / 2.0 * VIEW.pixels_per_unit

@@ -18,7 +18,7 @@ MAX_FORWARD units); a partial trace is scored by
     J = FORWARD_WEIGHT x sum of its moves' mean distances to the ink (units) + ACTION_COST x actions
         + DEVIATION_COST x moves off the grammar of positive shapes - share of ink covered
 
-(an ink sample is covered when a move passes within REACH units of it). Every partial trace is a
+(an ink sample is covered when a move passes within TRACE_REACH units of it). Every partial trace is a
 candidate shape. The image's reading is the candidate, or the pair of candidates from different shapes,
 with the least J (SHAPE_COST per shape, OVERLAP_COST x the share of ink both cover), where the decoder's
 own top reading walked from its start competes as a candidate too. Extra actions over ink already
@@ -52,48 +52,18 @@ import numpy as np
 
 from dsl.canonical import Segment, from_travel_form, same_image, shape_key
 from dsl.types import ActionKind, ImageProgram, StrokeType
-from dsl.walk import PIXELS_PER_UNIT, State, variant_starts, walk
+from dsl.walk import State, variant_starts, walk
 from search import kernels
 from search.paths import centrelines, chamfer, ink_ends, path_gap
 from search.pose import fit
+from search.settings import (ACTION_COST, ARCS_AGREE, BEAM, DECODER_BONUS, DEVIATION_COST, FORWARD_WEIGHT,
+                             FREE_FORM_UNITS, FULL_COVERAGE, GRID_TOLERANCE, MAX_ACTIONS, MAX_FORWARD, MAX_SAMPLES,
+                             MULTIPLE_MAX_ACTIONS, OVERLAP_COST, RANKED, READINGS, REFITTED, SAME_PATH, SHAPE_COST,
+                             START_TURNS, TRACE_CAP, TRACE_POINTS, TRACE_REACH, UNITS, UNIT_MULTIPLES)
 from search.template import Target, resample, template
 
 TURNS = (0.0, 30.0, -30.0, 60.0, -60.0, 90.0, -90.0, 120.0, -120.0, 150.0, -150.0)  # spec §3.2
-START_TURNS = (10.0, -10.0, 20.0, -20.0, 30.0, -30.0)  # first moves from an end of the ink, whose heading is
-# only estimated (from the ink near the end: up to ~20 degrees off where the shape ends in an arc)
 MOVES = ((ActionKind.LINE, 1.0, 0.0, 0.0), (ActionKind.ARC, 0.0, 0.5, 90.0), (ActionKind.ARC, 0.0, 0.5, -90.0))
-POINTS = 12  # centreline points per move
-BEAM = 10  # partial traces kept per step
-MAX_ACTIONS = 12  # per shape (as the decoder)
-MAX_FORWARD = 0.15  # units: a move further than this from the ink on average is not followed
-CAP = 0.3  # units: distance transform truncation
-REACH = 0.12  # units: an ink sample this near a move is covered by it
-FORWARD_WEIGHT = 3.0  # per unit of mean distance to the ink, summed over the moves
-ACTION_COST = 0.015  # share of ink an action must cover to be worth drawing
-DEVIATION_COST = 0.03  # per move off the grammar of positive shapes (`_grammar`)
-ARCS_AGREE = True  # a walk's arcs all turn one way: the free-form generator draws every arc counter-clockwise
-# (spec §3.2: `arc_<t>_0.500_0.625`; a negative changes a turn, a stroke or a line into such an arc), so a
-# shape traced either way has all its arcs turn to one side. A walk whose arcs turn both ways is no free-form
-# program; before, it only paid DEVIATION_COST, and the best walks of shapes with a cusp went round it that
-# way (the arc before a 150-degree turn walked back from the far end)
-DECODER_BONUS = 0.01  # the decoder's reading wins ties (different tracings of the same ink)
-SHAPE_COST = 0.02
-OVERLAP_COST = 2.0  # per share of the ink covered by both shapes of a pair
-READINGS = 3  # distinct decoded readings whose starts seed the tracer
-REFITTED = 2  # best readings whose poses are fitted and traced again
-MAX_SAMPLES = 600  # ink samples for coverage
-RANKED = 200  # readings (walks and pairs of walks) ranked to find the best distinct ones
-GRID_TOLERANCE = (0.05, 5.0)  # a decoded reading within this of the grid is walked as a candidate
-FULL_COVERAGE = 0.98  # below this share of ink covered, the starts are traced again at the units of UNITS
-UNIT_MULTIPLES = (1.5, 1.0 / 1.5)  # a traced shape of MULTIPLE_MAX_ACTIONS actions or fewer is traced again from
-# its start at these multiples of its unit, where they lie within FREE_FORM_UNITS
-MULTIPLE_MAX_ACTIONS = 3
-SAME_PATH = 3.0  # pixels: readings whose centrelines lie this close draw the same path (`search.paths.path_gap`)
-FREE_FORM_UNITS = (0.85 * 80.0 * PIXELS_PER_UNIT, 1.1 * 140.0 * PIXELS_PER_UNIT)  # pixels per unit: the free-form
-# painter's scales (80-140, spec §2.6) with some slack; basic and abstract shapes are painted at 150-320
-UNITS = tuple(80.0 * 1.05**k * PIXELS_PER_UNIT for k in range(12))  # 80-140 in steps of 5 %: the free-form
-# painter's scales (80-140, spec §2.6) in pixels per unit: the decoder's readings of the images it gets
-# wrong often have the unit wrong by 15-50 %
 
 
 def _moves() -> tuple[list[Segment], np.ndarray, np.ndarray]:
@@ -101,7 +71,7 @@ def _moves() -> tuple[list[Segment], np.ndarray, np.ndarray]:
     for turn in TURNS + START_TURNS:
         for kind, length, radius, curvature in MOVES:
             path, end = walk(State(0.0, 0.0, 0.0, 1.0), kind, turn, length, radius, curvature)
-            points.append(resample(path, count=POINTS))
+            points.append(resample(path, count=TRACE_POINTS))
             segments.append(Segment(kind, StrokeType.NORMAL, length, radius, curvature, turn))
             ends.append((end.x, end.y, end.theta))
     return segments, np.ascontiguousarray(points), np.array(ends)
@@ -185,7 +155,7 @@ class _Ink:
 
     def step(self, w: Walk, u: float, moves: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return kernels.trace_step(
-            LOCAL[moves], w.x, w.y, w.theta, u, self.dt, self.samples, w.covered, CAP, MAX_FORWARD, REACH
+            LOCAL[moves], w.x, w.y, w.theta, u, self.dt, self.samples, w.covered, TRACE_CAP, MAX_FORWARD, TRACE_REACH
         )
 
 
@@ -211,7 +181,7 @@ def trace_shape(ink: _Ink, start: State, beam: int = BEAM, from_end: bool = Fals
         states = np.array([(w.x, w.y, w.theta) for w in frontier])
         covered = np.array([w.covered for w in frontier])
         forward, new = kernels.trace_steps(
-            LOCAL[moves], states, u, ink.dt, ink.samples, covered, CAP, MAX_FORWARD, REACH
+            LOCAL[moves], states, u, ink.dt, ink.samples, covered, TRACE_CAP, MAX_FORWARD, TRACE_REACH
         )
         allowed = forward <= MAX_FORWARD
         if ink.arcs_agree:  # no arc turning the other way from the walk's arcs
@@ -259,7 +229,8 @@ def follow(ink: _Ink, start: State, segments: list[Segment], decoded: bool = Tru
             # the other way from the reading's arcs (ARCS_AGREE: the reading is no free-form program)
             return None
         forward, new = kernels.trace_step(
-            LOCAL[move:move + 1], w.x, w.y, w.theta, start.u, ink.dt, ink.samples, w.covered, CAP, np.inf, REACH
+            LOCAL[move:move + 1], w.x, w.y, w.theta, start.u, ink.dt, ink.samples, w.covered, TRACE_CAP, np.inf,
+            TRACE_REACH,
         )
         w = _advance(w, move, start.u, float(forward[0]), new[0])
     return w

@@ -14,10 +14,9 @@ import numpy as np
 from dsl.canonical import Segment, from_travel_form
 from dsl.types import ActionKind, ImageProgram, StrokeType
 from dsl.walk import State, walk_shape
+from search.settings import MATCH_REACH
 from search.template import Target
 from search.trace import Traced, starts
-
-MATCH_REACH = 0.25  # units: a traced action takes the stroke of a decoded action whose midpoint is this near
 
 
 def traced_placements(traced: Traced) -> list:

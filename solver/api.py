@@ -37,6 +37,7 @@ from solver.induce import (ABSTRACT_ENCODINGS, DEFAULT_MAX_RULES, DEFAULT_TIME_L
 from solver.posterior import rank
 from solver.rules import Family
 from solver.rules import Rule
+from solver.settings import ALL_FITTING_RULES, EXTRA_ERRORS
 
 Perception = Callable[[list[np.ndarray]], list[ImageProgram]]
 MAX_IMAGES_PER_SIDE = 64  # a problem has 6 context images a side; more is a mistake, not a problem
@@ -200,8 +201,6 @@ def _programs(
 
 
 ABSTRACT_FAMILIES = {Family.ATTRIBUTE, Family.COUNT}
-ALL_FITTING_RULES = 4096  # best-fitting attribute and count rules enumerated at most
-EXTRA_ERRORS = 1  # rules misclassifying up to this many more context images than the best also compete
 
 
 def size_principle(induction: Induction, facts, time_limit: float, extra_errors: int = EXTRA_ERRORS) -> Induction:

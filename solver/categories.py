@@ -22,8 +22,7 @@ from dsl.canonical import same_shape, shape_key
 from dsl.library import load_library
 from dsl.types import Shape, StrokeType
 
-LENGTH_BUCKET = 0.05
-MIN_MATCH_SCORE = 0.95
+from solver.settings import LENGTH_BUCKET, MIN_MATCH_SCORE
 
 
 def _bucket(shape: Shape) -> tuple[int, int, int]:

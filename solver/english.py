@@ -10,6 +10,9 @@ Each literal becomes a verb phrase about one image (`literal_phrase`), the rule 
   * counts by their noun, the number once: "has no straight line", "has three to five straight lines"
     (a range of two count literals is one phrase), "does not have exactly two parts"; at least one is
     "has a curve", as the attribute it restates reads, so the two rules are said once (`solver.explain`).
+The same module gives the words of the per-image explanations (`solver.why_rules`, `solver.why_sequence`):
+library shapes by the table's display name (`display_name`), attributes (`attribute_phrase`), counts
+(`count_noun`) and LOGO actions (`action_words`).
 """
 
 from __future__ import annotations
@@ -17,8 +20,11 @@ from __future__ import annotations
 import functools
 import re
 
-from solver.facts import TOLERANCES
+from dsl.canonical import Segment
+from dsl.library import load_library
+from dsl.types import ActionKind, StrokeType
 from solver.rules import Comparison, Family, Literal, Rule
+from solver.settings import TOLERANCES
 
 NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
                 "eleven", "twelve")
@@ -57,6 +63,16 @@ SPELLED_OUT = {"symm": "symmetric", "asymm": "asymmetric", "symmmetric": "symmet
                "quard": "quadrangle", "quagrangles": "quadrangles", "quad": "quadrangle",
                "1/4-circle": "quarter circle", "3/4-circle": "three-quarter circle", "s": "S-curve"}
 SMALLEST_ANGLE = 30  # a trailing number from this up is an angle in degrees (sector30); below, a variant
+EXIST_NOUNS = {"regular": "regular polygon or circle"}  # exist_<x> attribute -> the noun it says exists
+STROKE_WORDS = {
+    StrokeType.NORMAL: "plain",
+    StrokeType.ZIGZAG: "zigzag",
+    StrokeType.CIRCLE: "circle-stamped",
+    StrokeType.SQUARE: "square-stamped",
+    StrokeType.TRIANGLE: "triangle-stamped",
+    StrokeType.ARROW: "arrow-stamped",
+    StrokeType.CLASSIC: "classic-stamped",
+}
 
 
 def number_word(value: int) -> str:
@@ -65,6 +81,10 @@ def number_word(value: int) -> str:
 
 def article(noun: str) -> str:
     return f"{'an' if noun[:1] in 'aeiou8' else 'a'} {noun}"
+
+
+def words(name: str) -> str:
+    return name.replace("_", " ")
 
 
 def _word(token: str) -> str:
@@ -80,8 +100,6 @@ def _word(token: str) -> str:
 def shape_words(name: str) -> str:
     """The words for a library shape (a category), from the table's display name; the identifier itself
     when the library does not know it."""
-    from dsl.library import load_library
-
     entry = load_library().get(name)
     display = entry.display_name if entry else name
     words = [_word(token) for token in display.replace("_", " ").split()]
@@ -184,3 +202,67 @@ def rule_english(rule: Rule, covered_a: int, covered_b: int, n_a: int, n_b: int)
         return "No rule separates A from B: every image is put in A."
     return (f"An image is in A if it {rule_phrase(rule)}. This holds for {_share(covered_a, n_a)} of A "
             f"and {_share(covered_b, n_b)} of B.")
+
+
+# ------------------------------------------------------------------------------------ words of the explanations
+
+
+def display_name(name: str) -> str:
+    """A library shape's display name in words, as the table writes it ('acute equicrural triangle'), or
+    its name in words if unknown (the per-image explanations; rule sentences spell it out: `shape_words`)."""
+    entry = load_library().get(name)
+    return words(entry.display_name if entry is not None else name)
+
+
+def super_class(name: str) -> str | None:
+    entry = load_library().get(name)
+    return entry.super_class if entry is not None else None
+
+
+def count_noun(name: str, value: int) -> str:
+    """A count's name as a noun for `value` things: 'straight line', 'straight lines'."""
+    noun = words(name)
+    return noun[:-1] if value == 1 and noun.endswith("s") else noun
+
+
+def attribute_phrase(name: str, negated: bool) -> str:
+    """'is convex', 'does not have line crossing', 'contains a triangle' ... (built from the attribute's
+    name; rule sentences use `ATTRIBUTE_PHRASES`)."""
+    if name.startswith("has_"):
+        rest = words(name[4:])
+        return f"does not have {rest}" if negated else f"has {rest}"
+    if name.startswith("exist_"):
+        rest = article(EXIST_NOUNS.get(name[6:], words(name[6:])))
+        return f"does not contain {rest}" if negated else f"contains {rest}"
+    return f"is not {words(name)}" if negated else f"is {words(name)}"
+
+
+def _degrees(value: float) -> str:
+    return f"{abs(value):.0f}°"  # whole degrees: the action strings round turns (0.833 of a half turn: 119.88°)
+
+
+def turn_words(turn: float | None) -> str:
+    """The turn before an action, as a phrase that follows the action: 'after a 90° left turn'."""
+    if turn is None:
+        return "at the start"
+    if abs(turn) < 0.5:
+        return "with no turn before it"
+    if abs(abs(turn) - 180.0) < 0.5:
+        return "after turning back"
+    return f"after a {_degrees(turn)} {'left' if turn > 0 else 'right'} turn"
+
+
+def action_words(segment: Segment, turn: float | None, fields: tuple[str, ...] = ()) -> str:
+    """One action in words: its stroke and kind always, its size when `fields` name it (or the kind
+    differs), its turn when `fields` name the turn: 'a zigzag line', 'a plain arc of radius 0.5 sweeping
+    90° left', 'a plain line of length 1 after a 30° right turn'."""
+    kind = "line" if segment.kind is ActionKind.LINE else "arc"
+    text = f"a {STROKE_WORDS.get(segment.stroke, segment.stroke.value)} {kind}"
+    if segment.kind is ActionKind.LINE and {"kind", "length"} & set(fields):
+        text += f" of length {segment.length:g}"
+    if segment.kind is ActionKind.ARC and {"kind", "radius", "sweep"} & set(fields):
+        side = "left" if segment.curvature > 0 else "right"
+        text += f" of radius {segment.radius:g} sweeping {_degrees(segment.curvature)} {side}"
+    if "turn" in fields:
+        text += f" {turn_words(turn)}"
+    return text

@@ -21,10 +21,7 @@ from scipy import ndimage
 
 from dsl.limits import MAX_IMAGE_PIXELS
 
-INK_BELOW = 128  # grey levels under this are ink (images: 255 = white background)
-MAX_INK_SHARE = 0.15  # official images: at most 0.034
-MAX_ISOLATED_SHARE = 0.05  # share of ink pixels with no ink neighbour; official images: 0
-MIN_READABLE = 2  # readable context images each side needs for a rule to be induced
+from solver.settings import INK_BELOW, MAX_INK_SHARE, MAX_ISOLATED_SHARE, MIN_READABLE
 
 
 class EvidenceError(ValueError):

@@ -10,11 +10,11 @@ from solver.english import literal_phrase, rule_english, shape_words
 from solver.facts import ImageFacts, ProblemFacts, Role
 from solver.induce import Induction, InducedRule, Outcome
 from solver.rules import Family, Literal
+from solver.settings import UNDECIDED
 from solver.why import Why
 from solver.why_rules import image_why
 
 ROLE_TEXT = {Role.A.value: "A", Role.B.value: "B", Role.QUERY.value: "query"}
-UNDECIDED = 0.5  # a chosen rule scoring less than this: the text says the evidence does not decide
 
 
 def _value(value) -> str:

@@ -37,6 +37,7 @@ from dsl.library import ATTRIBUTES
 from dsl.syntax import format_shape
 from dsl.types import ImageProgram, Shape
 from solver.categories import exact_shape_categories, matched_shape_categories
+from solver.settings import TOLERANCES
 
 COUNTED_ATTRIBUTES = frozenset(a for a in ATTRIBUTES if re.fullmatch(r"has_[a-z]+_straight_lines", a))
 # The counts written as facts: the numbers a concept is about (DESIGN.md: straight lines, parts; arcs).
@@ -48,15 +49,6 @@ COUNTS = ("straight_lines", "arcs", "parts")
 # A count that can be read in several ways: every reading from the count up to the other count is a fact
 # (a straight line cut by a crossing reads as one line or as two segments; `dsl.features`).
 COUNT_READINGS = {"straight_lines": "straight_segments"}
-
-
-# Tolerances of near stroke-sequence facts: name -> (length tolerance in units, angle tolerance in
-# degrees, stroke types ignored). Their cost is in sequence.lp.
-TOLERANCES: dict[str, tuple[float, float, bool]] = {
-    "values": (0.1, 10.0, False),
-    "loose": (0.25, 25.0, False),
-    "strokes": (0.1, 10.0, True),
-}
 
 
 class CategorySource(enum.Enum):

@@ -29,11 +29,10 @@ from solver.facts_explain import explain_facts
 from solver.facts_in import CHUNK_BITS, FactsProblem, as_problem, bit_atoms, image_bits, write_problem
 from solver.facts_lang import FactLiteral, make_rule
 from solver.induce import DEFAULT_MAX_RULES, DEFAULT_TIME_LIMIT, Induction, induce_with, load_encodings
+from solver.settings import ERROR_WEIGHT, MAX_ATOMS
 
 FEATURES = ("facts_features.lp",)
 RULE = ("rule.lp", "facts_rule.lp")
-MAX_ATOMS = 3  # facts in one literal's conjunction at most
-ERROR_WEIGHT = 3  # a misclassified context image costs as much as this many facts of a rule
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,11 +22,10 @@ import clingo
 
 from solver.facts import ProblemFacts, Role, write_facts
 from solver.rules import Literal, Rule
+from solver.settings import DEFAULT_MAX_RULES, DEFAULT_TIME_LIMIT
 
 ENCODINGS: tuple[str, ...] = ("rule.lp", "sequence.lp", "category.lp", "attribute.lp", "count.lp", "prior.lp")
 ABSTRACT_ENCODINGS: tuple[str, ...] = ("rule.lp", "attribute.lp", "count.lp", "prior.lp")
-DEFAULT_TIME_LIMIT = 10.0  # seconds per problem
-DEFAULT_MAX_RULES = 64  # optimal rules enumerated at most
 LOG = logging.getLogger(__name__)
 
 

@@ -32,13 +32,7 @@ from solver.facts import ProblemFacts, Role
 from solver.induce import Induction, InducedRule
 from solver.pools import library_size, literal_pool
 from solver.rules import Rule
-
-LENGTH_PENALTY = 2.0  # nats per unit of rule length
-NEGATION_PENALTY = 2.0  # nats per negated literal, beyond its length
-POOL_MIN = 10  # a pair concept's pools (both literals, each without the other) hold at least this many shapes
-SMALL_POOL_PENALTY = 6.0  # nats for a two-literal rule with a pool below POOL_MIN
-NOISE = 0.02  # chance that a context image lies outside the pools of the concept
-KEEP = 1e-4  # rules whose posterior is below KEEP times the best are dropped
+from solver.settings import KEEP, LENGTH_PENALTY, NEGATION_PENALTY, NOISE, POOL_MIN, SMALL_POOL_PENALTY
 
 
 def _log_size(mask: int) -> float:

@@ -16,11 +16,8 @@ import numpy as np
 
 from dsl.types import ImageProgram, Pose, Shape
 from solver.readings import Perceived, pixel_fit
+from solver.settings import CONSENSUS_MARGIN, CONSENSUS_MIN, STROKE_SLACK
 from solver.traced import free_form_reading
-
-CONSENSUS_MIN = 3  # set-A images that must agree on a free-form reading before the others are checked against it
-CONSENSUS_MARGIN = 0.0  # ... and an image takes it if it draws the image within this (mean grey difference) of its own
-STROKE_SLACK = 2.0  # window pixel-score units beyond the A images' least stroke margin before a stroke is changed
 
 
 def _pixel_fit_job(job: tuple) -> tuple[float, tuple[Pose, ...]]:

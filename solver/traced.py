@@ -28,43 +28,8 @@ import numpy as np
 from dsl.types import ActionKind, ImageProgram, StrokeType
 from search.trace import FREE_FORM_UNITS  # the free-form painter's scales, px per unit
 from solver.readings import Perceived
-
-TRACE = True  # free-form readings are checked by the tracer (`traced_reading`), off-grid ones traced
-# (`traced_off_grid`)
-FREE_FORM_MIN_ACTIONS = {1: 4, 2: 2}  # actions per shape of a free-form image of one or two shapes (spec §3.2: 4-9
-# alone, 2-5 in pairs); an off-grid image traced with fewer is not taken for free-form (abstract shapes of two
-# segments trace as two unit lines)
-OFF_GRID_FULL_FROM = 0.7  # an off-grid image's first trace (the top reading's starts) must cover this much
-# of the ink before the full trace (three readings, the painter's units, the ink's ends) runs
-FIRST_UNIT_SLACK = 0.15  # ... and walk at units within FREE_FORM_UNITS +- this: basic shapes whose first trace
-# covers the ink do so at their larger units (official dev: 73 of 108 traced dev_bd images ran the full trace
-# without this, 6 with it, against 50 and 42 of the 53 traced dev_ff images; 3.3 s -> 0.2 s per dev_bd problem)
-UNITS_WITHIN = True  # the tracer reads only walks at FREE_FORM_UNITS, when there are any: a free-form shape read
-# as fewer actions at a unit the painter does not draw (one large arc over a cusp of two) won the tracer's
-# score, and an off-grid image's whole reading was then rejected. Product's path with the shipped decoder's
-# readings, exact: the off-grid full trace so, official dev_ff 87.5 -> 88.1 %, tuning set (seed 4242)
-# 85.1 -> 85.7 %; the on-grid check too when the decoded reading is drawn at those units
-# (`_at_free_form_units`), 88.1 % and 86.6 % (86.9 % always, but then 8 of the 17 official dev_hd images
-# read on the grid changed, 2 of them from right to wrong). No official dev_bd or dev_hd image takes an
-# off-grid traced reading either way.
-REPAIR = True  # an off-grid image the tracer reads no free-form program from is traced again, seeded first by the
-# decoder's top reading without a stray part (`repaired_reading`, `search.repair`): a line read as two, one short;
-# a shape drawn over the other's ink. Product's path with the shipped decoder's readings, exact: official dev_ff
-# 88.1 -> 89.0 %, tuning set (seed 4242) 86.6 -> 86.9 %, no image lost; no official dev_bd or dev_hd image is
-# taken for free-form. (Seeding with the repair always, not only after a failed trace: dev_ff 89.0 %, the tuning
-# set 86.3 %, three of its images lost.)
-REPAIR_FIT = 1.05  # ... a repair's centreline fit at most this times the top reading's
-ARCS_AGREE_RETRY = True  # a full trace (its walks' arcs turning one way, search.trace.ARCS_AGREE) that does not
-# cover the ink is run again with walks free to turn their arcs both ways, and that reading is taken if it
-# covers more and its arcs turn one way after all: with other walks kept, the beam can end elsewhere (official
-# dev_ff image 168: the constrained trace's best pair covered 92 % of the ink, the free one's all; tuning image
-# 275: 90 % and all, the decoder's reading)
-SECOND_TRACE = True  # an off-grid image whose first trace failed its gate, read as library shapes that draw its
-# ink poorly, is traced in full after all (`second_trace`)
-POOR_FIT = 1.5  # px: ... when the library reading's centreline fit (`search.pose.fit`) is above this
-GRID_SHARE = 0.3  # ... and at least this share of the decoder's top reading lies on the free-form grid (official
-# dev: 101 dev_bd and 239 dev_hd images are read that poorly, larger shapes fit worse; 8 and 4 of them with an
-# unsure classifier and this share; a full trace takes 1-25 s there)
+from solver.settings import (ARCS_AGREE_RETRY, FIRST_UNIT_SLACK, FREE_FORM_MIN_ACTIONS, GRID_SHARE, OFF_GRID_FULL_FROM,
+                             POOR_FIT, REPAIR, REPAIR_FIT, SECOND_TRACE, TRACE, UNITS_WITHIN)
 
 
 def free_form_reading(program: ImageProgram) -> ImageProgram | None:

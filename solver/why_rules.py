@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from solver.english import article, attribute_phrase, count_noun, display_name, super_class, words
 from solver.facts import ImageFacts, ShapeFacts
 from solver.rules import Comparison, Family, Literal, Rule
 from solver.why import Failing, Part, Why, combine
 from solver.why_sequence import sequence_part
-from solver.words import article, attribute_phrase, count_noun, shape_words, super_class, words
 
 
 def _shape_name(shape: ShapeFacts, wanted: tuple[str, ...]) -> str | None:
@@ -52,28 +52,28 @@ def _look_alike(missing: str, shapes: tuple[ShapeFacts, ...], free: list[int]) -
 
 def _shape_phrase(shape: ShapeFacts, wanted: tuple[str, ...]) -> str:
     name = _shape_name(shape, wanted)
-    return article(shape_words(name)) if name else "a shape that is not a library shape"
+    return article(display_name(name)) if name else "a shape that is not a library shape"
 
 
 def category_part(literal: Literal, holds: bool, facts: ImageFacts) -> Part:
     wanted, shapes = literal.names, facts.shapes
-    found = tuple(shape_words(n) if (n := _shape_name(s, wanted)) else "no library shape" for s in shapes)
+    found = tuple(display_name(n) if (n := _shape_name(s, wanted)) else "no library shape" for s in shapes)
     assigned = _assign(wanted, shapes)
     if literal.negated:
         if holds:
-            return Part(f"it shows no {' with '.join(shape_words(n) for n in wanted)}", found=found)
+            return Part(f"it shows no {' with '.join(display_name(n) for n in wanted)}", found=found)
         marked = tuple((k, None) for k in sorted(set(assigned.values())))
-        text = f"it shows {' and '.join(article(shape_words(n)) for n in wanted)}, which the rule excludes"
+        text = f"it shows {' and '.join(article(display_name(n)) for n in wanted)}, which the rule excludes"
         return Part(text, failing=Failing(literal.asp, wanted[0], list(found), "none of them"), found=found,
                     marked=marked)
     if holds:
-        return Part(f"it shows {' and '.join(article(shape_words(n)) for n in wanted)}", found=found)
+        return Part(f"it shows {' and '.join(article(display_name(n)) for n in wanted)}", found=found)
     free = [k for k in range(len(shapes)) if k not in assigned.values()]
     clauses, marked = [], []
     for name in (n for n in wanted if n not in assigned):
         k = _look_alike(name, shapes, free)
         if k is None:
-            clauses.append(f"it has no {shape_words(name)}, nor any shape in its place")
+            clauses.append(f"it has no {display_name(name)}, nor any shape in its place")
             continue
         free.remove(k)
         marked.append((k, None))
@@ -81,10 +81,10 @@ def category_part(literal: Literal, holds: bool, facts: ImageFacts) -> Part:
         kin = _shape_name(shapes[k], wanted)
         family = super_class(name)
         same = f", a look-alike of the same super class ({words(family)})" if kin and super_class(kin) == family else ""
-        clauses.append(f"it has no {shape_words(name)}: in its place {place}{same}")
+        clauses.append(f"it has no {display_name(name)}: in its place {place}{same}")
     missing = [n for n in wanted if n not in assigned]
     failing = Failing(literal.asp, missing[0] if missing else wanted[0], list(found),
-                      " and ".join(article(shape_words(n)) for n in wanted))
+                      " and ".join(article(display_name(n)) for n in wanted))
     return Part("; ".join(clauses), failing=failing, found=found, marked=tuple(marked))
 
 

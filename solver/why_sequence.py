@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from dsl.align import FIELDS, Alignment, Step, Tolerance, align
 from dsl.syntax import parse_shape
 from dsl.types import Shape
-from solver.facts import TOLERANCES, ImageFacts
+from solver.english import action_words
+from solver.facts import ImageFacts
 from solver.rules import Literal
+from solver.settings import TOLERANCES
 from solver.why import Difference, Part
-from solver.words import action_words
 
 ROUNDING = Tolerance(0.005, 0.5)  # the quanta of the canonical keys the facts compare (dsl.canonical)
 SHOWN_DIFFERENCES = 4  # differences named in the sentence (all of them are in differs_at)

@@ -11,8 +11,8 @@ from PIL import Image
 
 from solver import paper_table
 from solver.cli import main
+from tests.official import OFFICIAL_DEV
 
-OFFICIAL_DEV = Path("/work/shared/data/official_dev")
 
 
 def test_benchmark_splits_prefers_the_released_test_splits():

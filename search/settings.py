@@ -1,0 +1,156 @@
+"""The constants of `search` that were chosen by hand: meaning, unit and how each was chosen.
+
+The modules named in each section import their constants from here. "Set by hand" means chosen when the
+code was written and checked on a few generated and official dev images, not fitted by a sweep. Not here:
+the free-form grid (`search.neighbourhood`, `search.trace`: spec §3.2) and sizes of caches.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dsl.types import StrokeType
+from dsl.walk import PIXELS_PER_UNIT
+
+# search.template: targets and templates for render-and-compare; set by hand.
+CENTRELINE_SPACING = 0.04  # centreline sample spacing at scale 1 (shape units)
+COARSE_POINTS = 64  # centreline points kept per shape for pose search
+SAMPLES = 128  # ink pixels kept for pose search
+INK_THRESHOLD = 128  # grey level below which a pixel is ink
+CLOSING = 2  # iterations of binary closing: fills stamp interiors and the gaps between stamps
+CROP_MARGIN = 24  # pixels around the ink kept in the crop
+# Stamps as the official PNGs show them, relative to dsl.turtle's polygons (fitted by hand on a few
+# official dev images: the official stamps look larger and bolder than `dsl.raster` draws them).
+STAMP_ENLARGEMENT: dict[StrokeType, float] = {StrokeType.CIRCLE: 1.1, StrokeType.SQUARE: 1.12, StrokeType.TRIANGLE: 0.9}
+
+# search.pose: pose fitting (the sparse chamfer score and its local search); set by hand, measured by `bench refine`
+# on synthetic proposals for generated images.
+CAP = 8.0  # px: truncation of the forward term
+REACH = 10.0  # px: truncation of the reverse term
+HEADINGS = np.arange(0.0, 360.0, 10.0)  # degrees: heading guesses tried for a shape's pose
+ORDER_REUSE_TOLERANCE = 1.5  # px: reuse an earlier shape-to-ink assignment unless the score is this much worse
+ORDER_REUSE_LIMIT = 2.5  # ... or worse than this (px): then every assignment is tried (a poor first candidate
+# must not fix the assignment for the rest of the search)
+FIT_EVALS = 60  # sparse-score evaluations refining each of the two best heading guesses
+NEAR_HEADINGS = np.arange(-30.0, 31.0, 15.0)  # degrees: heading guesses around a known pose
+STEPS = (1.5, 1.5, 4.0, 0.04)  # first step sizes of the local search: cx, cy (px), theta (degrees), log s
+POLISH_STEPS = (0.5, 0.5, 1.0, 0.01)  # ... when polishing a pose, same units
+MIN_STEP_FRACTION = 1.0 / 8.0  # the local search stops when its steps have shrunk to this share of the first
+RENDER_OUTLINE_RADIUS = 1.25  # px: official stamp outlines look about 1.5 x as wide as spec'd (0.82 px); by hand
+
+# search.matching: library-shape matching by descriptors; set by hand.
+MATCH_POINTS = 160  # points per shape, spread evenly along its centreline
+RADIUS_BINS = 8  # radius bins of the polar histogram
+ANGLE_BINS = 72  # angle bins of the polar histogram (5 degrees each)
+PREFILTER = 16  # library shapes kept by the rotation-invariant pre-filter
+ROTATION_PEAKS = 4  # correlation peaks refined per candidate
+TIE_DISTANCE = 0.01  # chamfer distance (unit RMS radius) below which two drawings are the same shape
+SCORE_SCALE = 0.5  # chamfer distance (unit RMS radius) at which a match's score falls to 0
+
+# search.neighbourhood: costs of one edit of a proposal (chamfer pixels, added to the structure score); set by hand.
+EDIT_COST = {
+    "turn": 0.05,
+    "kind": 0.08,
+    "snap": 0.0,
+    "delete": 0.15,
+    "insert": 0.3,
+    "library": 0.05,
+    "split": 0.6,
+    "merge": 0.6,
+}
+MISSING_ACTION_COST = 0.5  # added to a library match that needs an action the shape lacks
+
+# search.refine: search costs (chamfer pixels, the structure score's unit) and budgets, tuned by hand on synthetic
+# proposals for generated images (`bench refine`).
+PROJECTED_STRUCTURES = 1  # best distinct structures whose shapes are projected onto the library
+PROJECTIONS = 3  # library shapes tried in place of each non-free-form shape of the best structure
+RESCORE = 3  # best distinct structures fitted again from scratch before the stroke stage
+LOGP_WEIGHT = 0.02  # chamfer pixels per nat of decoder log-probability below the best proposal
+OFF_GRID_COST = 0.15  # chamfer pixels per action whose values are neither free-form nor library values
+NON_LIBRARY_COST = 0.3  # chamfer pixels per shape that is neither free-form nor a library shape
+INSERT_GAIN = 6.0  # weight of the unexplained ink near a joint in the estimate of an insertion
+QUICK_EVALS = 16  # sparse-score evaluations refining a neighbour's pose from its parent's
+LIBRARY_STRUCTURES = 3  # structures whose strokes are assigned and whose pixel score decides when the best has a
+# library (non-free-form) shape, else 1: look-alike library shapes are told apart by their pixel scores only
+STRUCTURE_MARGIN = 0.5  # ... if their structure score is within this of the best
+OVERRUN_MS = 0.0  # a further structure gets strokes only if the last one's stroke stage fits in the budget + this
+FINAL_STRUCTURE_WEIGHT = 0.6  # final rank: pixel score + this x structure score (0.3 before the counted budget)
+PIXEL_WEIGHT = 100.0  # pixel score = PIXEL_WEIGHT * mean |grey difference| (0-1)
+LIBRARY_TOP = 3  # library shapes proposed per shape of a starting proposal
+POLISH_MS = 50.0  # time the stroke stage takes with POLISH_EVALS (fewer evaluations when less is left)
+STROKE_RESERVE_MS = 75.0  # time kept for rescoring and the stroke stage
+CONSENSUS_TEMPERATURES = (1.0, 0.0)  # majority programs started from: votes weighted by exp(t * logp)
+FREE_FORM_SHARE = 0.75  # a shape with this share of its actions near the free-form grid is snapped to it
+
+# search.strokes: choosing stroke types by pixel score; set by hand.
+STROKE_PRIOR = 4.0  # window pixel-score units (ink pixels) for leaving the decoder's stroke
+TRACED_STROKE_PRIOR = 4.0  # ... for leaving the stroke a `prior` gives (the decoded stroke where a traced action
+# lies); 32 before the direction of travel was chosen too (`assign_strokes_either_way`)
+STROKE_PASSES = 2  # rounds of (polish, choose strokes)
+WINDOW_MARGIN = 6  # pixels around an action's marks in its window
+POLISH_EVALS = 60  # pixel-score evaluations polishing each shape's pose
+MIN_POLISH_EVALS = 12  # ... at least, when the budget is short
+OVERLAP_PX = 3.0  # pixels: centreline points this near another action's are drawn over by it
+OVERLAP_SHARE = 0.6  # share of an action's centreline that must be covered for a pair to overlap
+EITHER_WAY_ROUNDS = 2  # times a shape is turned round (`assign_strokes_either_way`): again after turning it back won
+# with a better pose (official dev_ff image 181: turned at once its pose was not good enough to win)
+WINDOW_SHIFT = 2  # pixels the window of an action may shift when its stroke options are compared
+
+# search.paths: centrelines of the ink; set by hand.
+END_TIP = 5.0  # pixels (along the ink) at an end of the ink whose middle is taken as the centreline's end
+END_REACH, END_RING = 17.0, 3.0  # the ink 17 +- 3 pixels along from there gives the heading
+MIN_PART_PIXELS = 30  # ink parts smaller than this have no ends traced
+CHAMFER_CAP = 10.0  # pixels: distances capped when readings are compared by their centrelines
+
+# search.split: reading two shapes part by part; set by hand.
+MIN_SHARE = 0.15  # each part must hold this share of the ink, else the reading does not split the image
+
+# search.repair: stray actions of a decoded free-form reading; set by hand from the free-form grid.
+SHORT_LINE = 0.6  # shape units (a free-form line is 1 long)
+SHORT_ARC = 45.0  # degrees (a free-form arc turns 90)
+
+# search.retrace: set by hand from the free-form grid.
+RETRACE_TOLERANCE = 0.1  # shape units (a free-form line is 1 long): how near the other actions every point must be
+
+# search.trace: the free-form tracer, tuned by hand on generated free-form problems (seed 4242).
+START_TURNS = (10.0, -10.0, 20.0, -20.0, 30.0, -30.0)  # first moves from an end of the ink, whose heading is
+# only estimated (from the ink near the end: up to ~20 degrees off where the shape ends in an arc)
+TRACE_POINTS = 12  # centreline points per move
+BEAM = 10  # partial traces kept per step
+MAX_ACTIONS = 12  # per shape (as the decoder)
+MAX_FORWARD = 0.15  # units: a move further than this from the ink on average is not followed
+TRACE_CAP = 0.3  # units: distance transform truncation
+TRACE_REACH = 0.12  # units: an ink sample this near a move is covered by it
+FORWARD_WEIGHT = 3.0  # per unit of mean distance to the ink, summed over the moves
+ACTION_COST = 0.015  # share of ink an action must cover to be worth drawing
+DEVIATION_COST = 0.03  # per move off the grammar of positive shapes (`_grammar`)
+ARCS_AGREE = True  # a walk's arcs all turn one way: the free-form generator draws every arc counter-clockwise
+# (spec §3.2: `arc_<t>_0.500_0.625`; a negative changes a turn, a stroke or a line into such an arc), so a
+# shape traced either way has all its arcs turn to one side. A walk whose arcs turn both ways is no free-form
+# program; before, it only paid DEVIATION_COST, and the best walks of shapes with a cusp went round it that
+# way (the arc before a 150-degree turn walked back from the far end)
+DECODER_BONUS = 0.01  # the decoder's reading wins ties (different tracings of the same ink)
+SHAPE_COST = 0.02  # added to a reading's J (module docstring of search.trace) per shape
+OVERLAP_COST = 2.0  # per share of the ink covered by both shapes of a pair
+READINGS = 3  # distinct decoded readings whose starts seed the tracer
+REFITTED = 2  # best readings whose poses are fitted and traced again
+MAX_SAMPLES = 600  # ink samples for coverage
+RANKED = 200  # readings (walks and pairs of walks) ranked to find the best distinct ones
+GRID_TOLERANCE = (0.05, 5.0)  # a decoded reading within this of the grid (units, degrees) is walked as a candidate
+FULL_COVERAGE = 0.98  # below this share of ink covered, the starts are traced again at the units of UNITS
+UNIT_MULTIPLES = (1.5, 1.0 / 1.5)  # a traced shape of MULTIPLE_MAX_ACTIONS actions or fewer is traced again from
+# its start at these multiples of its unit, where they lie within FREE_FORM_UNITS
+MULTIPLE_MAX_ACTIONS = 3  # see UNIT_MULTIPLES
+SAME_PATH = 3.0  # pixels: readings whose centrelines lie this close draw the same path (`search.paths.path_gap`)
+FREE_FORM_UNITS = (0.85 * 80.0 * PIXELS_PER_UNIT, 1.1 * 140.0 * PIXELS_PER_UNIT)  # pixels per unit: the free-form
+# painter's scales (80-140, spec §2.6) with some slack; basic and abstract shapes are painted at 150-320
+UNITS = tuple(80.0 * 1.05**k * PIXELS_PER_UNIT for k in range(12))  # 80-140 in steps of 5 %: the free-form
+# painter's scales (80-140, spec §2.6) in pixels per unit: the decoder's readings of the images it gets
+# wrong often have the unit wrong by 15-50 %
+
+# search.trace_readout: set by hand.
+MATCH_REACH = 0.25  # units: a traced action takes the stroke of a decoded action whose midpoint is this near
+
+# search.near_miss: the lead moves its tuned constants here (SAME_TURN, SCREEN_EVALS, SCREEN_KEEP, SYMMETRY_GUESSES,
+# SYMMETRY_EVALS, SYMMETRY_TOLERANCE, STROKE_POLISH_EVALS: tuned on the generated tuning set, seed 3131); until then
+# they stay in that module.
