@@ -116,10 +116,13 @@ def test_a_noisy_image_of_a_costs_one_error():
 def test_tied_rules_are_reported_and_vote():
     a = [["obj(o1)", "color(o1,red)", "shape(o1,cube)"]] * 3
     b = [["obj(o1)", "color(o1,blue)", "shape(o1,ball)"]] * 3
-    solution = solve_facts({"A": a, "B": b, "queries": [["obj(o1)", "color(o1,red)", "shape(o1,ball)"]]})
-    rules = {solution.rule.asp} | {asp for asp, _ in solution.explanation.alternatives}
+    problem = {"A": a, "B": b, "queries": [["obj(o1)", "color(o1,red)", "shape(o1,ball)"]]}
+    solution = solve_facts(problem)
+    rules = {solution.rule.asp} | {a.asp for a in solution.explanation.alternatives}
     assert rules == {"in_a :- color(_,red).", "in_a :- shape(_,cube)."}  # "no blue" is longer
     assert solution.confidence == (0.5,)
+    record = solution_record(problem_from_dict(problem), solution)
+    assert [alt["score"] for alt in record["alternatives"]] == [0.5] and record["explanation"]["score"] == 0.5
 
 
 def test_record_and_report_escape_every_name(tmp_path):
