@@ -106,9 +106,9 @@ def _texts(facts) -> list[str]:
 
 
 def _instantiated(atom: Atom, binding: Binding) -> str:
-    """The atom with its bound variables replaced by their values (the others written `_`)."""
+    """The atom with its bound variables replaced by their values."""
     name, args = atom
-    return atom_text((name, tuple(binding.get(a) if isinstance(a, int) else a for a in args)), VARIABLES)
+    return atom_text((name, tuple(binding.get(a, a) if isinstance(a, int) else a for a in args)), VARIABLES)
 
 
 def _in_place(atom: Atom, facts: tuple[Fact, ...], binding: Binding) -> list[Fact]:
