@@ -23,12 +23,11 @@ import itertools
 from collections.abc import Iterator, Mapping
 
 from solver.facts_in import Fact, FactImage
-from solver.facts_lang import NOT, VARIABLES, Atom, FactLiteral, FactRule, Kind, atom_text
+from solver.facts_lang import AMOUNTS, NOT, VARIABLES, Atom, FactLiteral, FactRule, Kind, atom_text
 from solver.why import Failing, Part, Why, rule_why
 
 MAX_SHOWN = 6  # matches kept as evidence, and facts named in one clause, at most (for reading, not fitted)
 MAX_MATCHES = 2000  # matches of part of a conjunction read when looking for the nearest (a time bound; not fitted)
-NEEDS = {"eq": "exactly", "ge": "at least", "le": "at most"}
 
 Binding = dict[int, str]  # variable number -> the value (an argument's ASP text)
 
@@ -192,7 +191,7 @@ def _count_part(literal: FactLiteral, holds: bool, image: FactImage) -> Part:
     number = count(literal, image)
     noun = "object" if number == 1 else "objects"
     has = f"it has {number} {noun} X with {_conjunction(literal, ' and ')}"
-    needs = f"{NEEDS[literal.comparison]} {literal.value}"
+    needs = f"{AMOUNTS[literal.comparison]} {literal.value}"
     if holds:
         return Part(f"{has} (the rule needs {needs})")
     return Part(f"{has}; the rule needs {needs}", failing=Failing(literal.asp, _conjunction(literal), number, needs))
