@@ -18,24 +18,46 @@ from dsl.owned import check_replaceable, marked
 from solver.facts_in import FactImage, FactsProblem
 from solver.report import (alternatives_html, decided_html, page_html, queries_html, rule_html, verdict_html,
                            why_html)
+from solver.report_picture import DIFFERENCE_HEX, PROGRAM_HEX
 
-FACTS_STYLE = """
-figure.facts{width:300px} figure.facts img{display:none}
-.factlist{font-family:ui-monospace,monospace;font-size:.75em;background:#fafafa;border:1px solid #eee;
-padding:.3em;max-height:240px;overflow:auto;margin:0 0 .3em 0;list-style:none}
-.modes code{display:inline;margin-right:1em}
+FACTS_STYLE = f"""
+figure.facts{{width:300px}}
+.factlist{{font-family:ui-monospace,monospace;font-size:.75em;background:#fafafa;border:1px solid #eee;
+padding:.3em;max-height:240px;overflow:auto;margin:0 0 .3em 0;list-style:none}}
+.factlist .match{{color:{PROGRAM_HEX};font-weight:bold}} .factlist .diff{{color:{DIFFERENCE_HEX};font-weight:bold}}
+.modes code{{display:inline;margin-right:1em}}
+@media (max-width:600px){{figure.facts{{width:100%;box-sizing:border-box}}}}
 """
+
+
+def marked_facts(why: dict) -> tuple[set[str], set[str]]:
+    """The facts the `why` sentence names: those that match the rule (its first nearest match, for an
+    image outside A) and those in the place of what the rule needs."""
+    if not why.get("failing"):
+        return set(why.get("found", ())), set()
+    first = why["failing"][0]["measured"]
+    if not isinstance(first, list) or not first:
+        return set(), set()
+    return set(first[0]["has"]), set(first[0]["instead"])
 
 
 def _card(image: FactImage, evidence: dict | None, caption: str) -> str:
     verdict = decided = why = ""
+    match, diff = set(), set()
     if evidence is not None:
-        verdict, decided, why = verdict_html(evidence), decided_html(evidence), why_html(evidence.get("why") or {})
-    facts = "".join(f"<li>{html.escape(text)}</li>" for text in sorted(image.texts))
-    return (
-        f'<figure class="facts"><ul class="factlist">{facts}</ul>'
-        f"<figcaption><b>{html.escape(caption)}</b> {verdict}{why}<ul>{decided}</ul></figcaption></figure>"
-    )
+        verdict, why = verdict_html(evidence), why_html(evidence.get("why") or {})
+        decided = f"<details><summary>facts per literal</summary><ul>{decided_html(evidence)}</ul></details>"
+        match, diff = marked_facts(evidence.get("why") or {})
+    css = {**{text: ' class="match"' for text in match}, **{text: ' class="diff"' for text in diff}}
+    facts = "".join(f"<li{css.get(text, '')}>{html.escape(text)}</li>" for text in sorted(image.texts))
+    return (f'<figure class="facts"><ul class="factlist">{facts}</ul>'
+            f"<figcaption><b>{html.escape(caption)}</b> {verdict}{why}{decided}</figcaption></figure>")
+
+
+def _legend() -> str:
+    return (f'<p class="legend">In each image\'s facts:<br><span style="background:{PROGRAM_HEX}"></span>'
+            f'the facts that satisfy the rule, or come nearest to it<br><span style="background:{DIFFERENCE_HEX}">'
+            "</span>the facts in the place of what the rule needs</p>")
 
 
 def render_facts_html(problem: FactsProblem, record: dict) -> str:
@@ -44,7 +66,7 @@ def render_facts_html(problem: FactsProblem, record: dict) -> str:
     evidence = {e["image"]: e for e in explanation["evidence"]}
     modes = "".join(f"<code>{html.escape(mode)}</code>" for mode in record["modes"])
     body = [f"<h1>Bongard problem {html.escape(problem.name)}</h1>", rule_html(explanation),
-            f'<p class="modes"><b>Modes</b> (the language bias, from the facts): {modes}</p>']
+            f'<p class="modes"><b>Modes</b> (the language bias, from the facts): {modes}</p>', _legend()]
     for title, key, side in (("Set A", "a", problem.context_a), ("Set B", "b", problem.context_b)):
         cards = "".join(_card(img, evidence.get(f"{key}({i})"), f"{title[-1]}{i}") for i, img in enumerate(side))
         body.append(f'<h2>{title}</h2><div class="grid">{cards}</div>')
