@@ -40,6 +40,7 @@ def test_bench_writes_its_figures(tmp_path, capsys):
     assert main(["--per-family", "1", "--seed", "2", "--json", str(out), "--out", str(tmp_path / "problems")]) == 0
     figures = json.loads(out.read_text())
     assert set(figures["families"]) == set(FAMILIES) and figures["all"]["problems"] == 4
+    assert figures["all"]["why_names_concept"] == 1.0 and all(r["why_rejected"] >= 6 for r in figures["problems"])
     assert len(list((tmp_path / "problems").glob("*.json"))) == 4
     assert "rule_match" in capsys.readouterr().out
 
