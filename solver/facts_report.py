@@ -31,14 +31,15 @@ padding:.3em;max-height:240px;overflow:auto;margin:0 0 .3em 0;list-style:none}}
 
 
 def marked_facts(why: dict) -> tuple[set[str], set[str]]:
-    """The facts the `why` sentence names: those that match the rule (its first nearest match, for an
-    image outside A) and those in the place of what the rule needs."""
-    if not why.get("failing"):
-        return set(why.get("found", ())), set()
-    first = why["failing"][0]["measured"]
-    if not isinstance(first, list) or not first:
-        return set(), set()
-    return set(first[0]["has"]), set(first[0]["instead"])
+    """The facts the `why` sentence names: those that match the rule (found, and the first nearest match
+    of each failing literal) and those in the place of what the rule needs."""
+    match, diff = set(why.get("found", ())), set()
+    for failing in why.get("failing", ()):
+        nearest = failing["measured"]
+        if isinstance(nearest, list) and nearest:
+            match |= set(nearest[0]["has"])
+            diff |= set(nearest[0]["instead"])
+    return match, diff
 
 
 def _card(image: FactImage, evidence: dict | None, caption: str) -> str:

@@ -14,7 +14,8 @@ clingo reads the rule's ASP text, gives the evidence a reader can check in the i
 
 `Failing.measured` is the count for a count literal; for the others a list of matches, each
 {"has": the image's facts that match, "lacks": the atoms they lack, "instead": the image's facts of
-those predicates, about the same objects}. `Why.found` holds the facts that satisfy the rule.
+those predicates, about the same objects}. `Why.found` holds the facts that satisfy the rule's literals,
+and the facts of the objects a count literal counts.
 """
 
 from __future__ import annotations
@@ -188,13 +189,16 @@ def _absent_part(literal: FactLiteral, holds: bool, image: FactImage) -> Part:
 
 
 def _count_part(literal: FactLiteral, holds: bool, image: FactImage) -> Part:
-    number = count(literal, image)
+    found = list(matches(literal.atoms, image.facts))
+    number = len({binding.get(0) for binding, _ in found})
+    counted = tuple(_texts(f for _, used in found for f in used))
     noun = "object" if number == 1 else "objects"
     has = f"it has {number} {noun} X with {_conjunction(literal, ' and ')}"
     needs = f"{AMOUNTS[literal.comparison]} {literal.value}"
     if holds:
-        return Part(f"{has} (the rule needs {needs})")
-    return Part(f"{has}; the rule needs {needs}", failing=Failing(literal.asp, _conjunction(literal), number, needs))
+        return Part(f"{has} (the rule needs {needs})", found=counted)
+    return Part(f"{has}; the rule needs {needs}", found=counted,
+                failing=Failing(literal.asp, _conjunction(literal), number, needs))
 
 
 def _ground_part(literal: FactLiteral, holds: bool, image: FactImage) -> Part:

@@ -43,7 +43,7 @@ def rejected_negatives(problem: dict, solution):
 
 
 def concept_failures(family: str):
-    """(concept, image facts, the one failing record) of every rejected negative of problems whose rule is
+    """(concept, image facts, the one failing record, the why) of every rejected negative of problems whose rule is
     the concept; at least 6 per problem, and the rule is the concept in nearly every problem."""
     found, matched = [], 0
     for problem, concept, solution in solved(family):
@@ -53,7 +53,7 @@ def concept_failures(family: str):
         for facts, evidence in rejected_negatives(problem, solution):
             [failing] = evidence.why.failing
             assert failing.literal == concept.asp, (problem["name"], evidence.why)
-            found.append((concept, facts, failing))
+            found.append((concept, facts, failing, evidence.why))
     assert matched >= PROBLEMS - 2 and len(found) >= 6 * matched, (family, matched, len(found))
     return found
 
@@ -69,16 +69,17 @@ def values(facts: list[str], predicate: str) -> dict[str, set[str]]:
 
 
 def test_counts_why_gives_the_count_one_off_the_concept():
-    for concept, facts, failing in concept_failures("counts"):
+    for concept, facts, failing, why in concept_failures("counts"):
         [[_, (_, wanted)]] = concept.atoms
         counted = sum(wanted in v for v in values(facts, "cls").values())
         assert failing.measured == counted and abs(counted - concept.value) == 1, (facts, failing)
+        assert set(why.found) == {f for f in facts if f.startswith("cls(") and f.endswith(f",{wanted})")}
         assert failing.needs == f"exactly {concept.value}"
 
 
 def test_hoi_why_names_the_changed_action_or_object_of_the_main_interaction():
     """The generator's main interaction is rel(o1, action, o2): one of its two literals is changed."""
-    for concept, facts, failing in concept_failures("hoi"):
+    for concept, facts, failing, _ in concept_failures("hoi"):
         thing = next(a[1][1] for a in concept.atoms if a[0] == "cls")
         action = next(a[1][1] for a in concept.atoms if a[0] == "rel")
         main_action = next(f for f in facts if re.fullmatch(r"rel\(o1,\w+,o2\)", f))
@@ -90,7 +91,7 @@ def test_hoi_why_names_the_changed_action_or_object_of_the_main_interaction():
 
 
 def test_attributes_why_names_every_object_one_value_away():
-    for concept, facts, failing in concept_failures("attributes"):
+    for concept, facts, failing, _ in concept_failures("attributes"):
         wanted = {name: value for name, (_, value) in concept.atoms}
         seen = {name: values(facts, name) for name in wanted}
         objects = {o for by_object in seen.values() for o in by_object}
@@ -106,7 +107,7 @@ def test_attributes_why_names_every_object_one_value_away():
 
 
 def test_tools_why_lists_the_functions_there_are_or_the_tool_that_has_it():
-    for concept, facts, failing in concept_failures("tools"):
+    for concept, facts, failing, _ in concept_failures("tools"):
         [(_, (_, function))] = concept.atoms
         having = sorted(f for f in facts if re.fullmatch(rf"function\(\w+,{function}\)", f))
         [near] = failing.measured
@@ -127,8 +128,7 @@ def test_every_image_has_a_sentence_and_the_pixel_paths_fields(family):
         assert set(why) == {"sentence", "differs_at", "failing", "found", "marked"} and why["sentence"].endswith(".")
         assert not why["differs_at"] and not why["marked"]
         if item["in_a"]:
-            assert not why["failing"] and set(why["found"]) <= set(facts)
-            assert why["found"] or family == "counts"  # a count is said as a number
+            assert not why["failing"] and why["found"] and set(why["found"]) <= set(facts)
         else:
             assert [set(f) for f in why["failing"]] == [{"literal", "name", "measured", "needs"}]
 
