@@ -1,6 +1,6 @@
 """Bongard problems given as facts: a generator of synthetic problems and the `bench facts` benchmark.
 
-    bongard-solver bench facts [--per-family N] [--seed S] [--noise P] [--out DIR] --json OUT
+    bongard-solver bench facts [--per-family N] [--seed S] [--noise P] [--out DIR] [--explain DIR] --json OUT
 
 Four families, each problem 6 images of A, 6 of B and two queries (one of A, one of B), in the JSON format
 of `solve-facts` (docs/facts.md); every B image (and the B query) is a hard negative: an image of A with
@@ -37,8 +37,11 @@ import clingo
 from tqdm import tqdm
 
 from dsl.dataset import atomic_write_text
+from dsl.owned import check_output_folder
 from solver.facts_lang import FactLiteral
-from solver.facts_solve import solve_facts
+from solver.facts_in import problem_from_dict
+from solver.facts_report import write_facts_report
+from solver.facts_solve import solution_record, solve_facts
 
 ACTIONS = ("ride", "feed", "hold", "wash", "push", "pet", "carry", "kick", "throw", "hug", "walk", "board")
 THINGS = ("horse", "bike", "dog", "cat", "ball", "boat", "car", "elephant", "umbrella", "skateboard", "cup", "kite")
@@ -324,10 +327,14 @@ def why_names_concept(solution, concept: list[str]) -> tuple[int, int]:
     return named, len(rejected)
 
 
-def run_problem(problem: dict, concept: list[str], family: str) -> dict:
+def run_problem(problem: dict, concept: list[str], family: str, explain: str | None = None) -> dict:
+    """Solve one problem and score it; with `explain`, write its report there (every image's why)."""
     start, start_cpu = time.perf_counter(), time.process_time()
     solution = solve_facts(problem)
     seconds, cpu = time.perf_counter() - start, time.process_time() - start_cpu
+    if explain:
+        loaded = problem_from_dict(problem)
+        write_facts_report(explain, loaded, solution_record(loaded, solution))
     truth = [True, False]
     named, rejected = why_names_concept(solution, concept)
     return {"name": problem["name"], "family": family, "rule": solution.rule.asp if solution.rule else None,
@@ -358,6 +365,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--families", default=",".join(FAMILIES), help="comma-separated families")
     parser.add_argument("--noise", type=float, default=0.0, help="share of context images that lose one fact")
     parser.add_argument("--out", default=None, help="also write the problems here, one JSON file each")
+    parser.add_argument("--explain", default=None, metavar="DIR",
+                        help="also write each problem's report here (HTML + JSON, every image's why)")
     parser.add_argument("--json", default=None, help="write the figures here")
     return parser.parse_args(argv)
 
@@ -370,6 +379,8 @@ def main(argv: list[str] | None = None) -> int:
     unknown = sorted(set(families) - set(FAMILIES))
     if unknown:
         raise SystemExit(f"bench facts: unknown families {unknown}; known: {', '.join(FAMILIES)}")
+    if args.explain:
+        check_output_folder(args.explain, "--explain")
     jobs = [(family, *generate_problem(family, rng)) for family in families for _ in range(args.per_family)]
     if args.noise:
         jobs = [(family, with_noise(problem, rng, args.noise), concept) for family, problem, concept in jobs]
@@ -379,7 +390,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.out:
             Path(args.out).mkdir(parents=True, exist_ok=True)
             atomic_write_text(Path(args.out) / f"{problem['name']}.json", json.dumps(problem, indent=1))
-        records.append(run_problem(problem, concept, family))
+        records.append(run_problem(problem, concept, family, args.explain))
     figures = {"seed": seed, "noise": args.noise, "all": summary(records),
                "families": {f: summary([r for r in records if r["family"] == f]) for f in families}}
     for name, figure in [("all", figures["all"]), *figures["families"].items()]:
