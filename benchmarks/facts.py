@@ -1,6 +1,6 @@
 """Bongard problems given as facts: a generator of synthetic problems and the `bench facts` benchmark.
 
-    bongard-solver bench facts [--per-family N] [--seed S] [--noise P] [--out DIR] --json OUT
+    bongard-solver bench facts [--per-family N] [--seed S] [--noise P] [--out DIR] [--explain DIR] --json OUT
 
 Four families, each problem 6 images of A, 6 of B and two queries (one of A, one of B), in the JSON format
 of `solve-facts` (docs/facts.md); every B image (and the B query) is a hard negative: an image of A with
@@ -18,7 +18,8 @@ about one object in every image of A and in none of B) is drawn again.
   counts      exactly N objects of a class; negatives: one object of that class more or fewer
 With `--noise P` a share P of the context images each lose one fact (a missed detection).
 Reported per family: query accuracy, rule_match (the induced rule, in canonical form, is the concept
-itself) and seconds per problem (median, mean, and the median of the process's CPU seconds, which other
+itself), why_names_concept (of the negatives the rule rejects, the share whose `why` names as failing
+only the concept's literal) and seconds per problem (median, mean, and the median of the process's CPU seconds, which other
 work on the machine does not inflate); written as JSON with `--json OUT`.
 """
 
@@ -36,8 +37,11 @@ import clingo
 from tqdm import tqdm
 
 from dsl.dataset import atomic_write_text
+from dsl.owned import check_output_folder
 from solver.facts_lang import FactLiteral
-from solver.facts_solve import solve_facts
+from solver.facts_in import problem_from_dict
+from solver.facts_report import write_facts_report
+from solver.facts_solve import solution_record, solve_facts
 
 ACTIONS = ("ride", "feed", "hold", "wash", "push", "pet", "carry", "kick", "throw", "hug", "walk", "board")
 THINGS = ("horse", "bike", "dog", "cat", "ball", "boat", "car", "elephant", "umbrella", "skateboard", "cup", "kite")
@@ -313,17 +317,33 @@ def concept_key(concept: list[str]) -> tuple:
     return tuple(sorted(FactLiteral.from_symbol(clingo.parse_term(term)).key for term in concept))
 
 
-def run_problem(problem: dict, concept: list[str], family: str) -> dict:
+def why_names_concept(solution, concept: list[str]) -> tuple[int, int]:
+    """Of the negatives the rule puts out of A (set B and the negative query), how many have a `why`
+    whose failing literals are all the concept's own; and how many there are."""
+    concept_literals = {FactLiteral.from_symbol(clingo.parse_term(term)).asp for term in concept}
+    rejected = [e for e in solution.explanation.evidence if e.image.startswith("b(") or e.image == "q(1)"]
+    rejected = [e for e in rejected if not e.in_a and e.why is not None]
+    named = sum(bool(e.why.failing) and {f.literal for f in e.why.failing} <= concept_literals for e in rejected)
+    return named, len(rejected)
+
+
+def run_problem(problem: dict, concept: list[str], family: str, explain: str | None = None) -> dict:
+    """Solve one problem and score it; with `explain`, write its report there (every image's why)."""
     start, start_cpu = time.perf_counter(), time.process_time()
     solution = solve_facts(problem)
     seconds, cpu = time.perf_counter() - start, time.process_time() - start_cpu
+    if explain:
+        loaded = problem_from_dict(problem)
+        write_facts_report(explain, loaded, solution_record(loaded, solution))
     truth = [True, False]
+    named, rejected = why_names_concept(solution, concept)
     return {"name": problem["name"], "family": family, "rule": solution.rule.asp if solution.rule else None,
             "english": solution.explanation.english, "labels": list(solution.labels),
             "correct": sum(p == t for p, t in zip(solution.labels, truth)),
             "rule_match": solution.rule is not None and solution.rule.key == concept_key(concept),
             "alternatives": len(solution.induction.rules) - 1 if solution.induction else 0,
-            "outcome": solution.explanation.outcome, "seconds": round(seconds, 4), "cpu_seconds": round(cpu, 4)}
+            "outcome": solution.explanation.outcome, "why_concept": named, "why_rejected": rejected,
+            "seconds": round(seconds, 4), "cpu_seconds": round(cpu, 4)}
 
 
 def summary(records: list[dict]) -> dict:
@@ -331,6 +351,8 @@ def summary(records: list[dict]) -> dict:
     return {"problems": len(records), "queries": 2 * len(records),
             "accuracy": round(sum(r["correct"] for r in records) / (2 * len(records)), 4),
             "rule_match": round(sum(r["rule_match"] for r in records) / len(records), 4),
+            "why_names_concept": round(sum(r["why_concept"] for r in records)
+                                       / max(1, sum(r["why_rejected"] for r in records)), 4),
             "median_seconds": round(statistics.median(seconds), 4), "mean_seconds": round(statistics.mean(seconds), 4),
             "max_seconds": round(max(seconds), 4),
             "median_cpu_seconds": round(statistics.median(r["cpu_seconds"] for r in records), 4)}
@@ -343,6 +365,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--families", default=",".join(FAMILIES), help="comma-separated families")
     parser.add_argument("--noise", type=float, default=0.0, help="share of context images that lose one fact")
     parser.add_argument("--out", default=None, help="also write the problems here, one JSON file each")
+    parser.add_argument("--explain", default=None, metavar="DIR",
+                        help="also write each problem's report here (HTML + JSON, every image's why)")
     parser.add_argument("--json", default=None, help="write the figures here")
     return parser.parse_args(argv)
 
@@ -355,6 +379,8 @@ def main(argv: list[str] | None = None) -> int:
     unknown = sorted(set(families) - set(FAMILIES))
     if unknown:
         raise SystemExit(f"bench facts: unknown families {unknown}; known: {', '.join(FAMILIES)}")
+    if args.explain:
+        check_output_folder(args.explain, "--explain")
     jobs = [(family, *generate_problem(family, rng)) for family in families for _ in range(args.per_family)]
     if args.noise:
         jobs = [(family, with_noise(problem, rng, args.noise), concept) for family, problem, concept in jobs]
@@ -364,12 +390,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.out:
             Path(args.out).mkdir(parents=True, exist_ok=True)
             atomic_write_text(Path(args.out) / f"{problem['name']}.json", json.dumps(problem, indent=1))
-        records.append(run_problem(problem, concept, family))
+        records.append(run_problem(problem, concept, family, args.explain))
     figures = {"seed": seed, "noise": args.noise, "all": summary(records),
                "families": {f: summary([r for r in records if r["family"] == f]) for f in families}}
     for name, figure in [("all", figures["all"]), *figures["families"].items()]:
         print(f"{name:11} {figure['problems']:4} problems  accuracy {figure['accuracy']:.4f}  rule_match "
-              f"{figure['rule_match']:.4f}  median {figure['median_seconds']:.3f} s (cpu {figure['median_cpu_seconds']:.3f} s)  "
+              f"{figure['rule_match']:.4f}  why {figure['why_names_concept']:.4f}  median {figure['median_seconds']:.3f} s (cpu {figure['median_cpu_seconds']:.3f} s)  "
               f"mean {figure['mean_seconds']:.3f} s")
     print(f"seed {seed}")
     if args.json:

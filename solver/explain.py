@@ -4,6 +4,7 @@ principle, or an equal share of the vote); alternatives that read the same in En
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from solver.english import literal_phrase, rule_english, shape_words
@@ -118,19 +119,32 @@ class Explanation:
         return "\n".join(lines)
 
 
-def _evidence(induced: InducedRule, facts: ProblemFacts) -> tuple[ImageEvidence, ...]:
+def image_evidence(induced: InducedRule, images, fact_of: Callable, why_of: Callable) -> tuple[ImageEvidence, ...]:
+    """The evidence of every image (`images`: (role, index, image) in solving order) under the induced
+    rule: what the rule says, whether that is right, per literal whether it holds and the image's fact
+    that decides it (`fact_of(literal, image)`), and the `why` (`why_of(rule, holds, image, in_a, role)`)."""
     items = []
-    for role, index, image_facts in facts.images():
+    for role, index, image in images:
         key = (role.value, index)
         in_a = key in induced.covered
         correct = None if role is Role.QUERY else in_a == (role is Role.A)
         true_literals = induced.evidence.get(key, frozenset())
-        literals = tuple((lit.asp, lit in true_literals, literal_fact(lit, image_facts))
-                         for lit in induced.rule.literals)
         holds = {lit: lit in true_literals for lit in induced.rule.literals}
-        why = image_why(induced.rule, holds, image_facts, in_a, ROLE_TEXT[role.value])
+        literals = tuple((lit.asp, holds[lit], fact_of(lit, image)) for lit in induced.rule.literals)
+        why = why_of(induced.rule, holds, image, in_a, ROLE_TEXT[role.value])
         items.append(ImageEvidence(f"{role.value}({index})", ROLE_TEXT[role.value], in_a, correct, literals, why))
     return tuple(items)
+
+
+def covered(induced: InducedRule, n_a: int, n_b: int) -> tuple[int, int]:
+    """How many context images of A and of B the rule puts in A."""
+    return (sum((Role.A.value, i) in induced.covered for i in range(n_a)),
+            sum((Role.B.value, i) in induced.covered for i in range(n_b)))
+
+
+def no_rule(induction: Induction) -> Explanation:
+    return Explanation(Outcome.NO_RULE.value, "", "no rule was found within the time limit", 0, 0, (), (),
+                       induction.seconds, score=0.0)
 
 
 def _named(literal: Literal) -> tuple[str, ...]:
@@ -142,15 +156,12 @@ def _named(literal: Literal) -> tuple[str, ...]:
 
 def explain(induction: Induction, facts: ProblemFacts, max_alternatives: int = 20) -> Explanation:
     if not induction.rules:
-        return Explanation(Outcome.NO_RULE.value, "", "no rule was found within the time limit", 0, 0, (),
-                           (), induction.seconds, score=0.0)
+        return no_rule(induction)
     best = induction.rules[0]
     n_a, n_b = len(facts.context_a), len(facts.context_b)
 
     def english(induced: InducedRule) -> str:
-        ca = sum((Role.A.value, i) in induced.covered for i in range(n_a))
-        cb = sum((Role.B.value, i) in induced.covered for i in range(n_b))
-        return rule_english(induced.rule, ca, cb, n_a, n_b)
+        return rule_english(induced.rule, *covered(induced, n_a, n_b), n_a, n_b)
 
     weights = induction.weights or (1.0 / len(induction.rules),) * len(induction.rules)
     said: dict[tuple, list] = {}  # what a rule says -> [ASP, English, score]: the same thing is said once
@@ -169,7 +180,7 @@ def explain(induction: Induction, facts: ProblemFacts, max_alternatives: int = 2
         english=chosen[1],
         errors=best.rule.errors,
         length=best.rule.length,
-        evidence=_evidence(best, facts),
+        evidence=image_evidence(best, facts.images(), literal_fact, image_why),
         alternatives=alternatives,
         seconds=induction.seconds,
         literals=tuple((lit.asp, literal_phrase(lit), _named(lit)) for lit in best.rule.literals),

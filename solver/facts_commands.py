@@ -18,7 +18,7 @@ from dsl.dataset import atomic_write_text
 from dsl.options import seconds
 from dsl.owned import check_output_file, check_output_folder, marked_json
 from solver.facts_in import FactsError, load_problem
-from solver.facts_report import write_facts_report
+from solver.facts_report import report_paths, write_facts_report
 from solver.facts_solve import solution_record, solve_facts
 from solver.induce import DEFAULT_TIME_LIMIT
 
@@ -33,6 +33,8 @@ def solve_facts_command(args: argparse.Namespace) -> int:
     except FactsError as error:
         print(f"bongard-solver solve-facts: {error}", file=sys.stderr)
         return 1
+    if args.explain:
+        report_paths(args.explain, problem)  # refuses a file of someone else's before any work
     solution = solve_facts(problem, time_limit=args.time_limit)
     record = solution_record(problem, solution)
     if args.json == "-":

@@ -1,16 +1,17 @@
 """Explanations of problems given as facts: the rule in ASP and in English, for each image whether it
-satisfies the rule and its facts that decide each literal, and the optimal rules that tied.
+satisfies the rule, its facts that decide each literal and its `why` (`solver.why_facts`), and the
+optimal rules that tied.
 
 The same `solver.explain.Explanation` as for LOGO problems, so the text and HTML reports read alike.
 """
 
 from __future__ import annotations
 
-from solver.explain import ROLE_TEXT, Explanation, ImageEvidence
-from solver.facts import Role
+from solver.explain import Alternative, Explanation, covered, image_evidence, no_rule
 from solver.facts_in import FactImage, FactsProblem
 from solver.facts_lang import NOT, FactLiteral, FactRule
-from solver.induce import Induction, InducedRule, Outcome
+from solver.induce import Induction, InducedRule
+from solver.why_facts import image_why
 
 MAX_FACTS_SHOWN = 6
 
@@ -42,37 +43,27 @@ def literal_facts(literal: FactLiteral, image: FactImage) -> str:
 
 
 def _english(induced: InducedRule, n_a: int, n_b: int) -> str:
-    covered_a = sum((Role.A.value, i) in induced.covered for i in range(n_a))
-    covered_b = sum((Role.B.value, i) in induced.covered for i in range(n_b))
-    return rule_english(induced.rule, covered_a, covered_b, n_a, n_b)
-
-
-def _evidence(induced: InducedRule, problem: FactsProblem) -> tuple[ImageEvidence, ...]:
-    items = []
-    for role, index, image in problem.images():
-        key = (role.value, index)
-        in_a = key in induced.covered
-        correct = None if role is Role.QUERY else in_a == (role is Role.A)
-        true_literals = induced.evidence.get(key, frozenset())
-        literals = tuple((lit.asp, lit in true_literals, literal_facts(lit, image)) for lit in induced.rule.literals)
-        items.append(ImageEvidence(f"{role.value}({index})", ROLE_TEXT[role.value], in_a, correct, literals))
-    return tuple(items)
+    return rule_english(induced.rule, *covered(induced, n_a, n_b), n_a, n_b)
 
 
 def explain_facts(induction: Induction, problem: FactsProblem, max_alternatives: int = 20) -> Explanation:
+    """The explanation of the first optimal rule; the others are its alternatives, each (and the rule)
+    scored by its share of the vote, as the queries are labelled (`solver.classify`)."""
     if not induction.rules:
-        return Explanation(Outcome.NO_RULE.value, "", "no rule was found within the time limit", 0, 0, (), (),
-                           induction.seconds)
+        return no_rule(induction)
     best = induction.rules[0]
     n_a, n_b = len(problem.context_a), len(problem.context_b)
-    alternatives = tuple((r.rule.asp, _english(r, n_a, n_b)) for r in induction.rules[1:1 + max_alternatives])
+    share = 1.0 / len(induction.rules)
+    alternatives = tuple(Alternative(r.rule.asp, _english(r, n_a, n_b), share)
+                         for r in induction.rules[1:1 + max_alternatives])
     return Explanation(
         outcome=induction.outcome.value,
         asp=best.rule.asp,
         english=_english(best, n_a, n_b),
         errors=best.rule.errors,
         length=best.rule.length,
-        evidence=_evidence(best, problem),
+        evidence=image_evidence(best, problem.images(), literal_facts, image_why),
         alternatives=alternatives,
         seconds=induction.seconds,
+        score=share,
     )

@@ -27,6 +27,7 @@ import clingo
 
 VARIABLES = "XYZUVWPQRST"
 COMPARISONS = {"eq": "=", "ge": ">=", "le": "<="}
+AMOUNTS = {"eq": "exactly", "ge": "at least", "le": "at most"}
 
 
 class Kind(enum.Enum):
@@ -189,7 +190,7 @@ class FactLiteral:
             return f"has object{plural} {names} with {conjunction}" if names else f"has a fact like {conjunction}"
         if self.kind is Kind.ABSENT:
             return f"has no object{plural} {names} with {conjunction}" if names else f"has no fact like {conjunction}"
-        amount = {"eq": "exactly", "ge": "at least", "le": "at most"}[self.comparison]
+        amount = AMOUNTS[self.comparison]
         noun = "object" if self.value == 1 else "objects"
         return f"has {amount} {self.value} {noun} X with {conjunction}"
 

@@ -194,7 +194,8 @@ def solution_record(problem: FactsProblem, solution: Solution) -> dict:
         "english": explanation.english,
         "labels": list(solution.labels),
         "confidence": [round(c, 4) for c in solution.confidence],
-        "alternatives": [{"rule": asp, "english": english} for asp, english in explanation.alternatives],
+        "alternatives": [{"rule": a.asp, "english": a.english, "score": round(a.score, 4)}
+                         for a in explanation.alternatives],
         "outcome": explanation.outcome,
         "context_errors": explanation.errors,
         "length": explanation.length,

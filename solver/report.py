@@ -81,28 +81,38 @@ def _marked_text(why: dict) -> str:
     return "orange: the shape in the missing one's place" if why.get("marked") else ""
 
 
+def verdict_html(evidence: dict) -> str:
+    """What the rule says of the image, marked right or wrong for a context image."""
+    says = "A" if evidence["in_a"] else "B"
+    ok = evidence["correct"]
+    css = "neutral" if ok is None else ("ok" if ok else "wrong")
+    return f'<span class="{css}">rule says {says}{"" if ok is None else (" ✓" if ok else " ✗")}</span>'
+
+
+def decided_html(evidence: dict) -> str:
+    """The image's facts that decide each literal, as list items (green: holds, red: fails)."""
+    return "".join(f'<li class="{"holds" if lit["holds"] else "fails"}">{html.escape(lit["fact"])}</li>'
+                   for lit in evidence["literals"])
+
+
+def why_html(why: dict) -> str:
+    return f'<p class="why">{html.escape(why.get("sentence", ""))}</p>'
+
+
 def _figure(image: ReportImage, evidence: dict | None, caption: str) -> str:
-    verdict = facts = why_html = ""
+    verdict = facts = why_text = ""
     marked: list = []
     if evidence is not None:
-        says = "A" if evidence["in_a"] else "B"
-        ok = evidence["correct"]
-        css = "neutral" if ok is None else ("ok" if ok else "wrong")
-        verdict = f'<span class="{css}">rule says {says}{"" if ok is None else (" ✓" if ok else " ✗")}</span>'
-        facts = "".join(
-            f'<li class="{"holds" if lit["holds"] else "fails"}">{html.escape(lit["fact"])}</li>'
-            for lit in evidence["literals"]
-        )
+        verdict, facts = verdict_html(evidence), decided_html(evidence)
         why = evidence.get("why") or {}
         marked = why.get("marked", [])
         note = _marked_text(why)
-        why_html = f'<p class="why">{html.escape(why.get("sentence", ""))}</p>'
-        why_html += f'<p class="mark">{html.escape(note)}</p>' if note else ""
+        why_text = why_html(why) + (f'<p class="mark">{html.escape(note)}</p>' if note else "")
     pose = _pose_text(image.poses)
     picture = overlay_picture(image, marked, zoom=True)
     return (
         f'<figure><img src="{png_data_uri(picture)}" alt="{html.escape(caption)}">'
-        f"<figcaption><b>{html.escape(caption)}</b> {verdict}{why_html}"
+        f"<figcaption><b>{html.escape(caption)}</b> {verdict}{why_text}"
         f'{f"<p class=pose>{html.escape(pose)}</p>" if pose else ""}'
         f'<details><summary>facts and program</summary><ul>{facts}</ul>'
         f'<code>{html.escape(_program_text(image.program))}</code></details>'
@@ -140,43 +150,55 @@ def _legend() -> str:
     )
 
 
+def rule_html(explanation: dict) -> str:
+    return (f'<div class="rule"><b>Rule</b> ({html.escape(explanation["outcome"])}, '
+            f'{explanation["errors"]} context images misclassified): {html.escape(explanation["english"])}'
+            f'<code>{html.escape(explanation["asp"])}</code></div>')
+
+
+def queries_html(figures: Sequence[str], labels: Sequence[bool], confidence: Sequence[float]) -> list[str]:
+    """The queries' figures and the table of their labels and confidences (nothing without queries)."""
+    rows = [f"<tr><td>query {i}</td><td>{'A' if label else 'B'}</td><td>{c:.2f}</td></tr>"
+            for i, (label, c) in enumerate(zip(labels, confidence))]
+    if not figures:
+        return []
+    return [f'<h2>Queries</h2><div class="grid">{"".join(figures)}</div>',
+            "<table><tr><th>query</th><th>label</th><th>confidence</th></tr>" + "".join(rows) + "</table>"]
+
+
+def alternatives_html(alternatives: Sequence[dict]) -> str:
+    if not alternatives:
+        return "<h2>Tied alternatives</h2><p>none: the rule is the only optimal one.</p>"
+    items = "".join(f'<li class="alt">{a.get("score", 0):.3f} {html.escape(a["english"])}'
+                    f'<code>{html.escape(a["asp"])}</code></li>' for a in alternatives)
+    return f"<h2>Tied alternatives ({len(alternatives)})</h2><ol>{items}</ol>"
+
+
+def page_html(name: str, body: Sequence[str], style: str = "") -> str:
+    """A self-contained page: the mark of this tool, the viewport for phones, the style inline."""
+    return (
+        f'<!doctype html><html lang="en"><head><meta charset="utf-8">{HTML_MARK}'
+        f'<meta name="viewport" content="width=device-width,initial-scale=1"><title>{html.escape(name)}</title>'
+        f"<style>{STYLE}{style}</style></head><body>{''.join(body)}</body></html>"
+    )
+
+
 def render_html(name: str, images: Sequence[ReportImage], solution: dict) -> str:
     """The page for one problem; `images` = 6 of A, 6 of B, then the queries; `solution` from to_dict()."""
     explanation = solution["explanation"]
     evidence = {e["image"]: e for e in explanation["evidence"]}
     n_a = n_b = 6
     sides = [("Set A", "a", images[:n_a]), ("Set B", "b", images[n_a:n_a + n_b])]
-    body = [f"<h1>Bongard problem {html.escape(name)}</h1>"]
-    body.append(
-        f'<div class="rule"><b>Rule</b> ({html.escape(explanation["outcome"])}, '
-        f'{explanation["errors"]} context images misclassified): {html.escape(explanation["english"])}'
-        f'<code>{html.escape(explanation["asp"])}</code></div>'
-    )
-    body.append(_legend())
+    body = [f"<h1>Bongard problem {html.escape(name)}</h1>", rule_html(explanation), _legend()]
     for title, key, side in sides:
         figures = "".join(_figure(img, evidence.get(f"{key}({i})"), f"{title[-1]}{i}") for i, img in enumerate(side))
         body.append(f'<h2>{title}</h2><div class="grid">{figures}</div>')
-    rows, figures = [], []
-    for i, image in enumerate(images[n_a + n_b:]):
-        label = "A" if solution["labels"][i] else "B"
-        confidence = solution["confidence"][i]
-        figures.append(_figure(image, evidence.get(f"q({i})"), f"query {i} → {label}"))
-        rows.append(f"<tr><td>query {i}</td><td>{label}</td><td>{confidence:.2f}</td></tr>")
-    body.append(f'<h2>Queries</h2><div class="grid">{"".join(figures)}</div>')
-    body.append("<table><tr><th>query</th><th>label</th><th>confidence</th></tr>" + "".join(rows) + "</table>")
-    alternatives = explanation["alternatives"]
-    if alternatives:
-        items = "".join(
-            f'<li class="alt">{a.get("score", 0):.3f} {html.escape(a["english"])}<code>{html.escape(a["asp"])}</code></li>' for a in alternatives
-        )
-        body.append(f"<h2>Tied alternatives ({len(alternatives)})</h2><ol>{items}</ol>")
-    else:
-        body.append("<h2>Tied alternatives</h2><p>none: the rule is the only optimal one.</p>")
-    return (
-        f'<!doctype html><html lang="en"><head><meta charset="utf-8">{HTML_MARK}'
-        f'<meta name="viewport" content="width=device-width,initial-scale=1"><title>{html.escape(name)}</title>'
-        f"<style>{STYLE}</style></head><body>{''.join(body)}</body></html>"
-    )
+    labels = ["A" if label else "B" for label in solution["labels"]]
+    figures = [_figure(image, evidence.get(f"q({i})"), f"query {i} → {labels[i]}")
+               for i, image in enumerate(images[n_a + n_b:])]
+    body += queries_html(figures, solution["labels"], solution["confidence"])
+    body.append(alternatives_html(explanation["alternatives"]))
+    return page_html(name, body)
 
 
 def write_report(out_dir: Path | str, name: str, images: Sequence[ReportImage], solution: dict) -> Path:

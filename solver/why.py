@@ -1,20 +1,22 @@
 """Why an image is (or is not) in A, in one sentence, with the evidence a reader can check on the image.
 
-Both paths fill the same record: LOGO problems from the rule's literals and the image's facts
-(`solver.why_rules.image_why`), problems given as facts from the literal that fails (`why_from_failing`).
+Both paths fill the same record, clause by clause (`rule_why`, one `Part` per literal): LOGO problems from
+the rule's literals and the image's facts (`solver.why_rules.image_why`), problems given as facts from the
+rule's literals matched on the image's facts (`solver.why_facts.image_why`).
 
     Why.sentence     one sentence for the report
     Why.differs_at   stroke-sequence rules: per differing action, its 1-based index in the rule's tracing,
                      the rule's action and the image's in words
     Why.failing      the literals that fail, each with the image's measured value and what the rule needs
-    Why.found        category rules: the library shapes found in the image (display words)
+    Why.found        category rules: the library shapes found in the image (display words); facts: the
+                     image's facts that satisfy the rule
     Why.marked       the parts of the image's program to draw in the second colour: (shape, action), or
                      (shape, None) for a whole shape (the look-alike of a category rule)
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 
@@ -98,10 +100,17 @@ def combine(parts: Sequence[Part], prefix: str = "", suffix: str = "") -> Why:
     )
 
 
-def why_from_failing(failing: Sequence[Failing], in_a: bool) -> Why:
-    """The `why` of an image given as facts: the literals that fail with their measured values (none: the
-    image satisfies the rule)."""
-    if in_a or not failing:
-        return Why("It satisfies every literal of the rule." if in_a else "The rule does not cover it.")
-    clauses = [f"the literal {f.literal} fails: the image has {f.measured}; the rule needs {f.needs}" for f in failing]
-    return Why(sentence(clauses), failing=tuple(failing))
+def rule_why(rule, holds: Mapping, image, in_a: bool, role: str, part_of: Callable) -> Why:
+    """One image's `why` under `rule` (None: no rule found): `holds` says which literals hold of it, `in_a`
+    what the rule says, `role` "A", "B" or "query"; `part_of(literal, holds, image)` makes one clause. An
+    image in A is explained by the literals that hold, an image outside A by those that fail."""
+    if rule is None or not rule.literals:
+        return Why("No rule separates A from B: every image is put in A." if rule else "No rule was found.")
+    if in_a:
+        parts = [part_of(lit, True, image) for lit in rule.literals]
+        if role == "B":
+            return combine(parts, "nothing in the rule separates it from A: ", " (the rule misclassifies it)")
+        return combine(parts)
+    parts = [part_of(lit, False, image) for lit in rule.literals if not holds.get(lit, False)]
+    suffix = " (the rule misclassifies it)" if role == "A" else ""
+    return combine(parts, "", suffix)

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from solver.english import article, attribute_phrase, count_noun, display_name, super_class, words
 from solver.facts import ImageFacts, ShapeFacts
 from solver.rules import Comparison, Family, Literal, Rule
-from solver.why import Failing, Part, Why, combine
+from solver.why import Failing, Part, Why, rule_why
 from solver.why_sequence import sequence_part
 
 
@@ -144,13 +144,4 @@ def literal_part(literal: Literal, holds: bool, facts: ImageFacts) -> Part:
 def image_why(rule: Rule | None, holds: Mapping[Literal, bool], facts: ImageFacts, in_a: bool, role: str) -> Why:
     """One image's `why` under `rule`: `holds` says which literals hold of it, `in_a` what the rule says,
     `role` "A", "B" or "query"."""
-    if rule is None or not rule.literals:
-        return Why("No rule separates A from B: every image is put in A." if rule else "No rule was found.")
-    if in_a:
-        parts = [literal_part(lit, True, facts) for lit in rule.literals]
-        if role == "B":
-            return combine(parts, "nothing in the rule separates it from A: ", " (the rule misclassifies it)")
-        return combine(parts)
-    parts = [literal_part(lit, False, facts) for lit in rule.literals if not holds.get(lit, False)]
-    suffix = " (the rule misclassifies it)" if role == "A" else ""
-    return combine(parts, "", suffix)
+    return rule_why(rule, holds, facts, in_a, role, literal_part)

@@ -119,7 +119,9 @@ def _pose_words(matches: list[ShapeMatch]) -> str:
         way = "the other way round" if m.alignment.backwards else "the same way round"
         start = "from the same start" if first == 0 else f"from its action {first + 1}"
         notes.append(f"traced {start}, {way}")
-    return "; ".join(notes)
+    if len(notes) > 1 and len(set(notes)) == 1:
+        return f"each shape {notes[0]}"
+    return "; ".join(notes if len(notes) == 1 else [f"shape {k} {note}" for k, note in enumerate(notes, 1)])
 
 
 def sequence_part(literal: Literal, holds: bool, facts: ImageFacts) -> Part | None:

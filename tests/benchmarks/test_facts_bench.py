@@ -37,9 +37,14 @@ def test_concept_key_names_the_same_query_whichever_object_it_starts_from():
 
 def test_bench_writes_its_figures(tmp_path, capsys):
     out = tmp_path / "facts.json"
-    assert main(["--per-family", "1", "--seed", "2", "--json", str(out), "--out", str(tmp_path / "problems")]) == 0
+    assert main(["--per-family", "1", "--seed", "2", "--json", str(out), "--out", str(tmp_path / "problems"),
+                 "--explain", str(tmp_path / "reports")]) == 0
+    reports = sorted((tmp_path / "reports").glob("*.json"))
+    assert len(reports) == 4 and len(list((tmp_path / "reports").glob("*.html"))) == 4
+    assert all(e["why"]["sentence"] for r in reports for e in json.loads(r.read_text())["explanation"]["evidence"])
     figures = json.loads(out.read_text())
     assert set(figures["families"]) == set(FAMILIES) and figures["all"]["problems"] == 4
+    assert figures["all"]["why_names_concept"] == 1.0 and all(r["why_rejected"] >= 6 for r in figures["problems"])
     assert len(list((tmp_path / "problems").glob("*.json"))) == 4
     assert "rule_match" in capsys.readouterr().out
 

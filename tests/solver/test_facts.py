@@ -116,10 +116,13 @@ def test_a_noisy_image_of_a_costs_one_error():
 def test_tied_rules_are_reported_and_vote():
     a = [["obj(o1)", "color(o1,red)", "shape(o1,cube)"]] * 3
     b = [["obj(o1)", "color(o1,blue)", "shape(o1,ball)"]] * 3
-    solution = solve_facts({"A": a, "B": b, "queries": [["obj(o1)", "color(o1,red)", "shape(o1,ball)"]]})
-    rules = {solution.rule.asp} | {asp for asp, _ in solution.explanation.alternatives}
+    problem = {"A": a, "B": b, "queries": [["obj(o1)", "color(o1,red)", "shape(o1,ball)"]]}
+    solution = solve_facts(problem)
+    rules = {solution.rule.asp} | {a.asp for a in solution.explanation.alternatives}
     assert rules == {"in_a :- color(_,red).", "in_a :- shape(_,cube)."}  # "no blue" is longer
     assert solution.confidence == (0.5,)
+    record = solution_record(problem_from_dict(problem), solution)
+    assert [alt["score"] for alt in record["alternatives"]] == [0.5] and record["explanation"]["score"] == 0.5
 
 
 def test_record_and_report_escape_every_name(tmp_path):
@@ -140,7 +143,11 @@ def test_solve_facts_command_writes_json_and_report(tmp_path, capsys):
                  "--explain", str(tmp_path / "report")]) == 0
     record = json.loads((tmp_path / "out.json").read_text())
     assert record["rule"] == "in_a :- cls(X,horse), rel(_,ride,X)." and record["labels"] == [True, False]
-    assert (tmp_path / "report" / "rides.html").read_text().startswith("<!doctype html>")
+    page = (tmp_path / "report" / "rides.html").read_text()
+    assert page.startswith("<!doctype html>") and page.count('<p class="why">') == 14
+    assert "rel(o1,feed,o2) where the rule needs rel(_,ride,o2)" in page  # b(0): another action on the horse
+    assert '<li class="diff">rel(o1,feed,o2)</li>' in page and '<li class="match">cls(o2,horse)</li>' in page
+    assert all("why" in e for e in record["explanation"]["evidence"])
     assert "query 1: B" in capsys.readouterr().out
 
 
@@ -157,3 +164,16 @@ def test_a_rule_of_two_literals_says_in_asp_what_it_covers():
     for role, images in (("a", a), ("b", b), ("q", queries)):
         for index, image in enumerate(images):
             assert derives_in_a(solution.rule.asp, tuple(image)) == ((role, index) in covered)
+
+
+def test_the_report_replaces_only_its_own_files(tmp_path, capsys):
+    path = write(tmp_path, rides_horse_problem(), "rides.json")
+    report = tmp_path / "report"
+    assert main(["solve-facts", str(path), "--explain", str(report)]) == 0
+    assert main(["solve-facts", str(path), "--explain", str(report)]) == 0  # its own page: replaced
+    (report / "rides.html").write_text("<p>someone's notes</p>")
+    capsys.readouterr()
+    assert main(["solve-facts", str(path), "--explain", str(report)]) == 1
+    error = capsys.readouterr().err.strip()
+    assert "rides.html" in error and len(error.splitlines()) == 1 and "rule" not in error
+    assert (report / "rides.html").read_text() == "<p>someone's notes</p>"

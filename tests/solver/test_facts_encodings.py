@@ -11,6 +11,7 @@ import pytest
 from benchmarks.facts import FAMILIES, generate_problem
 from solver.facts_in import image_bits, problem_from_dict
 from solver.facts_lang import FactLiteral, FactRule, Kind
+from solver import why_facts
 from solver.facts_solve import candidates, prune
 
 PERSON_HORSE = ["obj(o1)", "obj(o2)", "cls(o1,person)", "cls(o2,horse)", "rel(o1,ride,o2)"]
@@ -86,10 +87,13 @@ def _check_every_literal(problem, pruned: bool = True) -> int:
     checked = 0
     found = candidates(problem)
     for candidate in prune(found, problem) if pruned else found:
-        rule = FactRule((FactLiteral.from_symbol(candidate.term),)).asp
+        literal = FactLiteral.from_symbol(candidate.term)
+        rule = FactRule((literal,)).asp
         for role, index, image in problem.images():
             chunk, bit = bits[clingo.Function(role.value, [clingo.Number(index)])]
-            assert derives_in_a(rule, image.texts) == bool(candidate.masks[chunk] >> bit & 1), (rule, image.texts)
+            holds = bool(candidate.masks[chunk] >> bit & 1)
+            assert derives_in_a(rule, image.texts) == holds, (rule, image.texts)
+            assert why_facts.holds(literal, image) == holds, (rule, image.texts)  # the `why` reads it the same
         checked += 1
     return checked
 

@@ -152,7 +152,6 @@ def test_every_image_has_a_sentence(kind):
 def test_sentences_from_facts_alone():
     from solver.facts import ImageFacts, ShapeFacts
     from solver.rules import Literal, Rule
-    from solver.why import Failing, why_from_failing
     from solver.why_rules import image_why
 
     four = Literal(Family.COUNT, "straight_lines", comparison=Comparison.EQ, value=4)
@@ -164,8 +163,6 @@ def test_sentences_from_facts_alone():
                                                    "measured": [[3]], "needs": "exactly 4"}]
     seq = Literal(Family.SEQUENCE, "line_normal_1.000-0.500")  # no program known: the literal is named
     assert image_why(Rule((seq,)), {seq: False}, facts, False, "B").failing[0].literal == seq.asp
-    given = why_from_failing([Failing("p(X)", "p", "q(1)", "p to hold")], in_a=False)
-    assert given.sentence == "The literal p(X) fails: the image has q(1); the rule needs p to hold."
 
 
 def test_a_rule_about_one_shape_ignores_the_other_and_one_about_both_marks_an_extra_shape():
