@@ -24,9 +24,9 @@ from perception.data import (CANVAS, _as_official, apply_correction, crop_box, n
 from dsl.walk import State, segment_middle, walk
 from perception.glimpse import draw_paths, pen_width
 from perception.model import ARC, CURVE, LINE, NEXT, STOP, TURN, Decoder, mixture_options
+from perception.settings import MIN_NEXT_LOGP
 
 
-MIN_NEXT_LOGP = -6.0  # NEXT is offered only where its probability is above ~0.25 %
 
 
 @dataclass

@@ -34,5 +34,5 @@ FULL_STROKES_SHARE = 0.6  # single-shape images whose stroke types are drawn fro
 PART_MIN_SHARE = 0.03  # an ink component is a part if it holds at least this share of the ink
 PART_DILATION = 9  # ink dilated by this many pixels (at 512) before components are found: stamps are dotted
 
-# perception.decode and perception.beam: the lead moves their tuned constants here (MIN_NEXT_LOGP of the beam);
-# until then they stay in those modules.
+# perception.beam: the decoder's beam search; set by hand.
+MIN_NEXT_LOGP = -6.0  # NEXT is offered only where its probability is above ~0.25 %

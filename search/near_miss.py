@@ -26,16 +26,9 @@ from search.neighbourhood import FREE_FORM_TURNS, forward_free_form, free_form_a
 from search.pose import (FIT_EVALS, Placement, SparseProblem, fit, guesses, ink_groups, pixel_cost, polish, refine,
                          shape_window)
 from search.template import Target, template
+from search.settings import (SAME_TURN, SCREEN_EVALS, SCREEN_KEEP, SYMMETRY_GUESSES, SYMMETRY_EVALS,
+                             SYMMETRY_TOLERANCE, STROKE_POLISH_EVALS)
 
-SAME_TURN = 5.0  # degrees: a turn this close to the action's own is the same turn (action strings round turns)
-SCREEN_EVALS = 20  # sparse-score evaluations refining a neighbour's best heading guess when all neighbours are
-# screened (a full fit refines the two best guesses with search.pose.FIT_EVALS = 60 each)
-SCREEN_KEEP = 2  # neighbours fitted in full after the screen, best screened first
-SYMMETRY_GUESSES = 8  # heading guesses per shape refined to find the poses its centreline cannot tell apart
-SYMMETRY_EVALS = 30  # sparse-score evaluations refining each of them
-SYMMETRY_TOLERANCE = 0.4  # px: refined centreline fits within this of the best are such poses (a shape with a
-# symmetry fits its ink as well turned round; only its strokes tell which way it lies)
-STROKE_POLISH_EVALS = 60  # pixel-score evaluations polishing the chosen pose (as search.strokes.POLISH_EVALS)
 
 
 @dataclass(frozen=True, slots=True)

@@ -47,17 +47,8 @@ from search.template import make_target
 from solver.readings import Perceived
 from solver.reconcile import reconcile_with_context
 from solver.traced import free_form_reading
+from solver.settings import (LIBRARY_SURE_A, DECODE_FIRST, MIN_A_EXPLAINED, STROKE_LOGP_SLACK, LEVEL_PX)
 
-LIBRARY_SURE_A = 5  # set-A images (of 6) the classifier must be sure of for the problem to be read as library
-# shapes at once (generated tuning set, seed 3131, 20 problems per type: free-form problems have at most 4,
-# abstract ones at least 3 and mostly 6; basic ones spread, and their free-form attempt costs two readings)
-DECODE_FIRST = 2  # set-A images read in full to form the free-form hypotheses
-MIN_A_EXPLAINED = 4  # set-A images (of 6) a hypothesis must explain to be taken as the problem's program
-STROKE_LOGP_SLACK = 2.0  # nats: an action takes the decoder's stroke when it prefers it to H's by more than this
-# (tuning set, seed 3131, 40 problems, true H: 2 of 40 positive queries flagged, 1 of 91 stroke near misses missed)
-LEVEL_PX = 2.5  # px of centreline fit (`search.pose.fit`, 512 px images) within which a hypothesis or neighbour
-# explains an image (tuning set, seed 3131: set-A images fit their true program at 0.3-2.2 px; a hypothesis read
-# wrongly fits set A at 3.8-5.4 px)
 
 
 class Stages:

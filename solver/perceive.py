@@ -50,6 +50,10 @@ from search.refine import Proposal, refine_image
 from solver.readings import PerceptionError, Perceived, pixel_fit, require_programs
 from solver.reconcile import reconcile_with_context
 from solver.traced import free_form_reading, grid_share
+from solver.settings import (TOP_K, TRACE_BELOW_CONFIDENCE, LIBRARY_DECODED, BEAM, DECODE_BATCH, REFINE_BUDGET_MS,
+                             REFINE_CANDIDATES, REFINE_POLISH_EVALS, LIBRARY_TOP, PAIR_TOP, PART_BUDGET_SHARE,
+                             SPLIT_TOUCHING, SPLIT_BELOW_CONFIDENCE, SPLIT_READINGS, CLASSIFIER_PRIOR,
+                             LIBRARY_LOGP_SCALE, SEED_LIBRARY_SHAPES)
 
 __all__ = [
     "PerceptionError", "Perceived", "PixelPerception", "free_form_reading", "grid_share", "library_plan",
@@ -57,24 +61,6 @@ __all__ = [
     "seed_proposals",
 ]
 
-TOP_K = 6
-TRACE_BELOW_CONFIDENCE = 0.9  # off-grid images are traced only when the shape classifier is less sure than
-# this of a library shape (official dev: abstract images 0.998 median, basic 0.97, off-grid free-form 0.43)
-LIBRARY_DECODED = 0  # decoded proposals kept beside the library proposals for library-like images (see below)
-BEAM = 6
-DECODE_BATCH = 7  # images decoded together (a problem's 14 in two batches, whatever the number of workers)
-REFINE_BUDGET_MS = None  # None: the search's budget is counted (deterministic), not timed; see `_budget`
-REFINE_CANDIDATES = 0  # structures scored, at most (counted budget; the starting proposals always are: 0 = only they)
-REFINE_POLISH_EVALS = 240  # pose-polishing evaluations of the stroke stage (counted budget; half each for two ink parts)
-LIBRARY_TOP = 5  # the classifier's best groups for the whole image, proposed as one-shape programs
-PAIR_TOP = 4  # ... combined in pairs when the decoder reads two shapes that do not fall apart into two ink parts
-PART_BUDGET_SHARE = 0.5  # each ink part of a two-part image is searched with this share of the image's budget
-SPLIT_TOUCHING = True  # an image of one ink blob read as two shapes is also searched part by part (`_split_plan`)
-SPLIT_BELOW_CONFIDENCE = 0.5  # ... when the classifier's top probability for the whole blob is under this
-SPLIT_READINGS = 3  # the decoder's best readings of two shapes tried in turn until one splits the ink
-CLASSIFIER_PRIOR = True  # library shapes reached by the search's edits pay the classifier's log-probability
-LIBRARY_LOGP_SCALE = 10.0  # the classifier's log-probabilities are given to the search times this (0.2 px per nat)
-SEED_LIBRARY_SHAPES = ("equilateral_traingle", "square", "closed_circle", "regular_hexagon", "closed_semi_circle")
 
 
 def seed_proposals() -> list[Proposal]:
