@@ -134,12 +134,12 @@ def test_the_counted_budget_gives_the_same_reading_however_slow_the_machine(monk
     proposals = [Proposal(SMALL_SQUARE, 0.0)]
     FakeDecoderPerception(proposals).perceive([image])  # compiled and warm: the calm runs are not short of time
     [calm] = FakeDecoderPerception(proposals).perceive([image])
-    [timed_calm] = FakeDecoderPerception(proposals, budget_ms=80.0).perceive([image])
     _slow_clock(monkeypatch)
     [busy] = FakeDecoderPerception(proposals).perceive([image])
     [timed_busy] = FakeDecoderPerception(proposals, budget_ms=80.0).perceive([image])
     assert busy.program == calm.program and busy.poses == calm.poses and busy.score == calm.score
-    assert timed_busy.poses != timed_calm.poses  # a time budget polishes less when time runs short
+    assert timed_busy.poses != busy.poses  # a time budget polishes less when time runs short (compared with the
+    # counted budget, not with a timed run on this machine, whose time depends on what else it is doing)
 
 
 def test_the_readings_do_not_depend_on_the_number_of_workers():
