@@ -16,7 +16,10 @@ image. The prior prefers short rules of the generator's kind: log P(R) = -LENGTH
 what the images of A have, never what they lack), - SMALL_POOL_PENALTY for a pair whose pools (both
 literals, each without the other) hold fewer than POOL_MIN library shapes (the generator draws a pair
 concept only when each of these pools holds at least ten shapes, spec §3.4; such a pair otherwise wins by
-explaining one image of B through a pool of two or three shapes). Among the rules that fit the context best (the objective's first priority, found by
+explaining one image of B through a pool of two or three shapes), - UNNAMED_COUNT_PENALTY per count
+equality no attribute of the table names (`named_counts`: three to eight straight lines, two parts; the
+generator's concepts never count arcs or ask for one part, so such an equality is a coincidence of the
+context, though it stays expressible). Among the rules that fit the context best (the objective's first priority, found by
 clingo with all_fitting=1) or misfit at most one more context image (max_errors; `solver.api`), the
 posterior ranks the rules and weighs their votes on the queries. A context image whose computed
 attribute disagrees with the concept's labels then costs the true concept one noise term instead of
@@ -25,13 +28,17 @@ handing the win to a rule that fits all twelve images by chance.
 
 from __future__ import annotations
 
+import functools
 import math
+import re
 from dataclasses import replace
+
+from dsl.library import ATTRIBUTES
 
 from solver.facts import ProblemFacts, Role
 from solver.induce import Induction, InducedRule
 from solver.pools import library_size, literal_pool
-from solver.rules import Rule
+from solver.rules import Comparison, Family, Literal, Rule
 
 LENGTH_PENALTY = 2.0  # nats per unit of rule length
 NEGATION_PENALTY = 2.0  # nats per negated literal, beyond its length
@@ -39,6 +46,28 @@ POOL_MIN = 10  # a pair concept's pools (both literals, each without the other) 
 SMALL_POOL_PENALTY = 6.0  # nats for a two-literal rule with a pool below POOL_MIN
 NOISE = 0.02  # chance that a context image lies outside the pools of the concept
 KEEP = 1e-4  # rules whose posterior is below KEEP times the best are dropped
+UNNAMED_COUNT_PENALTY = 6.0  # nats per count equality no table attribute names (as SMALL_POOL_PENALTY: spec 3.4
+# draws no such concept; checked on generated abstract problems, oracle programs, seeds 3131 / 4242 / 5353)
+NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9}
+
+
+@functools.cache
+def named_counts() -> frozenset[tuple[str, int]]:
+    """(count, value) pairs the table's attributes name: has_<n>_straight_lines, has_two_parts."""
+    named = set()
+    for attribute in ATTRIBUTES:
+        lines = re.fullmatch(r"has_([a-z]+)_straight_lines", attribute)
+        parts = re.fullmatch(r"has_([a-z]+)_parts", attribute)
+        for count, found in (("straight_lines", lines), ("parts", parts)):
+            if found and found.group(1) in NUMBER_WORDS:
+                named.add((count, NUMBER_WORDS[found.group(1)]))
+    return frozenset(named)
+
+
+def unnamed_count(literal: Literal) -> bool:
+    """A count equality (count = N) that no attribute of the table names (a negation pays NEGATION_PENALTY)."""
+    return (literal.family is Family.COUNT and literal.comparison is Comparison.EQ and not literal.negated
+            and (literal.name, literal.value) not in named_counts())
 
 
 def _log_size(mask: int) -> float:
@@ -82,6 +111,7 @@ def log_prior(rule: Rule, length_penalty: float = LENGTH_PENALTY) -> float:
     """Short rules, plain literals: a negated literal costs more than its length says; a pair whose pools
     are too small for the generator to have drawn its context from them (spec §3.4) costs more still."""
     prior = -length_penalty * rule.length - NEGATION_PENALTY * sum(lit.negated for lit in rule.literals)
+    prior -= UNNAMED_COUNT_PENALTY * sum(unnamed_count(lit) for lit in rule.literals)
     if len(rule.literals) == 2:
         first, second = (literal_pool(lit) for lit in rule.literals)
         if min((first & second).bit_count(), (first & ~second).bit_count(), (~first & second).bit_count()) < POOL_MIN:
