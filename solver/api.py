@@ -37,7 +37,7 @@ from solver.induce import (ABSTRACT_ENCODINGS, DEFAULT_MAX_RULES, DEFAULT_TIME_L
 from solver.posterior import rank
 from solver.rules import Family
 from solver.rules import Rule
-from solver.settings import ALL_FITTING_RULES, EXTRA_ERRORS
+from solver.settings import ALL_FITTING_RULES, EXTRA_CATEGORY_ERRORS, EXTRA_ERRORS
 
 Perception = Callable[[list[np.ndarray]], list[ImageProgram]]
 MAX_IMAGES_PER_SIDE = 64  # a problem has 6 context images a side; more is a mistake, not a problem
@@ -201,20 +201,38 @@ def _programs(
 
 
 ABSTRACT_FAMILIES = {Family.ATTRIBUTE, Family.COUNT}
+CATEGORY_FAMILIES = {Family.CATEGORY, Family.CATEGORIES}
+CATEGORY_ENCODINGS = ("rule.lp", "category.lp")
+
+
+def weighed(induction: Induction) -> bool:
+    """The winner is a rule the posterior weighs: attributes or counts, possibly with categories (a
+    conjunction of both is no generator's concept; the posterior ranks the pure rules instead)."""
+    families = induction.rules[0].rule.families() if induction.rules else set()
+    return bool(families & ABSTRACT_FAMILIES) and families <= ABSTRACT_FAMILIES | CATEGORY_FAMILIES
 
 
 def size_principle(induction: Induction, facts, time_limit: float, extra_errors: int = EXTRA_ERRORS) -> Induction:
     """An abstract rule won: weigh every attribute and count rule that fits the context as well, or with
-    at most `extra_errors` more misclassified context images, by its posterior under the generator
-    (`solver.posterior`, where a misclassified image is noise: a context image whose attribute the
-    features read otherwise than the concept's labels); the first rule is then the most probable one."""
+    at most `extra_errors` more misclassified context images, and every rule of shape categories with at
+    most EXTRA_CATEGORY_ERRORS more, by its posterior under the generators (`solver.posterior`, where a
+    misclassified image is noise: a context image whose attribute the features read otherwise than the
+    concept's labels, or whose shape perception misread); the first rule is then the most probable one.
+    A winner that mixes categories with attributes is replaced by the most probable pure rule."""
     remaining = max(0.5, time_limit - induction.seconds)
+    errors = induction.cost[0] if induction.cost else None
     fitting = induce(facts, time_limit=remaining, max_rules=ALL_FITTING_RULES, encodings=ABSTRACT_ENCODINGS,
-                     all_fitting=True, max_errors=induction.cost[0] + extra_errors if induction.cost else None)
-    ranked = rank(fitting, facts) if fitting.rules and fitting.cost[:1] == induction.cost[:1] else None
+                     all_fitting=True, max_errors=None if errors is None else errors + extra_errors)
+    pure = induction.rules[0].rule.families() <= ABSTRACT_FAMILIES
+    if pure and fitting.cost[:1] != induction.cost[:1]:
+        return induction
+    shapes = induce(facts, time_limit=remaining, max_rules=ALL_FITTING_RULES, encodings=CATEGORY_ENCODINGS,
+                    all_fitting=True, max_errors=None if errors is None else errors + EXTRA_CATEGORY_ERRORS)
+    candidates = replace(fitting, rules=fitting.rules + shapes.rules)
+    ranked = rank(candidates, facts) if candidates.rules else None
     if ranked is None:
         return induction
-    return replace(ranked, seconds=induction.seconds + fitting.seconds)
+    return replace(ranked, seconds=induction.seconds + fitting.seconds + shapes.seconds)
 
 
 def solve_problem(
@@ -249,7 +267,7 @@ def solve_problem(
     facts = problem_facts(evidence.context_a, evidence.context_b, evidence.readable_queries, categories,
                           tolerant=decoded)
     induction = induce(facts, time_limit=time_limit, max_rules=max_rules)
-    if induction.rules and induction.rules[0].rule.families() <= ABSTRACT_FAMILIES:
+    if weighed(induction):
         induction = size_principle(induction, facts, time_limit)
     votes = classify(induction, query_images(facts))
     labels, confidence = evidence.labels([v.in_a for v in votes], [v.confidence for v in votes])

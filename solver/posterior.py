@@ -1,4 +1,4 @@
-"""Bayesian rule selection with the size principle, for rules on attributes and counts.
+"""Bayesian rule selection with the size principle, for rules on attributes and counts, and on shape categories.
 
 Under the abstract generator (spec §3.4) the images of A are drawn uniformly from the library shapes
 that satisfy the concept; those of B from the shapes that violate it, and for a two-attribute concept
@@ -9,39 +9,108 @@ for a rule R with pools P(R) (`solver.pools`), the likelihood of the context is
     B image:  1 / |P(not L)|                                   (one literal)
               1 / (2 |P(L1 and not L2)|)  or  1 / (2 |P(not L1 and L2)|)   (two literals)
 
-and an image outside every pool the rule allows (a misclassified one, or for a pair a B image that
-violates both literals) has the small probability NOISE / |library| of a misperceived or mislabelled
-image. The prior prefers short rules of the generator's kind: log P(R) = -LENGTH_PENALTY * length
+and an image outside every pool the rule allows (a misclassified one, for a pair a B image that violates
+both literals, or an image of more than one shape: the generator draws one) has the small probability
+NOISE / |library| of a misperceived or mislabelled image. The prior prefers short rules of the generator's kind: log P(R) = -LENGTH_PENALTY * length
 (literal costs of the encodings), - NEGATION_PENALTY per negated literal (the generator's concepts are
 what the images of A have, never what they lack), - SMALL_POOL_PENALTY for a pair whose pools (both
 literals, each without the other) hold fewer than POOL_MIN library shapes (the generator draws a pair
 concept only when each of these pools holds at least ten shapes, spec §3.4; such a pair otherwise wins by
-explaining one image of B through a pool of two or three shapes). Among the rules that fit the context best (the objective's first priority, found by
+explaining one image of B through a pool of two or three shapes), - UNNAMED_COUNT_PENALTY per count
+equality no attribute of the table names (`named_counts`: three to eight straight lines, two parts; the
+generator's concepts never count arcs or ask for one part, so such an equality is a coincidence of the
+context, though it stays expressible). Among the rules that fit the context best (the objective's first priority, found by
 clingo with all_fitting=1) or misfit at most one more context image (max_errors; `solver.api`), the
 posterior ranks the rules and weighs their votes on the queries. A context image whose computed
 attribute disagrees with the concept's labels then costs the true concept one noise term instead of
 handing the win to a rule that fits all twelve images by chance.
+
+Rules of shape categories are weighed under the basic generator (spec §3.3): an image of A shows the rule's
+n shapes and no other (probability 1: the concept names its shapes), an image of B shows all of them but
+one, which another shape of the same super class replaces (1 / (n |super class - 1|)); any other image
+(another number of shapes, too few of the rule's) is noise as above (`category_log_likelihood`). From pixels a basic problem whose shapes perception
+misread in one or two images of A is then still read as its shapes: four images of A that show exactly
+two library shapes, and six of B that show one of them with a look-alike, are no coincidence, whereas a
+conjunction of attributes that happens to fit the misread images draws each image from a pool of
+hundreds of shapes.
 """
 
 from __future__ import annotations
 
+import functools
 import math
+import re
 from dataclasses import replace
+
+from dsl.library import ATTRIBUTES, load_library, super_classes
 
 from solver.facts import ProblemFacts, Role
 from solver.induce import Induction, InducedRule
 from solver.pools import library_size, literal_pool
-from solver.rules import Rule
-from solver.settings import KEEP, LENGTH_PENALTY, NEGATION_PENALTY, NOISE, POOL_MIN, SMALL_POOL_PENALTY
+from solver.rules import Comparison, Family, Literal, Rule
+from solver.settings import (KEEP, LENGTH_PENALTY, NEGATION_PENALTY, NOISE, POOL_MIN, SMALL_POOL_PENALTY,
+                             UNNAMED_COUNT_PENALTY)
+
+NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9}
+
+
+@functools.cache
+def named_counts() -> frozenset[tuple[str, int]]:
+    """(count, value) pairs the table's attributes name: has_<n>_straight_lines, has_two_parts."""
+    named = set()
+    for attribute in ATTRIBUTES:
+        lines = re.fullmatch(r"has_([a-z]+)_straight_lines", attribute)
+        parts = re.fullmatch(r"has_([a-z]+)_parts", attribute)
+        for count, found in (("straight_lines", lines), ("parts", parts)):
+            if found and found.group(1) in NUMBER_WORDS:
+                named.add((count, NUMBER_WORDS[found.group(1)]))
+    return frozenset(named)
+
+
+def unnamed_count(literal: Literal) -> bool:
+    """A count equality (count = N) that no attribute of the table names (a negation pays NEGATION_PENALTY)."""
+    return (literal.family is Family.COUNT and literal.comparison is Comparison.EQ and not literal.negated
+            and (literal.name, literal.value) not in named_counts())
 
 
 def _log_size(mask: int) -> float:
     return math.log(max(mask.bit_count(), 1))
 
 
-def log_likelihood(induced: InducedRule, facts: ProblemFacts) -> float | None:
-    """log P(context | rule) under the generator; None when a literal has no library pool."""
+CATEGORY_FAMILIES = frozenset({Family.CATEGORY, Family.CATEGORIES})
+
+
+@functools.cache
+def _look_alikes(name: str) -> int:
+    """How many other library shapes share the super class of library shape `name` (at least 1)."""
+    library = load_library()
+    return max(1, len(super_classes().get(library[name].super_class, ())) - 1) if name in library else 1
+
+
+def category_log_likelihood(induced: InducedRule, facts: ProblemFacts) -> float | None:
+    """log P(context | rule) under the basic generator for a rule of plain category literals; None otherwise."""
     literals = induced.rule.literals
+    if not literals or any(lit.negated or lit.family not in CATEGORY_FAMILIES for lit in literals):
+        return None
+    shapes = {name for lit in literals for name in lit.names}
+    noise = math.log(NOISE / library_size())
+    total = sum(0.0 if (Role.A.value, k) in induced.covered and len(image.shapes) == len(shapes) else noise
+                for k, image in enumerate(facts.context_a))
+    for index, image in enumerate(facts.context_b):
+        missing = shapes - set(image.categories)
+        if (Role.B.value, index) in induced.covered or len(missing) != 1 or len(image.shapes) != len(shapes):
+            total += noise
+        else:
+            total += -math.log(len(shapes)) - math.log(_look_alikes(next(iter(missing))))
+    return total
+
+
+def log_likelihood(induced: InducedRule, facts: ProblemFacts) -> float | None:
+    """log P(context | rule) under the generator; None when a literal has no library pool (or, for a rule
+    of categories, `category_log_likelihood`)."""
+    literals = induced.rule.literals
+    if literals and all(lit.family in CATEGORY_FAMILIES for lit in literals):
+        return category_log_likelihood(induced, facts)
     pools = [literal_pool(lit) for lit in literals]
     if any(p is None for p in pools) or len(literals) > 2:
         return None
@@ -51,13 +120,13 @@ def log_likelihood(induced: InducedRule, facts: ProblemFacts) -> float | None:
     for pool in pools:
         positive &= pool
     total = 0.0
-    for index in range(len(facts.context_a)):
+    for index, shown in enumerate(facts.context_a):
         covered = (Role.A.value, index) in induced.covered
-        total += -_log_size(positive) if covered else noise
-    for index in range(len(facts.context_b)):
+        total += -_log_size(positive) if covered and len(shown.shapes) == 1 else noise
+    for index, shown in enumerate(facts.context_b):
         image = (Role.B.value, index)
         true = induced.evidence.get(image, frozenset())
-        if image in induced.covered:
+        if image in induced.covered or len(shown.shapes) != 1:
             total += noise
         elif len(literals) == 1:
             total += -_log_size(everything & ~pools[0])
@@ -76,7 +145,8 @@ def log_prior(rule: Rule, length_penalty: float = LENGTH_PENALTY) -> float:
     """Short rules, plain literals: a negated literal costs more than its length says; a pair whose pools
     are too small for the generator to have drawn its context from them (spec §3.4) costs more still."""
     prior = -length_penalty * rule.length - NEGATION_PENALTY * sum(lit.negated for lit in rule.literals)
-    if len(rule.literals) == 2:
+    prior -= UNNAMED_COUNT_PENALTY * sum(unnamed_count(lit) for lit in rule.literals)
+    if len(rule.literals) == 2 and not rule.families() & CATEGORY_FAMILIES:
         first, second = (literal_pool(lit) for lit in rule.literals)
         if min((first & second).bit_count(), (first & ~second).bit_count(), (~first & second).bit_count()) < POOL_MIN:
             prior -= SMALL_POOL_PENALTY

@@ -77,6 +77,8 @@ DEFAULT_MAX_RULES = 64  # optimal rules enumerated at most
 # solver.api: which rules compete in the abstract vote; set by hand.
 ALL_FITTING_RULES = 4096  # best-fitting attribute and count rules enumerated at most
 EXTRA_ERRORS = 1  # rules misclassifying up to this many more context images than the best also compete
+EXTRA_CATEGORY_ERRORS = 2  # ... and rules of shape categories up to this many more (perception misreads a shape
+# in one or two images of A; generated basic problems from pixels, tuning seed 3131)
 
 # solver.posterior: the size principle's prior and noise, tuned on generated abstract problems (oracle programs).
 LENGTH_PENALTY = 2.0  # nats per unit of rule length
@@ -85,6 +87,8 @@ POOL_MIN = 10  # a pair concept's pools (both literals, each without the other) 
 SMALL_POOL_PENALTY = 6.0  # nats for a two-literal rule with a pool below POOL_MIN
 NOISE = 0.02  # chance that a context image lies outside the pools of the concept
 KEEP = 1e-4  # rules whose posterior is below KEEP times the best are dropped
+UNNAMED_COUNT_PENALTY = 6.0  # nats per count equality no table attribute names (as SMALL_POOL_PENALTY: spec 3.4
+# draws no such concept; checked on generated abstract problems, oracle programs, seeds 3131 / 4242 / 5353)
 
 # solver.facts_solve: the language bias of problems given as facts; set by hand.
 MAX_ATOMS = 3  # facts in one literal's conjunction at most

@@ -134,3 +134,43 @@ def test_the_prior_prefers_what_a_has_and_pairs_the_generator_could_draw():
     five_arcs = Literal(Family.COUNT, "arcs", negated=True, comparison=Comparison.EQ, value=5)
     assert (literal_pool(ATTR["has_curve"]) & ~literal_pool(five_arcs)).bit_count() < 10  # arcs = 5: a few shapes
     assert log_prior(Rule((curve, five_arcs), length=3)) == -3 * LENGTH_PENALTY - NEGATION_PENALTY - SMALL_POOL_PENALTY
+
+
+def test_the_prior_charges_a_count_equality_no_attribute_of_the_table_names():
+    from solver.posterior import LENGTH_PENALTY, UNNAMED_COUNT_PENALTY, log_prior, named_counts
+    from solver.rules import Rule
+
+    def count(name: str, value: int, negated: bool = False) -> Literal:
+        return Literal(Family.COUNT, name, negated, Comparison.EQ, value)
+
+    assert named_counts() == {("parts", 2)} | {("straight_lines", n) for n in range(3, 9)}
+    symmetric = Literal(Family.ATTRIBUTE, "symmetric")
+    assert log_prior(Rule((symmetric, count("parts", 2)), length=2)) == -2 * LENGTH_PENALTY
+    assert log_prior(Rule((symmetric, count("straight_lines", 5)), length=2)) == -2 * LENGTH_PENALTY
+    assert log_prior(Rule((symmetric, count("parts", 1)), length=2)) == -2 * LENGTH_PENALTY - UNNAMED_COUNT_PENALTY
+    assert log_prior(Rule((symmetric, count("arcs", 1)), length=2)) == -2 * LENGTH_PENALTY - UNNAMED_COUNT_PENALTY
+    has_a_line = count("straight_lines", 0, negated=True)  # 'has a straight line': a negation, not an equality
+    assert log_prior(Rule((symmetric, has_a_line), length=3)) > log_prior(Rule((symmetric, count("arcs", 1)), length=3))
+
+
+def two_shapes(first: str | None, second: str | None, curve: int, symmetric: int) -> ImageFacts:
+    """An image of two shapes with these categories (None: a shape perception did not name), one attribute each."""
+    return ImageFacts((ShapeFacts("s1", (first,) if first else (), {"has_curve": curve}, {}),
+                       ShapeFacts("s2", (second,) if second else (), {"symmetric": symmetric}, {})))
+
+
+def test_a_basic_problem_misread_in_two_images_of_a_is_still_read_as_its_shapes():
+    from solver.api import size_principle, weighed
+
+    misread = [two_shapes("square", None, 1, 1), two_shapes(None, "closed_circle", 1, 1)]
+    a = [two_shapes("square", "closed_circle", 1, 1)] * 4 + misread
+    b = [two_shapes("square", None, 0, 1), two_shapes("square", None, 1, 0), two_shapes("square", None, 0, 1),
+         two_shapes(None, "closed_circle", 1, 0), two_shapes(None, "closed_circle", 0, 1),
+         two_shapes(None, "closed_circle", 1, 0)]
+    facts = ProblemFacts(tuple(a), tuple(b), (), tolerant=False)
+    first = induce(facts)
+    assert first.rules[0].rule.asp == "concept(I) :- image(I), attr(I,has_curve,1), attr(I,symmetric,1)."
+    assert weighed(first)
+    rule = size_principle(first, facts, 10.0).rules[0].rule
+    assert rule.asp == 'concept(I) :- image(I), category(I,S1,"closed_circle"), category(I,S2,"square"), S1 != S2.'
+    assert rule.errors == 2
