@@ -143,7 +143,7 @@ def draw_chart(rows: list[dict], columns: dict[str, str], description: str, path
     pen.text((WIDTH / 2, 40), f"{rows[0]['method']} on the {description}", fill=(60, 60, 60), font=label, anchor="mm")
     _legend(pen, rows, small)
     pen.text((LEFT, HEIGHT - 14), "The other rows are published figures for the released test splits (600 / 480 / 400 / 320 "
-             "problems), not measured on these", fill=(90, 90, 90), font=small, anchor="lm")
+             "problems), not on these problems", fill=(90, 90, 90), font=small, anchor="lm")
     image.save(path)
 
 
