@@ -270,5 +270,5 @@ def register(subcommands: argparse._SubParsersAction) -> None:
     evaluation.add_argument("--device", default="auto", choices=DEVICES, help="the decoder's device (auto: CUDA if present)")
     evaluation.add_argument("--batch-problems", type=guard.count(1), default=None, metavar="K",
                             help="problems whose images are decoded together (default: 4 on a GPU, else 1; "
-                                 "on the CPU the same readings, no faster)")
+                                 "on the CPU each problem keeps its own batches: the same readings)")
     evaluation.set_defaults(func=eval_command)

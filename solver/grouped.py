@@ -12,13 +12,14 @@ still running asks too (`perception.batching.Rendezvous`); then the group's requ
   a time by an image or a few, as a GPU's differ from a CPU's;
 * on the CPU each request in its own DECODE_BATCH batches, as a problem alone is decoded (a bigger batch
   changes the floating-point sums and so, rarely, a reading): the readings, labels and rules are those of
-  one problem at a time, which the tests check; on the CPU grouping buys nothing, so `eval` groups only
-  on a GPU unless asked (`--batch-problems`).
+  one problem at a time, which the tests check. On the CPU the pool and Ray are the engines, so `eval`
+  groups only on a GPU unless asked (`--batch-problems`).
 
 Everything else a problem does runs in its thread, its refinement and checks in the group's shared pool of
 `workers` processes (forked before the GPU is touched), torch on one thread throughout (the readings
-depend a little on the thread count). Python runs one thread at a time, so on the CPU side a group is about
-as fast as its problems one after the other with the same pool; what it saves is GPU calls.
+depend a little on the thread count). The threads share one interpreter: they overlap only where the
+search's kernels, torch and clingo leave it, so for more CPU run more processes (Ray workers, each with its
+own group). What a group saves is GPU calls (`bench grouped` shows what one call per batch changes).
 """
 
 from __future__ import annotations

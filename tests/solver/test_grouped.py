@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.grouped import with_readings
 from dsl.commands import write_dataset
 from dsl.generate import ProblemKind
 from perception.batching import Rendezvous, one_call
 from solver import execution
-from solver.commands import evaluate_problem, plan_jobs
+from solver.commands import plan_jobs
 from solver.grouped import GroupedPerception, ProblemGroups
 
 SAME = ("name", "predicted", "correct", "rule", "english", "outcome", "confidence", "alternatives", "error",
@@ -81,22 +82,6 @@ def generated(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("generated")
     write_dataset(root, {ProblemKind.FREE_FORM: 2, ProblemKind.ABSTRACT: 1}, seed=2626, workers=1, progress=False)
     return root
-
-
-def with_readings(job, perception, dump) -> dict:
-    """`evaluate_problem`, the record also holding the program read in every image."""
-    readings = []
-
-    def perceive_and_keep(*args, **kwargs):
-        found = type(perception).perceive(perception, *args, **kwargs)
-        readings.extend(str(r.program) for r in found)
-        return found
-
-    perception.perceive = perceive_and_keep
-    try:
-        return evaluate_problem(job, perception, dump) | {"readings": readings}
-    finally:
-        del perception.perceive
 
 
 def test_a_group_decoded_together_reads_as_one_problem_at_a_time(generated: Path):
