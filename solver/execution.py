@@ -39,8 +39,8 @@ from solver.grouped import ProblemGroups
 from solver.perceive import PixelPerception
 
 RAY_GPU_SHARE = 0.25  # of a GPU per task when decoding on CUDA under Ray (four tasks share one GPU)
-GPU_BATCH_PROBLEMS = 4  # problems decoded together on a GPU by default (a batch of up to 56 images);
-# not measured: this machine has no GPU, so it is a guess that keeps a group's wait for its slowest problem short
+GPU_BATCH_PROBLEMS = 4  # problems decoded together on a GPU by default; a guess, never run on a GPU (none here):
+# groups of 4 made batches of 3-14 images (`bench grouped` on the CPU, seed 3131), and a group waits for its slowest
 
 
 def records(jobs: list, evaluate: Callable, oracle: bool, workers: int, dump: Path | None,
