@@ -2,7 +2,7 @@
 
     bongard-solver solve PROBLEM_DIR [--oracle] [--json]
     bongard-solver eval --data ROOT --split NAME|all [--limit N] [--oracle] [--workers K] [--ray local|ADDRESS]
-                        [--device auto|cpu|cuda] --json OUT
+                        [--device auto|cpu|cuda] [--batch-problems K] --json OUT
 
 `eval` appends one JSON line per problem to OUT.jsonl as it goes, so an interrupted run resumes where it
 stopped (problems already there are not solved again); at the end it writes the summary to OUT.
@@ -182,7 +182,8 @@ def summarise(records: list[dict], split: str, wall_seconds: float) -> dict:
 
 def evaluate(root: str, split: str, out: Path, limit: int | None, oracle: bool, workers: int,
              time_limit: float, dump: Path | None = None, checkpoint: Path | None = None,
-             ray: str | None = None, device: str = "auto", retry_failed: bool = False) -> dict:
+             ray: str | None = None, device: str = "auto", retry_failed: bool = False,
+             batch_problems: int | None = None) -> dict:
     """Solve and score the problems of `split`, resuming OUT.jsonl (`solver.eval_files`); every input and
     output is checked before the first problem is solved."""
     options = eval_options(root, split, oracle, time_limit, checkpoint)
@@ -204,7 +205,8 @@ def evaluate(root: str, split: str, out: Path, limit: int | None, oracle: bool, 
             sink.flush()
             bar.update(1)
 
-        for result in execution.records(jobs, evaluate_problem, oracle, workers, dump, checkpoint, device, ray):
+        for result in execution.records(jobs, evaluate_problem, oracle, workers, dump, checkpoint, device, ray,
+                                        batch_problems):
             record(result)
     summary = summarise(list(done.values()), split, time.perf_counter() - start)
     atomic_write_text(out, summary_text(summary, options))
@@ -217,7 +219,7 @@ def eval_command(args: argparse.Namespace) -> int:
     def run(split: str, out: Path) -> dict:
         return evaluate(args.data, split, out, args.limit, args.oracle, args.workers, args.time_limit,
                         Path(args.dump) if args.dump else None, args.checkpoint, args.ray, args.device,
-                        args.retry_failed)
+                        args.retry_failed, args.batch_problems)
 
     if args.split == "all":  # the paper's table (`solver.paper_table`)
         print(paper_table.run_benchmark(args.data, Path(args.json), run, args.oracle)["markdown"])
@@ -266,4 +268,7 @@ def register(subcommands: argparse._SubParsersAction) -> None:
     evaluation.add_argument("--ray", default=None, metavar="local|ADDRESS",
                             help="run the problems on Ray: local (a runtime of --workers CPUs) or a cluster's address")
     evaluation.add_argument("--device", default="auto", choices=DEVICES, help="the decoder's device (auto: CUDA if present)")
+    evaluation.add_argument("--batch-problems", type=guard.count(1), default=None, metavar="K",
+                            help="problems whose images are decoded together (default: 4 on a GPU, else 1; "
+                                 "on the CPU each problem keeps its own batches: the same readings)")
     evaluation.set_defaults(func=eval_command)

@@ -95,3 +95,16 @@ def test_generate_on_ray_writes_the_same_dataset(generated: Path, tmp_path: Path
     for path in sorted(generated.rglob("*")):
         if path.is_file() and not path.name.startswith("."):
             assert (tmp_path / path.relative_to(generated)).read_bytes() == path.read_bytes(), path
+
+
+def grouped_client(job, perception, dump):
+    """A record naming the perception's type and its place in its group (no decoding)."""
+    return {"name": job.name, "perception": type(perception).__name__, "client": perception._client}
+
+
+def test_ray_runs_problem_groups_as_tasks(generated: Path, local_ray):
+    jobs = plan_jobs(str(generated), "all", None, False, 5.0)
+    records = list(execution.records(jobs, grouped_client, False, 2, None, None, "cpu", local_ray, batch_problems=4))
+    assert sorted(r["name"] for r in records) == sorted(job.name for job in jobs)
+    assert {r["perception"] for r in records} == {"GroupedPerception"}
+    assert sorted(r["client"] for r in records) == [0, 0, 1, 1, 2, 3]  # groups of 4 and 2
