@@ -15,9 +15,9 @@ hypothesis explains an image.
   3. check: every set-B image and query is checked against H and H's one-action neighbours
      (`search.near_miss`): the best of them by the centreline fit; an image whose geometry is H's has its
      strokes judged by the decoder walking H at its pose (`_strokes_checked`): where it prefers another
-     stroke for an action, that action takes it. A query keeps what its check found when that is H or one of
-     H's neighbours; a query judged a stroke near miss (the decoder's stroke judgement is the doubtful part of a
-     check) is read in full, and that reading is its program. An image no neighbour explains either (and a
+     stroke for an action, that action takes it. A query keeps what its check found when that is H, or one of
+     H's neighbours where H does not explain it; a query whose check is in doubt (a stroke near miss, or a
+     neighbour where H explains it too: `_in_doubt`) is read in full, and that reading is its program. An image no neighbour explains either (and a
      set-A image H does not explain) is read in full.
   4. library: images the classifier is sure of (`solver.perceive.TRACE_BELOW_CONFIDENCE`) are read as
      library shapes from its plan, without the decoder; the others are read in full (decoded, classified,
@@ -208,6 +208,13 @@ def _formed(perception, images, positives: int, readings: dict, stages: Stages) 
     return Formed(hypothesis, explained, on_a)
 
 
+def _in_doubt(found: dict) -> bool:
+    """A query's check is in doubt when it is a stroke near miss (the decoder's stroke judgement), or a
+    neighbour where H explains the image too (within LEVEL_PX: a small margin of fit tells them apart)."""
+    verdict = found.get("verdict")
+    return verdict == "stroke" or (verdict == "neighbour" and found["fit"] <= LEVEL_PX)
+
+
 def _checked(perception, images, results, positives: int, negatives: int, formed: Formed, stages: Stages) -> list[Perceived]:
     """Step 3 of the module docstring: set A explained by H reads as H, every other image is checked against
     H and its neighbours; what nothing explains is read in full."""
@@ -229,7 +236,7 @@ def _checked(perception, images, results, positives: int, negatives: int, formed
         results[k] = None if decided.program is None else Perceived(decided.program, decided.poses, None, evidence=decided.evidence)
     _strokes_checked(perception, images, results, evidence, hypothesis, stages)
     queries = list(range(positives + negatives, len(images)))
-    doubtful = [k for k in queries if evidence.get(k, {}).get("verdict") == "stroke"]
+    doubtful = [k for k in queries if _in_doubt(evidence.get(k, {}))]
     rest = [k for k, r in enumerate(results) if r is None or k in doubtful]
     with stages("read"):
         read = perception.read_in_full([images[k] for k in rest])
