@@ -199,7 +199,8 @@ def main(argv: list[str] | None = None) -> int:
     report["generate"] = [generate(data, _counts(args.quick)["per_type"], SEED, args.workers)]
     parts = generated_parts(args.quick, args.workers)
     if not args.quick:
-        report["generate"].append(generate(out / "oracle", 200, ORACLE_SEED, args.workers, abstract_only=True, size=64))  # oracle runs need no big images (64: the smallest generate takes)
+        # oracle runs need no big images: 64 px, the smallest `generate` takes
+        report["generate"].append(generate(out / "oracle", 200, ORACLE_SEED, args.workers, abstract_only=True, size=64))
     if args.data is not None:
         parts += official_parts(args.quick, args.workers)
     for part in parts:
