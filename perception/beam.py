@@ -28,7 +28,6 @@ from perception.settings import MIN_NEXT_LOGP
 
 
 
-
 @dataclass
 class Hypothesis:
     image: int

@@ -25,10 +25,9 @@ from dsl.types import Action, ActionKind, ImageProgram, Shape, StrokeType
 from search.neighbourhood import FREE_FORM_TURNS, forward_free_form, free_form_action
 from search.pose import (FIT_EVALS, Placement, SparseProblem, fit, guesses, ink_groups, pixel_cost, polish, refine,
                          shape_window)
+from search.settings import (SAME_TURN, SCREEN_EVALS, SCREEN_KEEP, STROKE_POLISH_EVALS, SYMMETRY_EVALS,
+                             SYMMETRY_GUESSES, SYMMETRY_TOLERANCE)
 from search.template import Target, template
-from search.settings import (SAME_TURN, SCREEN_EVALS, SCREEN_KEEP, SYMMETRY_GUESSES, SYMMETRY_EVALS,
-                             SYMMETRY_TOLERANCE, STROKE_POLISH_EVALS)
-
 
 
 @dataclass(frozen=True, slots=True)

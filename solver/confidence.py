@@ -28,6 +28,7 @@ import functools
 import json
 import math
 from importlib import resources
+
 from solver.settings import LOGIT_CLIP, MARGIN_CLIP, STROKE_SCALE
 
 FEATURES = ("bias", "vote", "context_errors", "hypothesis", "read", "disagrees", "h_margin", "library",

@@ -17,8 +17,8 @@ hypothesis explains an image.
      strokes judged by the decoder walking H at its pose (`_strokes_checked`): where it prefers another
      stroke for an action, that action takes it. A query keeps what its check found when that is H, or one of
      H's neighbours where H does not explain it; a query whose check is in doubt (a stroke near miss, or a
-     neighbour where H explains it too: `_in_doubt`) is read in full, and that reading is its program. An image no neighbour explains either (and a
-     set-A image H does not explain) is read in full.
+     neighbour where H explains it too: `_in_doubt`) is read in full, and that reading is its program. An
+     image no neighbour explains either (and a set-A image H does not explain) is read in full.
   4. library: images the classifier is sure of (`solver.perceive.TRACE_BELOW_CONFIDENCE`) are read as
      library shapes from its plan, without the decoder; the others are read in full (decoded, classified,
      searched or traced), and free-form readings reconciled with the context (`solver.reconcile`). When set A
@@ -46,9 +46,8 @@ from search.near_miss import Check, check
 from search.template import make_target
 from solver.readings import Perceived
 from solver.reconcile import reconcile_with_context
+from solver.settings import DECODE_FIRST, LEVEL_PX, LIBRARY_SURE_A, MIN_A_EXPLAINED, STROKE_LOGP_SLACK
 from solver.traced import free_form_reading
-from solver.settings import (LIBRARY_SURE_A, DECODE_FIRST, MIN_A_EXPLAINED, STROKE_LOGP_SLACK, LEVEL_PX)
-
 
 
 class Stages:
@@ -139,15 +138,16 @@ def perceive_problem(perception, images: list[np.ndarray], positives: int, negat
             formed = _formed(perception, images, positives, readings, stages)
         if formed is not None:
             return _checked(perception, images, results, positives, negatives, formed, stages)
-        free_form_seen = any(free_form_reading(props[0].program) is not None for props in decoded.values() if props) or any(
-            r is not None and r.program is not None and free_form_reading(r.program) is not None for r in results)
+        seen = [props[0].program for props in decoded.values() if props]
+        seen += [r.program for r in results if r is not None and r.program is not None]
+        free_form_seen = any(free_form_reading(program) is not None for program in seen)
     else:
         free_form_seen = False
     return _library_problem(perception, images, results, guesses, positives, negatives, stages, free_form_seen)
 
 
 def _library_problem(perception, images, results, guesses, positives, negatives, stages,
-                     free_form_seen: bool = True) -> list[Perceived]:
+                     free_form_seen: bool) -> list[Perceived]:
     """Images the classifier is sure of read as library shapes without the decoder, the others in full; when
     set A reads as library shapes (`free_form_seen` False: the classifier is sure of nearly all of set A, or
     the decoder read none of the set-A images it was given as free-form), every image is read as library

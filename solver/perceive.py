@@ -49,18 +49,17 @@ import solver.traced as tracing
 from search.refine import Proposal, refine_image
 from solver.readings import PerceptionError, Perceived, pixel_fit, require_programs
 from solver.reconcile import reconcile_with_context
+from solver.settings import (BEAM, CLASSIFIER_PRIOR, DECODE_BATCH, LIBRARY_DECODED, LIBRARY_LOGP_SCALE, LIBRARY_TOP,
+                             PAIR_TOP, PART_BUDGET_SHARE, REFINE_BUDGET_MS, REFINE_CANDIDATES, REFINE_POLISH_EVALS,
+                             SEED_LIBRARY_SHAPES, SPLIT_BELOW_CONFIDENCE, SPLIT_READINGS, SPLIT_TOUCHING, TOP_K,
+                             TRACE_BELOW_CONFIDENCE)
 from solver.traced import free_form_reading, grid_share
-from solver.settings import (TOP_K, TRACE_BELOW_CONFIDENCE, LIBRARY_DECODED, BEAM, DECODE_BATCH, REFINE_BUDGET_MS,
-                             REFINE_CANDIDATES, REFINE_POLISH_EVALS, LIBRARY_TOP, PAIR_TOP, PART_BUDGET_SHARE,
-                             SPLIT_TOUCHING, SPLIT_BELOW_CONFIDENCE, SPLIT_READINGS, CLASSIFIER_PRIOR,
-                             LIBRARY_LOGP_SCALE, SEED_LIBRARY_SHAPES)
 
 __all__ = [
     "PerceptionError", "Perceived", "PixelPerception", "free_form_reading", "grid_share", "library_plan",
     "library_proposals", "pixel_fit", "reconcile_with_context", "refine_perceived", "require_programs",
     "seed_proposals",
 ]
-
 
 
 def seed_proposals() -> list[Proposal]:

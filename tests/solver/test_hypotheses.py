@@ -19,6 +19,11 @@ ZIGZAG = parse_image([["line_normal_1.000-0.500", "arc_normal_0.500_0.625-0.750"
                        "line_normal_1.000-0.667", "arc_normal_0.500_0.625-0.500"]])  # action 3's stroke changed
 
 
+def _drawn(program, rng):
+    """`program` rendered at a random pose (start point, heading, scale)."""
+    return render_program(program, [Pose(*rng.uniform(-40, 40, 2), rng.uniform(0, 360), rng.uniform(90, 130))])
+
+
 class FixedDecoder(PixelPerception):
     """The decoder's beam replaced by one fixed reading, to test the problem-level stage around it."""
 
@@ -56,11 +61,7 @@ def test_stages_add_up_wall_and_cpu_seconds():
 
 def test_a_free_form_problem_is_read_from_two_decoded_images_and_checked_against_its_neighbours():
     rng = np.random.default_rng(3)
-
-    def drawn(program):
-        return render_program(program, [Pose(*rng.uniform(-40, 40, 2), rng.uniform(0, 360), rng.uniform(90, 130))])
-
-    images = [drawn(H) for _ in range(6)] + [drawn(TURNED), drawn(ZIGZAG)] + [drawn(H), drawn(TURNED)]
+    images = [_drawn(p, rng) for p in [H] * 6 + [TURNED, ZIGZAG] + [H, TURNED]]
     with FixedDecoder(H) as perception:
         results = perception.perceive(images, positives=6, negatives=2)
         assert perception.decoded == 2  # the two set-A images that form the hypothesis: the queries' checks are
@@ -78,11 +79,7 @@ def test_a_free_form_problem_is_read_from_two_decoded_images_and_checked_against
 
 def test_a_query_judged_a_stroke_near_miss_is_read_in_full():
     rng = np.random.default_rng(4)
-
-    def drawn(program):
-        return render_program(program, [Pose(*rng.uniform(-40, 40, 2), rng.uniform(0, 360), rng.uniform(90, 130))])
-
-    images = [drawn(H) for _ in range(6)] + [drawn(TURNED), drawn(ZIGZAG)] + [drawn(H), drawn(ZIGZAG)]
+    images = [_drawn(p, rng) for p in [H] * 6 + [TURNED, ZIGZAG] + [H, ZIGZAG]]
     with FixedDecoder(H) as perception:
         results = perception.perceive(images, positives=6, negatives=2)
         assert perception.decoded == 3  # two set-A images, and the query whose check is in doubt
@@ -92,7 +89,6 @@ def test_a_query_judged_a_stroke_near_miss_is_read_in_full():
 
 def test_a_problem_whose_set_a_reads_as_no_free_form_program_is_read_as_library_shapes(monkeypatch):
     import solver.perceive
-
     import solver.traced
 
     monkeypatch.setattr(solver.perceive, "TRACE_BELOW_CONFIDENCE", 1.01)  # the classifier is sure of no image
@@ -101,8 +97,7 @@ def test_a_problem_whose_set_a_reads_as_no_free_form_program_is_read_as_library_
                            "line_normal_0.450-0.750"]])  # a rectangle no free-form program draws
     off_grid = parse_image([["line_normal_0.930-0.500", "line_normal_0.970-0.740"]])  # no free-form reading
     rng = np.random.default_rng(5)
-    images = [render_program(oblong, [Pose(*rng.uniform(-40, 40, 2), rng.uniform(0, 360), rng.uniform(90, 130))])
-              for _ in range(14)]
+    images = [_drawn(oblong, rng) for _ in range(14)]
     with FixedDecoder(off_grid) as perception:
         results = perception.perceive(images, positives=6, negatives=6)
         assert perception.decoded == 2  # only the free-form attempt's two set-A images
