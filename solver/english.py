@@ -150,15 +150,18 @@ def _sequence_phrase(literal: Literal) -> str:
 
 def program_words(text: str, strokes: bool = True) -> str:
     """One shape's program (official action strings, canonical) as the path a reader follows: 'a zigzag
-    line, turning 120° left into two triangle-stamped lines with a 120° left turn between them'. Actions
-    are read in travel form (`dsl.canonical`): an arc curves left or right as it is seen drawn, a turn is
-    the change of direction at the junction; equal actions in a row are said once with their number; the
+    line, turning 90° left into two plain quarter circles curving left in a row', 'three lines with 120°
+    left turns between them (zigzag, triangle-stamped, plain), ending where it began'. Actions are read
+    in travel form (`dsl.canonical`): an arc curves left or right as it is seen drawn, a turn is the change
+    of direction at the junction; equal actions in a row are said once with their number (`_runs`); the
     free-form moves' sizes (line length 1, arc radius 0.5) go unsaid. Stroke types are left out when
     `strokes` is false. A text that is not a program is shown as it is, in brackets."""
     try:
         shape = parse_shape(text.split(" "))
     except ValueError:
         return f"[{text}]"
+    if not strokes:
+        shape = shape.with_strokes(StrokeType.NORMAL)
     runs = _runs(to_travel_form(shape))
     phrase = _run_words(runs[0], strokes)
     for run in runs[1:]:
@@ -167,22 +170,36 @@ def program_words(text: str, strokes: bool = True) -> str:
 
 
 def _same(first: Segment, second: Segment) -> bool:
-    """The same action, up to the canonical keys' rounding (turn aside)."""
+    """The same line or arc, up to the canonical keys' rounding (stroke and turn aside)."""
     pairs = ((first.length, second.length, SAME_LENGTH), (first.radius, second.radius, SAME_LENGTH),
              (first.curvature, second.curvature, SAME_ANGLE))
-    return (first.kind, first.stroke) == (second.kind, second.stroke) and all(abs(a - b) < tol for a, b, tol in pairs)
+    return first.kind is second.kind and all(abs(a - b) < tol for a, b, tol in pairs)
 
 
 def _runs(segments: list[Segment]) -> list[list[Segment]]:
-    """Consecutive equal actions with equal turns between them, grouped: a run is said once."""
-    runs = [[segments[0]]]
-    for segment in segments[1:]:
-        run = runs[-1]
-        if _same(run[0], segment) and (len(run) == 1 or abs(run[1].turn - segment.turn) < SAME_ANGLE):
-            run.append(segment)
-        else:
-            runs.append([segment])
-    return runs
+    """The actions cut into runs, each said once: consecutive equal lines or arcs with equal turns between
+    them. Of the ways to cut, the one with the fewest runs, then the fewest runs of mixed strokes (whose
+    strokes are listed), the earlier runs the longer on a tie. Two lines of different strokes are said one
+    by one ('a zigzag line, turning 90° left into a plain line'): no shorter as a run (two arcs are not:
+    'two quarter circles curving right in a row (plain, zigzag)' is seen as one half circle)."""
+    best: list[tuple[tuple[int, int], list[list[Segment]]]] = [((0, 0), [])]  # best cut of segments[:i]
+    for end in range(1, len(segments) + 1):
+        options = []
+        for start in range(end - 1, -1, -1):
+            run = segments[start:end]
+            if not _is_run(run):
+                break
+            mixed = len({s.stroke for s in run}) > 1
+            if mixed and len(run) == 2 and run[0].kind is ActionKind.LINE:
+                continue
+            (runs, mixed_runs), cut = best[start]
+            options.append(((runs + 1, mixed_runs + mixed), cut + [run]))
+        best.append(min(options, key=lambda option: option[0]))
+    return best[-1][1]
+
+
+def _is_run(run: list[Segment]) -> bool:
+    return all(_same(run[0], s) for s in run[1:]) and all(abs(s.turn - run[1].turn) < SAME_ANGLE for s in run[2:])
 
 
 def _junction(turn: float) -> str:
@@ -195,25 +212,32 @@ def _junction(turn: float) -> str:
 
 
 def _run_words(run: list[Segment], strokes: bool) -> str:
-    """'a zigzag line', 'three plain lines with 90° left turns between them', 'two circle-stamped
-    quarter circles curving right in a row'."""
+    """'a zigzag line', 'two circle-stamped quarter circles curving right in a row', 'three lines with
+    120° left turns between them (zigzag, plain, plain)'."""
     first, n = run[0], len(run)
-    text = _action_noun(first, n > 1, strokes)
+    mixed = strokes and len({segment.stroke for segment in run}) > 1
+    text = _action_noun(first, n > 1, strokes and not mixed)
     if n == 1:
         return article(text)
     text = f"{number_word(n)} {text}"
     turn, plural = run[1].turn, "s" if n > 2 else ""
     if abs(turn) < SAME_ANGLE:
-        return f"{text} in a row"
-    if abs(abs(turn) - 180.0) < SAME_ANGLE:
-        return f"{text} with {'turns' if plural else 'a turn'} back between them"
-    between = f"{_side(turn)} turn{plural}"
-    return f"{text} with {between if plural else article(between)} between them"
+        text += " in a row"
+    elif abs(abs(turn) - 180.0) < SAME_ANGLE:
+        text += f" with {'turns' if plural else 'a turn'} back between them"
+    else:
+        between = f"{_side(turn)} turn{plural}"
+        text += f" with {between if plural else article(between)} between them"
+    return f"{text} ({', '.join(_stroke_word(segment.stroke) for segment in run)})" if mixed else text
+
+
+def _stroke_word(stroke: StrokeType) -> str:
+    return STROKE_WORDS.get(stroke, stroke.value)
 
 
 def _action_noun(segment: Segment, plural: bool, strokes: bool) -> str:
     """'zigzag line', 'plain line of length 0.5', 'square-stamped quarter circles curving left', '60° arc'."""
-    stroke = f"{STROKE_WORDS.get(segment.stroke, segment.stroke.value)} " if strokes else ""
+    stroke = f"{_stroke_word(segment.stroke)} " if strokes else ""
     if segment.kind is ActionKind.LINE:
         size = "" if abs(segment.length - UNIT_LENGTH) < SAME_LENGTH else f" of length {segment.length:g}"
         return f"{stroke}{'lines' if plural else 'line'}{size}"
@@ -349,7 +373,7 @@ def action_words(segment: Segment, turn: float | None, fields: tuple[str, ...] =
     differs), its turn when `fields` name the turn: 'a zigzag line', 'a plain arc of radius 0.5 sweeping
     90° left', 'a plain line of length 1 after a 30° right turn'."""
     kind = "line" if segment.kind is ActionKind.LINE else "arc"
-    text = f"a {STROKE_WORDS.get(segment.stroke, segment.stroke.value)} {kind}"
+    text = f"a {_stroke_word(segment.stroke)} {kind}"
     if segment.kind is ActionKind.LINE and {"kind", "length"} & set(fields):
         text += f" of length {segment.length:g}"
     if segment.kind is ActionKind.ARC and {"kind", "radius", "sweep"} & set(fields):

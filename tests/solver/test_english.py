@@ -82,9 +82,10 @@ CATEGORY_RULES = [
 
 def seq(program: str, negated: bool = False, tolerance: str | None = None) -> Literal:
     """A stroke-sequence literal: about both shapes of the image when `program` has two (' | ')."""
-    two = " | " in program
-    family = {(False, False): Family.SEQUENCE, (True, False): Family.IMAGE_SEQUENCE, (False, True): Family.SEQUENCE_NEAR,
-              (True, True): Family.IMAGE_SEQUENCE_NEAR}[two, tolerance is not None]
+    if " | " in program:
+        family = Family.IMAGE_SEQUENCE if tolerance is None else Family.IMAGE_SEQUENCE_NEAR
+    else:
+        family = Family.SEQUENCE if tolerance is None else Family.SEQUENCE_NEAR
     return Literal(family, program, negated, tolerance=tolerance)
 
 
@@ -98,12 +99,15 @@ SEQUENCE_RULES = [
     ((seq("arc_zigzag_0.500_0.625-0.500"),), "has a shape drawn as a zigzag quarter circle curving left"),
     ((seq("line_zigzag_1.000-0.500 line_normal_1.000-0.750"),),
      "has a shape drawn as a zigzag line, turning 90° left into a plain line"),
+    # equal lines with equal turns between them are said once, their strokes listed when they differ
     ((seq(TRIANGLE),),
-     "has a shape drawn as a zigzag line, turning 120° left into two triangle-stamped lines with a 120° left turn "
-     "between them, ending where it began"),
+     "has a shape drawn as three lines with 120° left turns between them (zigzag, triangle-stamped, "
+     "triangle-stamped), ending where it began"),
     ((seq(SQUARE),),
-     "has a shape drawn as a plain line, turning 90° left into three square-stamped lines with 90° left turns "
-     "between them, ending where it began"),
+     "has a shape drawn as four lines with 90° left turns between them (plain, square-stamped, square-stamped, "
+     "square-stamped), ending where it began"),
+    ((seq("line_normal_1.000-0.500 line_circle_1.000-0.750 line_circle_1.000-0.500"),),
+     "has a shape drawn as a plain line, turning 90° left into two circle-stamped lines in a row"),
     ((seq(CIRCLE),),
      "has a shape drawn as four circle-stamped quarter circles curving left in a row, ending where it began"),
     # a negative arc is traced clockwise: it curves right, and the official turn of 180° before it is no turn at all
@@ -117,13 +121,13 @@ SEQUENCE_RULES = [
      "has a shape drawn as three plain lines with turns back between them"),
     ((seq("line_normal_1.000-0.500 arc_zigzag_0.500_0.625-0.500 | line_square_1.000-0.500 line_triangle_1.000-0.167 "
           "line_normal_1.000-0.167 arc_zigzag_0.500_0.375-1.000 arc_normal_0.500_0.375-0.500"),),
-     "is drawn as exactly two shapes: a plain line, straight on into a zigzag quarter circle curving left; and a "
-     "square-stamped line, turning 120° right into a triangle-stamped line, turning 120° right into a plain line, "
-     "straight on into a zigzag quarter circle curving right, straight on into a plain quarter circle curving right"),
+     "is drawn as exactly two shapes: a plain line, straight on into a zigzag quarter circle curving left; and three "
+     "lines with 120° right turns between them (square-stamped, triangle-stamped, plain), straight on into two "
+     "quarter circles curving right in a row (zigzag, plain)"),
     ((seq(f"{CIRCLE} | {TRIANGLE}"),),
      "is drawn as exactly two shapes: four circle-stamped quarter circles curving left in a row, ending where it "
-     "began; and a zigzag line, turning 120° left into two triangle-stamped lines with a 120° left turn between them, "
-     "ending where it began"),
+     "began; and three lines with 120° left turns between them (zigzag, triangle-stamped, triangle-stamped), ending "
+     "where it began"),
     ((seq("line_zigzag_1.000-0.500 | line_zigzag_1.000-0.500"),),
      "is drawn as exactly two identical shapes, each a zigzag line"),
     ((seq("line_zigzag_1.000-0.500 | arc_normal_0.500_0.625-0.500", negated=True),),
@@ -135,14 +139,14 @@ SEQUENCE_RULES = [
      "has a shape drawn, to within 0.25 in length and 25° in angle, as a zigzag line, turning 120° left into a "
      "triangle-stamped line"),
     ((seq("line_zigzag_1.000-0.500 line_triangle_1.000-0.833", tolerance="strokes"),),
-     "has a shape drawn, to within 0.1 in length and 10° in angle and in any stroke style, as a line, turning 120° "
-     "left into a line"),
+     "has a shape drawn, to within 0.1 in length and 10° in angle and in any stroke style, as two lines with a 120° "
+     "left turn between them"),
     ((seq("line_zigzag_1.000-0.500 | arc_normal_0.500_0.625-0.500", tolerance="values"),),
      "is drawn, to within 0.1 in length and 10° in angle, as two shapes: a zigzag line; and a plain quarter circle "
      "curving left"),
     ((seq("line_zigzag_1.000-0.500 | arc_normal_0.500_0.625-0.500", tolerance="strokes"),),
-     "is drawn, to within 0.1 in length and 10° in angle and in any stroke style, as two shapes: a line; and a quarter "
-     "circle curving left"),
+     "is drawn, to within 0.1 in length and 10° in angle and in any stroke style, as two shapes: a line; and a "
+     "quarter circle curving left"),
     ((seq("line_normal_1.000-0.500"), seq("arc_zigzag_0.500_0.625-0.500")),
      "has a shape drawn as a plain line and has a shape drawn as a zigzag quarter circle curving left"),
     ((seq("line_normal_1.000-0.500"), attr("convex")), "has a shape drawn as a plain line and is convex"),
