@@ -9,7 +9,10 @@ Each literal becomes a verb phrase about one image (`literal_phrase`), the rule 
   * attributes by a phrase each, with its plain negation (`ATTRIBUTE_PHRASES`);
   * counts by their noun, the number once: "has no straight line", "has three to five straight lines"
     (a range of two count literals is one phrase), "does not have exactly two parts"; at least one is
-    "has a curve", as the attribute it restates reads, so the two rules are said once (`solver.explain`).
+    "has a curve", as the attribute it restates reads, so the two rules are said once (`solver.explain`);
+  * stroke sequences by the path each shape draws (`program_words`): "is drawn as exactly two shapes: a
+    plain line, turning 90° left into two zigzag lines in a row; and ...", equal actions in a row said
+    once with their number (the action strings stay in the ASP and the JSON).
 The same module gives the words of the per-image explanations (`solver.why_rules`, `solver.why_sequence`):
 library shapes by the table's display name (`display_name`), attributes (`attribute_phrase`), counts
 (`count_noun`) and LOGO actions (`action_words`).
@@ -20,8 +23,10 @@ from __future__ import annotations
 import functools
 import re
 
-from dsl.canonical import Segment
+from dsl.canonical import Segment, is_closed, to_travel_form
 from dsl.library import load_library
+from dsl.settings import ANGLE_QUANTUM, LENGTH_QUANTUM
+from dsl.syntax import parse_shape
 from dsl.types import ActionKind, StrokeType
 from solver.rules import Comparison, Family, Literal, Rule
 from solver.settings import TOLERANCES
@@ -73,6 +78,10 @@ STROKE_WORDS = {
     StrokeType.ARROW: "arrow-stamped",
     StrokeType.CLASSIC: "classic-stamped",
 }
+# Stroke sequences: an arc's sweep by its part of a circle; the sizes of the free-form moves (spec §3.2) unsaid
+ARC_SWEEPS = {90: "quarter circle", 180: "half circle", 270: "three-quarter circle", 360: "full circle"}
+UNIT_LENGTH, UNIT_RADIUS = 1.0, 0.5
+SAME_LENGTH, SAME_ANGLE = LENGTH_QUANTUM / 2, ANGLE_QUANTUM / 2  # equal as the canonical keys see them
 
 
 def number_word(value: int) -> str:
@@ -119,20 +128,123 @@ def count_phrase(name: str, comparison: Comparison, value: int, negated: bool = 
 
 
 def _sequence_phrase(literal: Literal) -> str:
-    if literal.family is Family.SEQUENCE:
-        verb = "has no shape drawn" if literal.negated else "has a shape drawn"
-        return f"{verb} by the stroke sequence [{literal.name}]"
-    if literal.family is Family.IMAGE_SEQUENCE:
-        verb = "is not drawn" if literal.negated else "is drawn"
-        return f"{verb} by exactly the stroke sequences [{literal.name}]"
-    length_tol, angle_tol, ignore_strokes = TOLERANCES[literal.tolerance]
-    within = f"lengths within {length_tol:g}, angles within {angle_tol:g} degrees"
-    within += ", any stroke types" if ignore_strokes else ""
-    if literal.family.is_image:
-        verb = "is not drawn" if literal.negated else "is drawn"
-        return f"{verb} by the stroke sequences [{literal.name}] ({within})"
-    verb = "has no shape drawn" if literal.negated else "has a shape drawn"
-    return f"{verb} by the stroke sequence [{literal.name}] ({within})"
+    """'has a shape drawn as a zigzag line, turning 90° left into a plain line', 'is drawn as exactly two
+    shapes: ...; and ...'; near literals say their tolerance first."""
+    strokes = literal.tolerance is None or not TOLERANCES[literal.tolerance][2]
+    pieces = [program_words(text, strokes) for text in literal.name.split(" | ")]
+    within = ""
+    if literal.family.is_near:
+        length_tol, angle_tol, _ = TOLERANCES[literal.tolerance]
+        style = "" if strokes else " and in any stroke style"
+        within = f", to within {length_tol:g} in length and {angle_tol:g}° in angle{style},"
+    if not literal.family.is_image:
+        return f"has {'no' if literal.negated else 'a'} shape drawn{within} as {pieces[0]}"
+    verb = "is not drawn" if literal.negated else "is drawn"
+    exactly = "" if literal.family.is_near else " exactly"
+    if len(pieces) == 1:
+        return f"{verb}{within} as{exactly} one shape: {pieces[0]}"
+    if len(set(pieces)) == 1:
+        return f"{verb}{within} as{exactly} {number_word(len(pieces))} identical shapes, each {pieces[0]}"
+    return f"{verb}{within} as{exactly} {number_word(len(pieces))} shapes: {'; and '.join(pieces)}"
+
+
+def program_words(text: str, strokes: bool = True) -> str:
+    """One shape's program (official action strings, canonical) as the path a reader follows: 'a zigzag
+    line, turning 90° left into two plain quarter circles curving left in a row', 'three lines with 120°
+    left turns between them (zigzag, triangle-stamped, plain), ending where it began'. Actions are read
+    in travel form (`dsl.canonical`): an arc curves left or right as it is seen drawn, a turn is the change
+    of direction at the junction; equal actions in a row are said once with their number (`_runs`); the
+    free-form moves' sizes (line length 1, arc radius 0.5) go unsaid. Stroke types are left out when
+    `strokes` is false. A text that is not a program is shown as it is, in brackets."""
+    try:
+        shape = parse_shape(text.split(" "))
+    except ValueError:
+        return f"[{text}]"
+    if not strokes:
+        shape = shape.with_strokes(StrokeType.NORMAL)
+    runs = _runs(to_travel_form(shape))
+    phrase = _run_words(runs[0], strokes)
+    for run in runs[1:]:
+        phrase += f", {_junction(run[0].turn)} into {_run_words(run, strokes)}"
+    return phrase + (", ending where it began" if is_closed(shape) else "")
+
+
+def _same(first: Segment, second: Segment) -> bool:
+    """The same line or arc, up to the canonical keys' rounding (stroke and turn aside)."""
+    pairs = ((first.length, second.length, SAME_LENGTH), (first.radius, second.radius, SAME_LENGTH),
+             (first.curvature, second.curvature, SAME_ANGLE))
+    return first.kind is second.kind and all(abs(a - b) < tol for a, b, tol in pairs)
+
+
+def _runs(segments: list[Segment]) -> list[list[Segment]]:
+    """The actions cut into runs, each said once: consecutive equal lines or arcs with equal turns between
+    them. Of the ways to cut, the one with the fewest runs, then the fewest runs of mixed strokes (whose
+    strokes are listed), the earlier runs the longer on a tie. Two lines of different strokes are said one
+    by one ('a zigzag line, turning 90° left into a plain line'): no shorter as a run (two arcs are not:
+    'two quarter circles curving right in a row (plain, zigzag)' is seen as one half circle)."""
+    best: list[tuple[tuple[int, int], list[list[Segment]]]] = [((0, 0), [])]  # best cut of segments[:i]
+    for end in range(1, len(segments) + 1):
+        options = []
+        for start in range(end - 1, -1, -1):
+            run = segments[start:end]
+            if not _is_run(run):
+                break
+            mixed = len({s.stroke for s in run}) > 1
+            if mixed and len(run) == 2 and run[0].kind is ActionKind.LINE:
+                continue
+            (runs, mixed_runs), cut = best[start]
+            options.append(((runs + 1, mixed_runs + mixed), cut + [run]))
+        best.append(min(options, key=lambda option: option[0]))
+    return best[-1][1]
+
+
+def _is_run(run: list[Segment]) -> bool:
+    return all(_same(run[0], s) for s in run[1:]) and all(abs(s.turn - run[1].turn) < SAME_ANGLE for s in run[2:])
+
+
+def _junction(turn: float) -> str:
+    """The change of direction into an action: 'straight on', 'turning back', 'turning 90° left'."""
+    if abs(turn) < SAME_ANGLE:
+        return "straight on"
+    if abs(abs(turn) - 180.0) < SAME_ANGLE:
+        return "turning back"
+    return f"turning {_side(turn)}"
+
+
+def _run_words(run: list[Segment], strokes: bool) -> str:
+    """'a zigzag line', 'two circle-stamped quarter circles curving right in a row', 'three lines with
+    120° left turns between them (zigzag, plain, plain)'."""
+    first, n = run[0], len(run)
+    mixed = strokes and len({segment.stroke for segment in run}) > 1
+    text = _action_noun(first, n > 1, strokes and not mixed)
+    if n == 1:
+        return article(text)
+    text = f"{number_word(n)} {text}"
+    turn, plural = run[1].turn, "s" if n > 2 else ""
+    if abs(turn) < SAME_ANGLE:
+        text += " in a row"
+    elif abs(abs(turn) - 180.0) < SAME_ANGLE:
+        text += f" with {'turns' if plural else 'a turn'} back between them"
+    else:
+        between = f"{_side(turn)} turn{plural}"
+        text += f" with {between if plural else article(between)} between them"
+    return f"{text} ({', '.join(_stroke_word(segment.stroke) for segment in run)})" if mixed else text
+
+
+def _stroke_word(stroke: StrokeType) -> str:
+    return STROKE_WORDS.get(stroke, stroke.value)
+
+
+def _action_noun(segment: Segment, plural: bool, strokes: bool) -> str:
+    """'zigzag line', 'plain line of length 0.5', 'square-stamped quarter circles curving left', '60° arc'."""
+    stroke = f"{_stroke_word(segment.stroke)} " if strokes else ""
+    if segment.kind is ActionKind.LINE:
+        size = "" if abs(segment.length - UNIT_LENGTH) < SAME_LENGTH else f" of length {segment.length:g}"
+        return f"{stroke}{'lines' if plural else 'line'}{size}"
+    sweep = round(abs(segment.curvature))
+    noun = ARC_SWEEPS.get(sweep, f"{sweep}° arc") + ("s" if plural else "")
+    size = "" if abs(segment.radius - UNIT_RADIUS) < SAME_LENGTH else f" of radius {segment.radius:g}"
+    return f"{stroke}{noun}{size} curving {'left' if segment.curvature > 0 else 'right'}"
 
 
 def a_shape(words: str) -> str:
@@ -241,15 +353,19 @@ def _degrees(value: float) -> str:
     return f"{abs(value):.0f}°"  # whole degrees: the action strings round turns (0.833 of a half turn: 119.88°)
 
 
+def _side(turn: float) -> str:
+    return f"{_degrees(turn)} {'left' if turn > 0 else 'right'}"
+
+
 def turn_words(turn: float | None) -> str:
     """The turn before an action, as a phrase that follows the action: 'after a 90° left turn'."""
     if turn is None:
         return "at the start"
-    if abs(turn) < 0.5:
+    if abs(turn) < SAME_ANGLE:
         return "with no turn before it"
-    if abs(abs(turn) - 180.0) < 0.5:
+    if abs(abs(turn) - 180.0) < SAME_ANGLE:
         return "after turning back"
-    return f"after a {_degrees(turn)} {'left' if turn > 0 else 'right'} turn"
+    return f"after a {_side(turn)} turn"
 
 
 def action_words(segment: Segment, turn: float | None, fields: tuple[str, ...] = ()) -> str:
@@ -257,7 +373,7 @@ def action_words(segment: Segment, turn: float | None, fields: tuple[str, ...] =
     differs), its turn when `fields` name the turn: 'a zigzag line', 'a plain arc of radius 0.5 sweeping
     90° left', 'a plain line of length 1 after a 30° right turn'."""
     kind = "line" if segment.kind is ActionKind.LINE else "arc"
-    text = f"a {STROKE_WORDS.get(segment.stroke, segment.stroke.value)} {kind}"
+    text = f"a {_stroke_word(segment.stroke)} {kind}"
     if segment.kind is ActionKind.LINE and {"kind", "length"} & set(fields):
         text += f" of length {segment.length:g}"
     if segment.kind is ActionKind.ARC and {"kind", "radius", "sweep"} & set(fields):

@@ -31,7 +31,7 @@ def test_free_form_from_folder_with_oracle_programs():
     solution = solve_problem(folder(FREE_FORM), oracle=True)
     assert solution.labels == (True, False)
     assert solution.rule.families() == {Family.SEQUENCE}
-    assert solution.explanation.english.startswith("An image is in A if it has a shape drawn by the stroke sequence")
+    assert solution.explanation.english.startswith("An image is in A if it has a shape drawn as ")
     assert solution.explanation.errors == 0
     assert len(solution.explanation.evidence) == 14
 

@@ -80,28 +80,77 @@ CATEGORY_RULES = [
     ((category("square", negated=True),), "shows no square"),
 ]
 
+def seq(program: str, negated: bool = False, tolerance: str | None = None) -> Literal:
+    """A stroke-sequence literal: about both shapes of the image when `program` has two (' | ')."""
+    if " | " in program:
+        family = Family.IMAGE_SEQUENCE if tolerance is None else Family.IMAGE_SEQUENCE_NEAR
+    else:
+        family = Family.SEQUENCE if tolerance is None else Family.SEQUENCE_NEAR
+    return Literal(family, program, negated, tolerance=tolerance)
+
+
+TRIANGLE = "line_zigzag_1.000-0.500 line_triangle_1.000-0.833 line_triangle_1.000-0.833"
+SQUARE = "line_normal_1.000-0.500 line_square_1.000-0.750 line_square_1.000-0.750 line_square_1.000-0.750"
+CIRCLE = " ".join(["arc_circle_0.500_0.625-0.500"] * 4)
+
 SEQUENCE_RULES = [
-    ((Literal(Family.SEQUENCE, "line_normal_1.000-0.500"),),
-     "has a shape drawn by the stroke sequence [line_normal_1.000-0.500]"),
-    ((Literal(Family.SEQUENCE, "line_normal_1.000-0.500", negated=True),),
-     "has no shape drawn by the stroke sequence [line_normal_1.000-0.500]"),
-    ((Literal(Family.IMAGE_SEQUENCE, "a | b"),), "is drawn by exactly the stroke sequences [a | b]"),
-    ((Literal(Family.SEQUENCE_NEAR, "p", tolerance="values"),),
-     "has a shape drawn by the stroke sequence [p] (lengths within 0.1, angles within 10 degrees)"),
-    ((Literal(Family.SEQUENCE_NEAR, "p", tolerance="strokes"),),
-     "has a shape drawn by the stroke sequence [p] (lengths within 0.1, angles within 10 degrees, any stroke types)"),
-    ((Literal(Family.SEQUENCE_NEAR, "p", tolerance="loose"),),
-     "has a shape drawn by the stroke sequence [p] (lengths within 0.25, angles within 25 degrees)"),
-    ((Literal(Family.IMAGE_SEQUENCE_NEAR, "a | b", tolerance="values"),),
-     "is drawn by the stroke sequences [a | b] (lengths within 0.1, angles within 10 degrees)"),
-    ((Literal(Family.SEQUENCE, "p"), Literal(Family.SEQUENCE, "q")),
-     "has a shape drawn by the stroke sequence [p] and has a shape drawn by the stroke sequence [q]"),
-    ((Literal(Family.SEQUENCE, "p"), attr("convex")), "has a shape drawn by the stroke sequence [p] and is convex"),
-    ((Literal(Family.IMAGE_SEQUENCE, "a | b", negated=True),), "is not drawn by exactly the stroke sequences [a | b]"),
-    ((Literal(Family.SEQUENCE, "arc_zigzag_0.500_0.625-0.500"),),
-     "has a shape drawn by the stroke sequence [arc_zigzag_0.500_0.625-0.500]"),
-    ((Literal(Family.IMAGE_SEQUENCE_NEAR, "a | b", tolerance="strokes"),),
-     "is drawn by the stroke sequences [a | b] (lengths within 0.1, angles within 10 degrees, any stroke types)"),
+    ((seq("line_normal_1.000-0.500"),), "has a shape drawn as a plain line"),
+    ((seq("line_normal_1.000-0.500", negated=True),), "has no shape drawn as a plain line"),
+    ((seq("arc_zigzag_0.500_0.625-0.500"),), "has a shape drawn as a zigzag quarter circle curving left"),
+    ((seq("line_zigzag_1.000-0.500 line_normal_1.000-0.750"),),
+     "has a shape drawn as a zigzag line, turning 90° left into a plain line"),
+    # equal lines with equal turns between them are said once, their strokes listed when they differ
+    ((seq(TRIANGLE),),
+     "has a shape drawn as three lines with 120° left turns between them (zigzag, triangle-stamped, "
+     "triangle-stamped), ending where it began"),
+    ((seq(SQUARE),),
+     "has a shape drawn as four lines with 90° left turns between them (plain, square-stamped, square-stamped, "
+     "square-stamped), ending where it began"),
+    ((seq("line_normal_1.000-0.500 line_circle_1.000-0.750 line_circle_1.000-0.500"),),
+     "has a shape drawn as a plain line, turning 90° left into two circle-stamped lines in a row"),
+    ((seq(CIRCLE),),
+     "has a shape drawn as four circle-stamped quarter circles curving left in a row, ending where it began"),
+    # a negative arc is traced clockwise: it curves right, and the official turn of 180° before it is no turn at all
+    ((seq("arc_triangle_0.500_0.375-0.500 arc_triangle_0.500_0.375-0.500 line_zigzag_1.000-0.000"),),
+     "has a shape drawn as two triangle-stamped quarter circles curving right in a row, straight on into a zigzag "
+     "line"),
+    ((seq("line_normal_0.500-0.500 arc_normal_0.300_0.583-0.583"),),
+     "has a shape drawn as a plain line of length 0.5, turning 30° left into a plain 60° arc of radius 0.3 curving "
+     "left"),
+    ((seq("line_normal_1.000-0.500 line_normal_1.000-1.000 line_normal_1.000-1.000"),),
+     "has a shape drawn as three plain lines with turns back between them"),
+    ((seq("line_normal_1.000-0.500 arc_zigzag_0.500_0.625-0.500 | line_square_1.000-0.500 line_triangle_1.000-0.167 "
+          "line_normal_1.000-0.167 arc_zigzag_0.500_0.375-1.000 arc_normal_0.500_0.375-0.500"),),
+     "is drawn as exactly two shapes: a plain line, straight on into a zigzag quarter circle curving left; and three "
+     "lines with 120° right turns between them (square-stamped, triangle-stamped, plain), straight on into two "
+     "quarter circles curving right in a row (zigzag, plain)"),
+    ((seq(f"{CIRCLE} | {TRIANGLE}"),),
+     "is drawn as exactly two shapes: four circle-stamped quarter circles curving left in a row, ending where it "
+     "began; and three lines with 120° left turns between them (zigzag, triangle-stamped, triangle-stamped), ending "
+     "where it began"),
+    ((seq("line_zigzag_1.000-0.500 | line_zigzag_1.000-0.500"),),
+     "is drawn as exactly two identical shapes, each a zigzag line"),
+    ((seq("line_zigzag_1.000-0.500 | arc_normal_0.500_0.625-0.500", negated=True),),
+     "is not drawn as exactly two shapes: a zigzag line; and a plain quarter circle curving left"),
+    ((seq("line_zigzag_1.000-0.500 line_triangle_1.000-0.833", tolerance="values"),),
+     "has a shape drawn, to within 0.1 in length and 10° in angle, as a zigzag line, turning 120° left into a "
+     "triangle-stamped line"),
+    ((seq("line_zigzag_1.000-0.500 line_triangle_1.000-0.833", tolerance="loose"),),
+     "has a shape drawn, to within 0.25 in length and 25° in angle, as a zigzag line, turning 120° left into a "
+     "triangle-stamped line"),
+    ((seq("line_zigzag_1.000-0.500 line_triangle_1.000-0.833", tolerance="strokes"),),
+     "has a shape drawn, to within 0.1 in length and 10° in angle and in any stroke style, as two lines with a 120° "
+     "left turn between them"),
+    ((seq("line_zigzag_1.000-0.500 | arc_normal_0.500_0.625-0.500", tolerance="values"),),
+     "is drawn, to within 0.1 in length and 10° in angle, as two shapes: a zigzag line; and a plain quarter circle "
+     "curving left"),
+    ((seq("line_zigzag_1.000-0.500 | arc_normal_0.500_0.625-0.500", tolerance="strokes"),),
+     "is drawn, to within 0.1 in length and 10° in angle and in any stroke style, as two shapes: a line; and a "
+     "quarter circle curving left"),
+    ((seq("line_normal_1.000-0.500"), seq("arc_zigzag_0.500_0.625-0.500")),
+     "has a shape drawn as a plain line and has a shape drawn as a zigzag quarter circle curving left"),
+    ((seq("line_normal_1.000-0.500"), attr("convex")), "has a shape drawn as a plain line and is convex"),
+    ((seq("p"),), "has a shape drawn as [p]"),  # not a program: shown as it is
 ]
 
 
@@ -126,3 +175,23 @@ def test_no_shape_name_keeps_an_underscore_or_a_trailing_number():
         words = shape_words(name)
         assert "_" not in words and not words[-1].isdigit(), (name, words)
         assert not any(w[-1].isdigit() for w in words.split() if not w.endswith("-degree")), (name, words)
+
+
+def test_the_words_of_a_stroke_sequence_name_its_program():
+    """Generated free-form shapes: no action string leaks into the words, and two programs that differ
+    (as the canonical keys see them) never read the same."""
+    import numpy as np
+
+    from dsl.canonical import canonical_shape, shape_key
+    from dsl.free_form import sample_free_form_shape
+    from solver.english import program_words
+    from solver.facts import shape_text
+
+    rng = np.random.default_rng(23)
+    said: dict[str, tuple] = {}
+    for k in list(range(2, 10)) * 25:
+        shape = canonical_shape(sample_free_form_shape(rng, k))
+        text = program_words(shape_text(shape))
+        assert "_" not in text and "0.5" not in text and "[" not in text, text
+        assert said.setdefault(text, shape_key(shape)) == shape_key(shape), text
+    assert len(said) > 150
