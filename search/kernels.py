@@ -17,7 +17,8 @@ Kernels
   `window_l1`     sum of |rendered - image| over a rendered window placed in the image: the pixel score
                   that decides stroke types and polishes poses; `window_l1_shifted` the least such sum
                   over shifts of the window by up to a few pixels (tolerates residual misalignment).
-  `sparse_scores` `sparse_score` of many pose sets (the heading scan of the initial guesses).
+  `sparse_scores` `sparse_score` of many pose sets; `best_sparse_scores` only those that can be among the
+                  lowest few (the heading scan of the initial guesses: the same choice, fewer reverse terms).
   `pattern_search` pose refinement on the `sparse_score` (the search's inner loop, compiled whole).
   `posed_marks`   shapes' marks posed into a window's pixel frame, marks that miss the window left out (the
                   pixel score renders them with `dsl.raster.render_marks`).
@@ -113,6 +114,58 @@ def sparse_scores(
     for p in range(pose_sets.shape[0]):
         f, r = sparse_score(points, radii, owner, pose_sets[p], dt, samples, cap, reach)
         out[p] = f + r
+    return out
+
+
+@njit(cache=True)
+def _forward_mean(points: np.ndarray, owner: np.ndarray, poses: np.ndarray, dt: np.ndarray, cap: float) -> float:
+    """`sparse_score`'s forward term alone (the same sums in the same order, so the same value)."""
+    m = points.shape[0]
+    forward = 0.0
+    for k in range(m):
+        x, y = points[k, 0], points[k, 1]
+        o = owner[k]
+        col = poses[o, 0] + poses[o, 2] * x - poses[o, 3] * y
+        row = poses[o, 1] - (poses[o, 3] * x + poses[o, 2] * y)
+        forward += _bilinear(dt, col, row, cap)
+    return forward / max(m, 1)
+
+
+@njit(cache=True)
+def best_sparse_scores(
+    points: np.ndarray,
+    radii: np.ndarray,
+    owner: np.ndarray,
+    pose_sets: np.ndarray,
+    dt: np.ndarray,
+    samples: np.ndarray,
+    cap: float,
+    reach: float,
+    keep: int,
+) -> np.ndarray:
+    """`sparse_scores` where it matters for the `keep` lowest: the totals of the pose sets that can be among
+    the `keep` lowest, inf for the others. The reverse term (the costly one) is never negative, so a pose
+    set whose forward term alone exceeds the keep-th lowest total found so far cannot be among them; pose
+    sets are taken in increasing forward term and the scan stops at the first such. The kept totals, and
+    so a stable sort's first `keep`, are exactly `sparse_scores`'s."""
+    n = pose_sets.shape[0]
+    forward = np.empty(n)
+    for p in range(n):
+        forward[p] = _forward_mean(points, owner, pose_sets[p], dt, cap)
+    out = np.full(n, np.inf)
+    best = np.full(max(keep, 1), np.inf)  # the lowest totals so far, ascending
+    for p in np.argsort(forward):
+        if forward[p] > best[-1]:
+            break
+        f, r = sparse_score(points, radii, owner, pose_sets[p], dt, samples, cap, reach)
+        total = f + r
+        out[p] = total
+        if total < best[-1]:
+            k = best.shape[0] - 1
+            while k > 0 and best[k - 1] > total:
+                best[k] = best[k - 1]
+                k -= 1
+            best[k] = total
     return out
 
 

@@ -180,9 +180,9 @@ def guesses(
     a, b = s * np.cos(h), s * np.sin(h)
     cx, cy = centre[0] - (a * gx - b * gy), centre[1] + (b * gx + a * gy)
     pose_sets = np.ascontiguousarray(np.stack([cx, cy, a, b], axis=1)[:, None, :])
-    costs = kernels.sparse_scores(
+    costs = kernels.best_sparse_scores(
         tpl.coarse, tpl.coarse_radii, np.zeros(len(tpl.coarse), dtype=np.int64), pose_sets, target.dt,
-        target.samples, CAP, REACH,
+        target.samples, CAP, REACH, keep,
     )
     best = np.argsort(costs, kind="stable")[:keep]
     return [Placement(float(cx[k]), float(cy[k]), float(headings[k]), s) for k in best]

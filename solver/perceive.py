@@ -190,6 +190,27 @@ def decoded_in_batches(model, images: list[np.ndarray], top_k: int, beam: int, b
 
 
 _WORKER_DECODERS: dict = {}
+_WORKER_CLASSIFIERS: dict = {}
+
+
+def _worker_classifier(checkpoint):
+    """The shape classifier of `checkpoint`, loaded once per process."""
+    from perception.shapes import load_classifier
+
+    key = str(checkpoint)
+    if key not in _WORKER_CLASSIFIERS:
+        _WORKER_CLASSIFIERS[key] = load_classifier(checkpoint)
+    return _WORKER_CLASSIFIERS[key]
+
+
+def _guesses_one(job: tuple) -> dict:
+    """The shape classifier's guesses for one image (every group), on one thread: the same in any process."""
+    from perception.shapes import library_guesses
+
+    checkpoint, image = job
+    model = _worker_classifier(checkpoint)
+    with one_thread():
+        return library_guesses(model, image, top=model.classes)
 
 
 def _decode_chunk(job: tuple) -> list[tuple]:
@@ -333,18 +354,14 @@ class PixelPerception:
     def classifier(self):
         """The library-shape classifier, loaded on first use."""
         if self._classifier is None:
-            from perception.shapes import load_classifier
-
-            self._classifier = load_classifier(self.shapes_checkpoint)
+            self._classifier = _worker_classifier(self.shapes_checkpoint)
         return self._classifier
 
     def guesses(self, images: list[np.ndarray]) -> list[dict]:
-        """The shape classifier's guesses per image (`perception.shapes.library_guesses`, every group)."""
-        from perception.shapes import library_guesses
-
-        model = self.classifier()
-        with one_thread():
-            return [library_guesses(model, image, top=model.classes) for image in images]
+        """The shape classifier's guesses per image (`perception.shapes.library_guesses`, every group), one
+        image per job across the worker processes."""
+        self.classifier()  # loaded here first: forked workers share it
+        return self.map(_guesses_one, [(self.shapes_checkpoint, image) for image in images])
 
     def plan(self, image: np.ndarray, guesses: dict, props: tuple) -> LibraryPlan:
         """One image's `LibraryPlan` from the classifier's `guesses` and the decoder's proposals `props`
@@ -411,7 +428,7 @@ class PixelPerception:
         """`function` over `jobs`, across the worker processes when there are several jobs."""
         if self._pool is None or len(jobs) < 2:
             return [function(job) for job in jobs]
-        return self._pool.map(function, jobs)
+        return self._pool.map(function, jobs, chunksize=1)  # one job at a time: the jobs' costs differ widely
 
     def proposals(self, images: list[np.ndarray]) -> list[tuple]:
         """The decoder's proposals per image, decoded DECODE_BATCH images at a time (the worker processes

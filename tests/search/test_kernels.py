@@ -81,6 +81,23 @@ def test_sparse_scores_matches_reference():
     )
 
 
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), keep=st.integers(1, 4))
+def test_best_sparse_scores_keeps_the_same_lowest(seed, keep):
+    # the heading scan: the pruned scan must choose exactly the pose sets the full one does
+    rng = np.random.default_rng(seed)
+    points, radii, owner, poses, dt, samples = _random_case(rng, 1)
+    turns = np.radians(np.arange(0.0, 360.0, 10.0))
+    scale = np.hypot(poses[0, 2], poses[0, 3])
+    pose_sets = np.stack([np.array([[poses[0, 0], poses[0, 1], scale * np.cos(t), scale * np.sin(t)]]) for t in turns])
+    full = kernels.sparse_scores(points, radii, owner, pose_sets, dt, samples, 8.0, 10.0)
+    pruned = kernels.best_sparse_scores(points, radii, owner, pose_sets, dt, samples, 8.0, 10.0, keep)
+    chosen = np.argsort(full, kind="stable")[:keep]
+    np.testing.assert_array_equal(np.argsort(pruned, kind="stable")[:keep], chosen)
+    np.testing.assert_array_equal(pruned[chosen], full[chosen])
+    assert np.all(np.isinf(pruned) | (pruned == full))
+
+
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), shift=st.integers(0, 3))
 def test_window_l1_shifted_matches_reference_on_sparse_renders(seed, shift):
