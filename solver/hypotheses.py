@@ -41,7 +41,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from dsl.canonical import image_key, same_image
-from dsl.types import ImageProgram
+from dsl.types import DATASET_STROKE_TYPES, ImageProgram, Shape
 from search.near_miss import Check, check
 from search.template import make_target
 from solver.readings import Perceived
@@ -108,8 +108,25 @@ def _strokes_checked(perception, images: list, results: list, evidence: dict, hy
         evidence[k]["stroke_margin"] = round(reading.margin, 3)
         if reading.margin < -STROKE_LOGP_SLACK:
             evidence[k]["verdict"] = "stroke"
-            results[k] = replace(results[k], program=reading.program)
+            results[k] = replace(results[k], program=in_frame_of(hypothesis, reading.program))
         results[k] = replace(results[k], evidence=evidence[k])
+
+
+def in_frame_of(hypothesis: ImageProgram, program: ImageProgram) -> ImageProgram:
+    """`program`, a stroke near miss of `hypothesis` as the decoder traced it (its own start, direction and
+    order of shapes: `dsl.walk.target_tracing`), written as `hypothesis` with that action's stroke changed, so
+    that the hypothesis's poses draw it (the report draws a reading at its poses); `program` itself when no
+    one-stroke change of `hypothesis` draws the same image."""
+    for s, shape in enumerate(hypothesis.shapes):
+        for i, action in enumerate(shape.actions):
+            for stroke in DATASET_STROKE_TYPES:
+                if stroke is action.stroke:
+                    continue
+                actions = shape.actions[:i] + (action.with_stroke(stroke),) + shape.actions[i + 1:]
+                candidate = ImageProgram(hypothesis.shapes[:s] + (Shape(actions),) + hypothesis.shapes[s + 1:])
+                if same_image(candidate, program):
+                    return candidate
+    return program
 
 
 def perceive_problem(perception, images: list[np.ndarray], positives: int, negatives: int, stages: Stages) -> list[Perceived]:

@@ -8,7 +8,9 @@ from dsl.syntax import parse_image
 from dsl.types import Pose
 from search.near_miss import Change, Check
 from search.refine import Proposal
-from solver.hypotheses import LEVEL_PX, Stages, verdict
+from dsl.canonical import reversed_shape
+from dsl.types import ImageProgram
+from solver.hypotheses import LEVEL_PX, Stages, in_frame_of, verdict
 from solver.perceive import PixelPerception
 
 H = parse_image([["line_normal_1.000-0.500", "arc_normal_0.500_0.625-0.750", "line_normal_1.000-0.833",
@@ -85,6 +87,27 @@ def test_a_query_judged_a_stroke_near_miss_is_read_in_full():
         assert perception.decoded == 3  # two set-A images, and the query whose check is in doubt
     assert results[8].evidence["verdict"] == "hypothesis"
     assert results[9].evidence["verdict"] == "read" and results[9].evidence["checked"] == "stroke"
+
+
+def test_a_stroke_near_miss_traced_the_other_way_is_written_in_the_hypothesis_frame():
+    # the decoder traces an image from its own start and direction: the near miss it reads is written back as H
+    # with one stroke changed, so that H's poses draw it (the report overlays a reading at its poses)
+    traced = ImageProgram((reversed_shape(ZIGZAG.shapes[0]),))
+    assert traced != ZIGZAG and same_image(traced, ZIGZAG)
+    assert in_frame_of(H, traced) == ZIGZAG
+    assert in_frame_of(H, TURNED) == TURNED  # no one-stroke change of H draws it: kept as it is
+
+
+def test_a_set_b_stroke_near_miss_keeps_the_hypothesis_frame():
+    rng = np.random.default_rng(2)  # poses where the decoder traces the near miss from its other end
+    images = [_drawn(p, rng) for p in [H] * 6 + [TURNED, ZIGZAG] + [H, ZIGZAG]]
+    with FixedDecoder(H) as perception:
+        results = perception.perceive(images, positives=6, negatives=2)
+    assert results[7].evidence["verdict"] == "stroke"
+    hypothesis, near_miss = results[0].program.shapes[0].actions, results[7].program.shapes[0].actions
+    assert same_image(results[7].program, ZIGZAG) and len(results[7].poses) == 1
+    assert [k for k, (a, b) in enumerate(zip(hypothesis, near_miss)) if a != b] == [2]  # H's frame, action 3's stroke
+    assert near_miss[2] == hypothesis[2].with_stroke(ZIGZAG.shapes[0].actions[2].stroke)
 
 
 def test_a_problem_whose_set_a_reads_as_no_free_form_program_is_read_as_library_shapes(monkeypatch):
