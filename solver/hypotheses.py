@@ -144,7 +144,7 @@ def perceive_problem(perception, images: list[np.ndarray], positives: int, negat
     if sum(confidence[k] >= TRACE_BELOW_CONFIDENCE for k in a) < LIBRARY_SURE_A:
         first = sorted(a, key=lambda k: (confidence[k], k))[:DECODE_FIRST]
         with stages("decode"):
-            decoded = dict(zip(first, perception.decode([images[k] for k in first])))
+            decoded = dict(zip(first, perception.decode_each([images[k] for k in first])))
         formed = _formed(perception, images, positives, {k: props[0].program for k, props in decoded.items() if props}, stages)
         if formed is None:  # the decoder's readings explain too little of set A: read those images in full
             with stages("read"):

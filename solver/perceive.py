@@ -413,6 +413,19 @@ class PixelPerception:
         except Exception as error:
             raise PerceptionError(f"decoding failed: {error}") from error
 
+    def decode_each(self, images: list[np.ndarray]) -> list[tuple]:
+        """`decode`, each image alone (a batch of one, whatever the number of workers), the images shared out
+        across the worker processes: a few images decoded side by side."""
+        if not self.use_decoder or self.device != "cpu":
+            return self.decode(images)
+        try:
+            if self._pool is None or len(images) < 2:
+                return [decoded_in_batches(self.decoder(), [image], self.top_k, self.beam)[0] for image in images]
+            jobs = [(self.checkpoint, self.top_k, self.beam, [image]) for image in images]
+            return [done[0] for done in self._pool.map(_decode_chunk, jobs, chunksize=1)]
+        except Exception as error:
+            raise PerceptionError(f"decoding failed: {error}") from error
+
     def read_as_library(self, images: list[np.ndarray], plans: list[LibraryPlan]) -> list[Perceived]:
         """Images the classifier is sure of, read as library shapes from its plans, without the decoder."""
         return self._refine_all([(image, (), self.budget_ms, plan, True) for image, plan in zip(images, plans)])
