@@ -416,11 +416,9 @@ class PixelPerception:
     def decode_each(self, images: list[np.ndarray]) -> list[tuple]:
         """`decode`, each image alone (a batch of one, whatever the number of workers), the images shared out
         across the worker processes: a few images decoded side by side."""
-        if not self.use_decoder or self.device != "cpu":
-            return self.decode(images)
+        if not self.use_decoder or self.device != "cpu" or self._pool is None or len(images) < 2:
+            return [props for image in images for props in self.decode([image])]
         try:
-            if self._pool is None or len(images) < 2:
-                return [decoded_in_batches(self.decoder(), [image], self.top_k, self.beam)[0] for image in images]
             jobs = [(self.checkpoint, self.top_k, self.beam, [image]) for image in images]
             return [done[0] for done in self._pool.map(_decode_chunk, jobs, chunksize=1)]
         except Exception as error:
