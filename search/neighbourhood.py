@@ -254,6 +254,11 @@ def _library_keys() -> frozenset:
 
 
 @functools.lru_cache(maxsize=16384)
+def is_library_shape(shape: Shape) -> bool:
+    """True if the shape draws a library shape exactly (any strokes)."""
+    return shape_key(shape.with_strokes(StrokeType.NORMAL), ignore_strokes=True) in _library_keys()
+
+
 def is_library_or_free_form(shape: Shape) -> bool:
     """True if every action has free-form values, or the shape is a library shape (any strokes)."""
     if all(on_free_form_grid(a, i == 0) for i, a in enumerate(shape.actions)):

@@ -4,9 +4,9 @@ A shape's pose in the crop frame is a `Placement(cx, cy, theta, s)`: start point
 degrees, pixels per scale-1 unit. Fitting:
   1. initial guess: the shape's ink (all of it, or one of two ink groups for two shapes) fixes the scale
      (ratio of root-mean-square radii of ink and centreline) and the centroid; headings every 10 degrees
-     are scanned with the sparse chamfer score;
-  2. local refinement: pattern search on (cx, cy, theta, log s) with the sparse chamfer score, steps
-     halved when no move improves (`refine`);
+     are scanned with the sparse chamfer score, the best FIT_GUESSES kept;
+  2. local refinement (of each kept guess): pattern search on (cx, cy, theta, log s) with the sparse
+     chamfer score, steps halved when no move improves (`refine`);
   3. polishing (`polish`): the same pattern search on the pixel score of the rendered candidate, which is
      sensitive to what stroke types draw (the position of each stamp, the phase of a zigzag).
 """
@@ -24,7 +24,7 @@ from dsl.raster import render_marks
 from dsl.types import ImageProgram, Pose, Shape
 from search import kernels
 from search.retrace import action_paths
-from search.settings import (CAP, FIT_EVALS, HEADINGS, MIN_STEP_FRACTION, NEAR_HEADINGS, ORDER_REUSE_LIMIT,
+from search.settings import (CAP, FIT_EVALS, FIT_GUESSES, HEADINGS, MIN_STEP_FRACTION, NEAR_HEADINGS, ORDER_REUSE_LIMIT,
                              ORDER_REUSE_TOLERANCE, POLISH_STEPS, REACH, RENDER_OUTLINE_RADIUS, STEPS)
 from search.template import PEN_RADIUS_PX, Target, Template, affine_to_pose, template
 
@@ -268,8 +268,9 @@ def refine(
 
 
 def fit_one(tpl: Template, ink: np.ndarray, target: Target, max_evals: int = 60) -> tuple[Placement, float]:
-    """One shape fitted from scratch to one ink group: the best two heading guesses refined."""
-    placements, cost = min((refine([tpl], [start], target, max_evals) for start in guesses(tpl, ink, target)),
+    """One shape fitted from scratch to one ink group: the best FIT_GUESSES heading guesses refined."""
+    starts = guesses(tpl, ink, target, keep=FIT_GUESSES)
+    placements, cost = min((refine([tpl], [start], target, max_evals) for start in starts),
                            key=lambda r: r[1])
     return placements[0], cost
 
