@@ -190,7 +190,7 @@ def _library_problem(perception, images, results, guesses, positives, negatives,
                 if SPLIT_TOUCHING and not plans[k].parts and plans[k].confidence < SPLIT_BELOW_CONFIDENCE]
     if touching:
         with stages("decode"):
-            for k, props in zip(touching, perception.decode([images[k] for k in touching])):
+            for k, props in zip(touching, perception.decode_each([images[k] for k in touching])):
                 plans[k] = perception.plan(images[k], guesses[k], props)
     with stages("search"):
         for k, r in zip(sure, perception.read_as_library([images[k] for k in sure], [plans[k] for k in sure])):
