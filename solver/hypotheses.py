@@ -8,7 +8,10 @@ hypothesis explains an image.
   2. form: otherwise the DECODE_FIRST set-A images the classifier is least sure of are decoded. Their
      free-form readings are the hypotheses; each is checked on every set-A image (its centreline fit,
      `search.near_miss.check` without neighbours), and the one that explains the most of them is the
-     problem's program H, if it explains at least MIN_A_EXPLAINED. An image is explained when the fit is
+     problem's program H, if it explains at least MIN_A_EXPLAINED; H is written in the free-form generator's
+     direction of travel (its arcs turn left: `search.neighbourhood.forward_free_form`), the direction the images
+     were drawn in, which their stamps and zigzags show (judged along a reading traced the other way, the strokes
+     of set-A images themselves looked wrong). An image is explained when the fit is
      within LEVEL_PX. The decoder's top readings are tried first; when no H comes of them, those images
      are read in full (the tracer mends the decoder's readings) and tried again. No H: step 4, and the
      readings are reconciled as before (`solver.reconcile`).
@@ -47,6 +50,7 @@ import numpy as np
 from dsl.canonical import image_key, same_image
 from dsl.types import DATASET_STROKE_TYPES, ImageProgram, Shape
 from search.near_miss import Check, check
+from search.neighbourhood import forward_free_form
 from search.template import make_target
 from solver.readings import Perceived
 from solver.reconcile import reconcile_with_context
@@ -217,7 +221,8 @@ def _formed(perception, images, positives: int, readings: dict, stages: Stages) 
     candidates: dict = {}
     for k, program in readings.items():
         snapped = free_form_reading(program)
-        if snapped is not None:
+        if snapped is not None:  # in the generator's direction of travel, as the image was drawn (its stamps show it)
+            snapped = ImageProgram(tuple(forward_free_form(shape) for shape in snapped.shapes))
             candidates.setdefault(image_key(snapped), snapped)
     if not candidates:
         return None
