@@ -57,29 +57,34 @@ def _bilinear(dt: np.ndarray, col: float, row: float, cap: float) -> float:
 
 
 @njit(cache=True)
-def sparse_score(
-    points: np.ndarray,
-    radii: np.ndarray,
-    owner: np.ndarray,
-    poses: np.ndarray,
-    dt: np.ndarray,
-    samples: np.ndarray,
-    cap: float,
-    reach: float,
-) -> tuple[float, float]:
-    """(forward mean, reverse mean) of templates (point k belongs to shape owner[k], posed by row owner[k]
-    of `poses`) against sampled ink pixel centres
-    (`samples` rows: column, row). The reverse term: distance to the nearest posed point minus its radius."""
+def _posed(points: np.ndarray, owner: np.ndarray, poses: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Template points (point k posed by row owner[k] of `poses`) in pixel coordinates -> (columns, rows)."""
     m = points.shape[0]
     cols = np.empty(m)
     rows = np.empty(m)
-    forward = 0.0
     for k in range(m):
         x, y = points[k, 0], points[k, 1]
         o = owner[k]
         cols[k] = poses[o, 0] + poses[o, 2] * x - poses[o, 3] * y
         rows[k] = poses[o, 1] - (poses[o, 3] * x + poses[o, 2] * y)
+    return cols, rows
+
+
+@njit(cache=True)
+def _forward_mean(cols: np.ndarray, rows: np.ndarray, dt: np.ndarray, cap: float) -> float:
+    """`sparse_score`'s forward term: the mean distance transform at the posed points, each truncated at `cap`."""
+    m = cols.shape[0]
+    forward = 0.0
+    for k in range(m):
         forward += _bilinear(dt, cols[k], rows[k], cap)
+    return forward / max(m, 1)
+
+
+@njit(cache=True)
+def _reverse_mean(cols: np.ndarray, rows: np.ndarray, radii: np.ndarray, samples: np.ndarray, reach: float) -> float:
+    """`sparse_score`'s reverse term: per ink sample, the distance to the nearest posed point minus its radius
+    (at most `reach`), averaged."""
+    m = cols.shape[0]
     reverse = 0.0
     for q in range(samples.shape[0]):
         qx, qy = samples[q, 0], samples[q, 1]
@@ -95,7 +100,25 @@ def sparse_score(
                     break
                 best = d
         reverse += best
-    return forward / max(m, 1), reverse / max(samples.shape[0], 1)
+    return reverse / max(samples.shape[0], 1)
+
+
+@njit(cache=True)
+def sparse_score(
+    points: np.ndarray,
+    radii: np.ndarray,
+    owner: np.ndarray,
+    poses: np.ndarray,
+    dt: np.ndarray,
+    samples: np.ndarray,
+    cap: float,
+    reach: float,
+) -> tuple[float, float]:
+    """(forward mean, reverse mean) of templates (point k belongs to shape owner[k], posed by row owner[k]
+    of `poses`) against sampled ink pixel centres
+    (`samples` rows: column, row). The reverse term: distance to the nearest posed point minus its radius."""
+    cols, rows = _posed(points, owner, poses)
+    return _forward_mean(cols, rows, dt, cap), _reverse_mean(cols, rows, radii, samples, reach)
 
 
 @njit(cache=True)
@@ -118,20 +141,6 @@ def sparse_scores(
 
 
 @njit(cache=True)
-def _forward_mean(points: np.ndarray, owner: np.ndarray, poses: np.ndarray, dt: np.ndarray, cap: float) -> float:
-    """`sparse_score`'s forward term alone (the same sums in the same order, so the same value)."""
-    m = points.shape[0]
-    forward = 0.0
-    for k in range(m):
-        x, y = points[k, 0], points[k, 1]
-        o = owner[k]
-        col = poses[o, 0] + poses[o, 2] * x - poses[o, 3] * y
-        row = poses[o, 1] - (poses[o, 3] * x + poses[o, 2] * y)
-        forward += _bilinear(dt, col, row, cap)
-    return forward / max(m, 1)
-
-
-@njit(cache=True)
 def best_sparse_scores(
     points: np.ndarray,
     radii: np.ndarray,
@@ -151,14 +160,15 @@ def best_sparse_scores(
     n = pose_sets.shape[0]
     forward = np.empty(n)
     for p in range(n):
-        forward[p] = _forward_mean(points, owner, pose_sets[p], dt, cap)
+        cols, rows = _posed(points, owner, pose_sets[p])
+        forward[p] = _forward_mean(cols, rows, dt, cap)
     out = np.full(n, np.inf)
     best = np.full(max(keep, 1), np.inf)  # the lowest totals so far, ascending
     for p in np.argsort(forward):
         if forward[p] > best[-1]:
             break
-        f, r = sparse_score(points, radii, owner, pose_sets[p], dt, samples, cap, reach)
-        total = f + r
+        cols, rows = _posed(points, owner, pose_sets[p])
+        total = forward[p] + _reverse_mean(cols, rows, radii, samples, reach)
         out[p] = total
         if total < best[-1]:
             k = best.shape[0] - 1

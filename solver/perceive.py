@@ -189,18 +189,22 @@ def decoded_in_batches(model, images: list[np.ndarray], top_k: int, beam: int, b
         return out
 
 
-_WORKER_DECODERS: dict = {}
-_WORKER_CLASSIFIERS: dict = {}
+_WORKER_MODELS: dict = {}  # (loader, checkpoint) -> model, one per process
+
+
+def _loaded_once(load, checkpoint):
+    """`load(checkpoint)` (a decoder's or the shape classifier's), loaded once per process."""
+    key = (load.__module__, load.__qualname__, str(checkpoint))
+    if key not in _WORKER_MODELS:
+        _WORKER_MODELS[key] = load(checkpoint)
+    return _WORKER_MODELS[key]
 
 
 def _worker_classifier(checkpoint):
     """The shape classifier of `checkpoint`, loaded once per process."""
     from perception.shapes import load_classifier
 
-    key = str(checkpoint)
-    if key not in _WORKER_CLASSIFIERS:
-        _WORKER_CLASSIFIERS[key] = load_classifier(checkpoint)
-    return _WORKER_CLASSIFIERS[key]
+    return _loaded_once(load_classifier, checkpoint)
 
 
 def _guesses_one(job: tuple) -> dict:
@@ -226,10 +230,7 @@ def _worker_decoder(checkpoint):
     """The decoder of `checkpoint`, loaded once per process."""
     from perception.decode import load_decoder
 
-    key = str(checkpoint)
-    if key not in _WORKER_DECODERS:
-        _WORKER_DECODERS[key] = load_decoder(checkpoint)
-    return _WORKER_DECODERS[key]
+    return _loaded_once(load_decoder, checkpoint)
 
 
 def _strokes_chunk(job: tuple) -> list:
@@ -360,7 +361,6 @@ class PixelPerception:
     def guesses(self, images: list[np.ndarray]) -> list[dict]:
         """The shape classifier's guesses per image (`perception.shapes.library_guesses`, every group), one
         image per job across the worker processes."""
-        self.classifier()  # loaded here first: forked workers share it
         return self.map(_guesses_one, [(self.shapes_checkpoint, image) for image in images])
 
     def plan(self, image: np.ndarray, guesses: dict, props: tuple) -> LibraryPlan:
