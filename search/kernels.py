@@ -16,7 +16,10 @@ Kernels
                   taken on the ink with small gaps closed).
   `window_l1`     sum of |rendered - image| over a rendered window placed in the image: the pixel score
                   that decides stroke types and polishes poses; `window_l1_shifted` the least such sum
-                  over shifts of the window by up to a few pixels (tolerates residual misalignment).
+                  over shifts of the window by up to a few pixels (tolerates residual misalignment);
+                  `rendered_l1` the same sum for marks rendered in place, without the window's image: the
+                  white part of the window is the image's darkness from an integral image (`darkness_integral`),
+                  only the rendered ink box is visited (the same total: every term is a whole grey level).
   `sparse_scores` `sparse_score` of many pose sets; `best_sparse_scores` only those that can be among the
                   lowest few (the heading scan of the initial guesses: the same choice, fewer reverse terms).
   `pattern_search` pose refinement on the `sparse_score` (the search's inner loop, compiled whole).
@@ -35,6 +38,8 @@ import math
 
 import numpy as np
 from numba import njit
+
+from dsl.raster import grey_level, ink_canvas
 
 
 @njit(cache=True, inline="always")
@@ -310,6 +315,44 @@ def window_l1(rendered: np.ndarray, image: np.ndarray, r0: int, c0: int) -> tupl
                 continue
             total += abs(float(rendered[i, j]) - float(image[ii, jj]))
             count += 1
+    return total, count
+
+
+def darkness_integral(image: np.ndarray) -> np.ndarray:
+    """(H + 1, W + 1) integral image of the darkness 255 - grey (whole grey levels, exact in float64)."""
+    out = np.zeros((image.shape[0] + 1, image.shape[1] + 1))
+    out[1:, 1:] = np.cumsum(np.cumsum(255.0 - image.astype(np.float64), axis=0), axis=1)
+    return out
+
+
+@njit(cache=True)
+def rendered_l1(
+    points: np.ndarray, offsets: np.ndarray, kinds: np.ndarray, size: int, pen_radius: float, outline_radius: float,
+    image: np.ndarray, darkness: np.ndarray, r0: int, c0: int,
+) -> tuple[float, int]:
+    """`window_l1(render_marks(points, offsets, kinds, size, ...), image, r0, c0)` without the window image:
+    the window's white pixels cost the image's darkness (`darkness`: `darkness_integral(image)`), and the
+    pixels of the marks' ink box correct it where the render is not white."""
+    h, w = image.shape
+    i0, i1 = max(r0, 0), min(r0 + size, h)
+    j0, j1 = max(c0, 0), min(c0 + size, w)
+    if i1 <= i0 or j1 <= j0:
+        return 0.0, 0
+    total = darkness[i1, j1] - darkness[i0, j1] - darkness[i1, j0] + darkness[i0, j0]
+    count = (i1 - i0) * (j1 - j0)
+    if points.shape[0] == 0:
+        return total, count
+    ink, br, bc = ink_canvas(points, offsets, kinds, size, pen_radius, outline_radius)
+    for i in range(ink.shape[0]):
+        ii = r0 + br + i
+        if ii < 0 or ii >= h:
+            continue
+        for j in range(ink.shape[1]):
+            jj = c0 + bc + j
+            if jj < 0 or jj >= w or ink[i, j] <= 0.0:
+                continue
+            g = float(image[ii, jj])
+            total += abs(float(grey_level(ink[i, j])) - g) - (255.0 - g)
     return total, count
 
 

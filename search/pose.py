@@ -314,17 +314,22 @@ def render_window(
     actions: tuple[int, int] | None = None,
 ) -> np.ndarray:
     """Render the posed candidate into a size x size window whose top-left is image pixel (r0, c0)."""
-    points, offsets, kinds, shape_marks = _packed_marks(templates)
-    affines = np.array([place.affine() for place in placements], dtype=np.float64).reshape(-1, 4)
-    reach = max(RENDER_PEN_RADIUS, RENDER_OUTLINE_RADIUS) + 2.0
-    # only the marks whose box meets the window (the others cannot change a pixel of it)
-    points, offsets, kinds = kernels.posed_marks(
-        points, offsets, kinds, shape_marks, affines, float(target.origin[1] - c0), float(target.origin[0] - r0),
-        size, reach,
-    )
+    points, offsets, kinds = _posed_window_marks(templates, placements, target, r0, c0, size)
     if len(kinds) == 0:
         return np.full((size, size), 255, dtype=np.uint8)
     return render_marks(points, offsets, kinds, size, RENDER_PEN_RADIUS, RENDER_OUTLINE_RADIUS)
+
+
+def _posed_window_marks(templates: list[Template], placements: list[Placement], target: Target, r0: int, c0: int, size: int):
+    """The posed candidate's marks in the frame of the size x size window at image pixel (r0, c0), only those
+    whose box meets the window (the others cannot change a pixel of it) -> (points, offsets, kinds)."""
+    points, offsets, kinds, shape_marks = _packed_marks(templates)
+    affines = np.array([place.affine() for place in placements], dtype=np.float64).reshape(-1, 4)
+    reach = max(RENDER_PEN_RADIUS, RENDER_OUTLINE_RADIUS) + 2.0
+    return kernels.posed_marks(
+        points, offsets, kinds, shape_marks, affines, float(target.origin[1] - c0), float(target.origin[0] - r0),
+        size, reach,
+    )
 
 
 _PACKED: dict[tuple, tuple] = {}  # id(template), ... -> (templates, packed marks); an entry keeps its templates
@@ -373,8 +378,12 @@ def pixel_cost(
 ) -> float:
     """Mean absolute grey difference (0-1) between the rendered candidate and the image in a window."""
     r0, c0, size = crop_window(target) if window is None else window
-    rendered = render_window(templates, placements, target, r0, c0, size)
-    total, count = kernels.window_l1(rendered, target.image, r0, c0)
+    points, offsets, kinds = _posed_window_marks(templates, placements, target, r0, c0, size)
+    darkness = target.memo.get("darkness")
+    if darkness is None:
+        darkness = target.memo["darkness"] = kernels.darkness_integral(target.image)
+    total, count = kernels.rendered_l1(points, offsets, kinds, size, RENDER_PEN_RADIUS, RENDER_OUTLINE_RADIUS,
+                                       target.image, darkness, r0, c0)
     return total / max(count, 1) / 255.0
 
 
