@@ -178,27 +178,26 @@ def _library_problem(perception, images, results, guesses, positives, negatives,
     set A reads as library shapes (`free_form_seen` False: the classifier is sure of nearly all of set A, or
     the decoder read none of the set-A images it was given as free-form), every image is read as library
     shapes from the classifier's plan, without the decoder."""
-    from solver.perceive import TRACE_BELOW_CONFIDENCE
-
     rest = [k for k, r in enumerate(results) if r is None]
-    with stages("classify"):
-        missing = [k for k in rest if guesses[k] is None]
-        for k, found in zip(missing, perception.guesses([images[k] for k in missing])):
-            guesses[k] = found
-        plans = {k: perception.plan(images[k], guesses[k], ()) for k in rest}
-    sure = [k for k in rest if plans[k].confidence >= TRACE_BELOW_CONFIDENCE or not free_form_seen]
-    unsure = [k for k in rest if k not in sure]
+    with stages("search"):  # one job per image: classified (set A's already are), planned, read as library shapes
+        done = dict(zip(rest, perception.library_reads([images[k] for k in rest], [guesses[k] for k in rest],
+                                                       free_form_seen)))
+    for k, found in done.items():
+        guesses[k] = found.guesses if found.guesses is not None else guesses[k]
+        if found.reading is not None:
+            results[k] = replace(found.reading, evidence={"verdict": "library", "classifier": round(found.plan.confidence, 4)})
+    unsure = [k for k in rest if done[k].unsure]
     # one ink blob the classifier is unsure of: touching shapes? Decoded, so that the plan splits the ink among the
     # decoder's two shapes (`PixelPerception.plan`): read without, every such image read as one shape
-    touching = [k for k in sure
-                if SPLIT_TOUCHING and not plans[k].parts and plans[k].confidence < SPLIT_BELOW_CONFIDENCE]
+    touching = [k for k in rest if done[k].touching]
     if touching:
+        plans = {}
         with stages("decode"):
             for k, props in zip(touching, perception.decode_each([images[k] for k in touching])):
                 plans[k] = perception.plan(images[k], guesses[k], props)
-    with stages("search"):
-        for k, r in zip(sure, perception.read_as_library([images[k] for k in sure], [plans[k] for k in sure])):
-            results[k] = replace(r, evidence={"verdict": "library", "classifier": round(plans[k].confidence, 4)})
+        with stages("search"):
+            for k, r in zip(touching, perception.read_as_library([images[k] for k in touching], [plans[k] for k in touching])):
+                results[k] = replace(r, evidence={"verdict": "library", "classifier": round(plans[k].confidence, 4)})
     with stages("read"):
         for k, r in zip(unsure, perception.read_in_full([images[k] for k in unsure], [guesses[k] for k in unsure])):
             results[k] = r

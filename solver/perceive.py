@@ -246,6 +246,35 @@ def _refine_one(job: tuple) -> Perceived:
     return refine_perceived(*job)
 
 
+@dataclass(frozen=True)
+class LibraryRead:
+    """One image of a library problem as `_library_one` left it: read as library shapes (`reading`), or not
+    read, with what the caller needs to go on: the classifier's `guesses` and why (`unsure`: the classifier is
+    unsure of it in a problem where free-form programs were seen, it is read in full; `touching`: one ink blob
+    the classifier is unsure of, decoded first so that its plan can split the ink)."""
+
+    plan: LibraryPlan
+    reading: Perceived | None = None
+    guesses: dict | None = None
+    unsure: bool = False
+    touching: bool = False
+
+
+def _library_one(job: tuple) -> LibraryRead:
+    """One image of a library problem in one job: classified (unless its `guesses` are given), planned and,
+    when the classifier is sure of it (or no free-form program was seen in the problem) and it is no touching
+    pair, read as library shapes (`refine_perceived` from the plan, without the decoder)."""
+    checkpoint, image, guesses, free_form_seen, budget_ms = job
+    if guesses is None:
+        guesses = _guesses_one((checkpoint, image))
+    plan = library_plan(guesses, shapes_read=1)
+    if plan.confidence < TRACE_BELOW_CONFIDENCE and free_form_seen:
+        return LibraryRead(plan, guesses=guesses, unsure=True)
+    if SPLIT_TOUCHING and not plan.parts and plan.confidence < SPLIT_BELOW_CONFIDENCE:
+        return LibraryRead(plan, guesses=guesses, touching=True)
+    return LibraryRead(plan, refine_perceived(image, (), budget_ms, plan, True))
+
+
 def _budget(budget_ms: float | None, share: float = 1.0) -> dict:
     """`refine_image`'s budget: `budget_ms` (times `share`) of time, or with `budget_ms=None` the counted
     budget (REFINE_CANDIDATES structures, `share` of REFINE_POLISH_EVALS): the same image and proposals
@@ -423,6 +452,12 @@ class PixelPerception:
             return [done[0] for done in self._pool.map(_decode_chunk, jobs, chunksize=1)]
         except Exception as error:
             raise PerceptionError(f"decoding failed: {error}") from error
+
+    def library_reads(self, images: list[np.ndarray], guesses: list, free_form_seen: bool) -> list[LibraryRead]:
+        """`_library_one` of each image (its classifier's `guesses`, None where not made yet), one image per job
+        across the worker processes: classified, planned and read in the same job."""
+        return self.map(_library_one, [(self.shapes_checkpoint, image, found, free_form_seen, self.budget_ms)
+                                       for image, found in zip(images, guesses)])
 
     def read_as_library(self, images: list[np.ndarray], plans: list[LibraryPlan]) -> list[Perceived]:
         """Images the classifier is sure of, read as library shapes from its plans, without the decoder."""
