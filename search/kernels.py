@@ -18,8 +18,9 @@ Kernels
                   that decides stroke types and polishes poses; `window_l1_shifted` the least such sum
                   over shifts of the window by up to a few pixels (tolerates residual misalignment);
                   `rendered_l1` the same sum for marks rendered in place, without the window's image: the
-                  white part of the window is the image's darkness from an integral image (`darkness_integral`),
-                  only the rendered ink box is visited (the same total: every term is a whole grey level).
+                  white part of the window is the image's darkness (`window_darkness`, once per window: a polish
+                  renders many poses in one), only the rendered ink box is visited (the same total: every term
+                  is a whole grey level).
   `sparse_scores` `sparse_score` of many pose sets; `best_sparse_scores` only those that can be among the
                   lowest few (the heading scan of the initial guesses: the same choice, fewer reverse terms).
   `pattern_search` pose refinement on the `sparse_score` (the search's inner loop, compiled whole).
@@ -318,29 +319,31 @@ def window_l1(rendered: np.ndarray, image: np.ndarray, r0: int, c0: int) -> tupl
     return total, count
 
 
-def darkness_integral(image: np.ndarray) -> np.ndarray:
-    """(H + 1, W + 1) integral image of the darkness 255 - grey (whole grey levels, exact in float64)."""
-    out = np.zeros((image.shape[0] + 1, image.shape[1] + 1))
-    out[1:, 1:] = np.cumsum(np.cumsum(255.0 - image.astype(np.float64), axis=0), axis=1)
-    return out
+@njit(cache=True)
+def window_darkness(image: np.ndarray, r0: int, c0: int, size: int) -> tuple[float, int]:
+    """(sum of the darkness 255 - grey, pixels) over the part of the size x size window at (r0, c0) inside the
+    image: `window_l1` of a white window."""
+    h, w = image.shape
+    total = 0.0
+    count = 0
+    for i in range(max(r0, 0), min(r0 + size, h)):
+        for j in range(max(c0, 0), min(c0 + size, w)):
+            total += 255.0 - float(image[i, j])
+            count += 1
+    return total, count
 
 
 @njit(cache=True)
 def rendered_l1(
     points: np.ndarray, offsets: np.ndarray, kinds: np.ndarray, size: int, pen_radius: float, outline_radius: float,
-    image: np.ndarray, darkness: np.ndarray, r0: int, c0: int,
+    image: np.ndarray, r0: int, c0: int, darkness: float, count: int,
 ) -> tuple[float, int]:
     """`window_l1(render_marks(points, offsets, kinds, size, ...), image, r0, c0)` without the window image:
-    the window's white pixels cost the image's darkness (`darkness`: `darkness_integral(image)`), and the
-    pixels of the marks' ink box correct it where the render is not white."""
+    the window's white pixels cost the image's darkness (`darkness`, `count`: `window_darkness` of the window),
+    and the pixels of the marks' ink box correct it where the render is not white."""
     h, w = image.shape
-    i0, i1 = max(r0, 0), min(r0 + size, h)
-    j0, j1 = max(c0, 0), min(c0 + size, w)
-    if i1 <= i0 or j1 <= j0:
-        return 0.0, 0
-    total = darkness[i1, j1] - darkness[i0, j1] - darkness[i1, j0] + darkness[i0, j0]
-    count = (i1 - i0) * (j1 - j0)
-    if points.shape[0] == 0:
+    total = darkness
+    if points.shape[0] == 0 or count == 0:
         return total, count
     ink, br, bc = ink_canvas(points, offsets, kinds, size, pen_radius, outline_radius)
     for i in range(ink.shape[0]):

@@ -379,11 +379,11 @@ def pixel_cost(
     """Mean absolute grey difference (0-1) between the rendered candidate and the image in a window."""
     r0, c0, size = crop_window(target) if window is None else window
     points, offsets, kinds = _posed_window_marks(templates, placements, target, r0, c0, size)
-    darkness = target.memo.get("darkness")
-    if darkness is None:
-        darkness = target.memo["darkness"] = kernels.darkness_integral(target.image)
+    white = target.memo.get(("white", r0, c0, size))  # the window's cost rendered white
+    if white is None:
+        white = target.memo[("white", r0, c0, size)] = kernels.window_darkness(target.image, r0, c0, size)
     total, count = kernels.rendered_l1(points, offsets, kinds, size, RENDER_PEN_RADIUS, RENDER_OUTLINE_RADIUS,
-                                       target.image, darkness, r0, c0)
+                                       target.image, r0, c0, *white)
     return total / max(count, 1) / 255.0
 
 
