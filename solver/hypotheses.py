@@ -5,7 +5,7 @@ hypothesis explains an image.
 `perceive_problem` (the problem's images in solving order: set A, set B, the queries):
   1. classify: the shape classifier names set A's images. When it is sure of nearly all of them
      (LIBRARY_SURE_A), the problem is read as library shapes (step 4).
-  2. form: otherwise the DECODE_FIRST set-A images the classifier is least sure of are decoded. Their
+  2. form: otherwise the DECODE_FIRST set-A images the classifier is least sure of are decoded (beam FORM_BEAM). Their
      free-form readings are the hypotheses; each is checked on every set-A image (its centreline fit,
      `search.near_miss.check` without neighbours), and the one that explains the most of them is the
      problem's program H, if it explains at least MIN_A_EXPLAINED; H is written in the free-form generator's
@@ -54,7 +54,7 @@ from search.neighbourhood import forward_free_form
 from search.template import make_target
 from solver.readings import Perceived
 from solver.reconcile import reconcile_with_context
-from solver.settings import (DECODE_FIRST, LEVEL_PX, LIBRARY_SURE_A, MIN_A_EXPLAINED, SPLIT_BELOW_CONFIDENCE,
+from solver.settings import (DECODE_FIRST, FORM_BEAM, LEVEL_PX, LIBRARY_SURE_A, MIN_A_EXPLAINED, SPLIT_BELOW_CONFIDENCE,
                              SPLIT_TOUCHING, STROKE_LOGP_SLACK)
 from solver.traced import free_form_reading
 
@@ -153,7 +153,7 @@ def perceive_problem(perception, images: list[np.ndarray], positives: int, negat
     if sum(confidence[k] >= TRACE_BELOW_CONFIDENCE for k in a) < LIBRARY_SURE_A:
         first = sorted(a, key=lambda k: (confidence[k], k))[:DECODE_FIRST]
         with stages("decode"):
-            decoded = dict(zip(first, perception.decode_each([images[k] for k in first])))
+            decoded = dict(zip(first, perception.decode_each([images[k] for k in first], beam=FORM_BEAM)))
         formed = _formed(perception, images, positives, {k: props[0].program for k, props in decoded.items() if props}, stages)
         if formed is None:  # the decoder's readings explain too little of set A: read those images in full
             with stages("read"):

@@ -442,9 +442,16 @@ class PixelPerception:
         except Exception as error:
             raise PerceptionError(f"decoding failed: {error}") from error
 
-    def decode_each(self, images: list[np.ndarray]) -> list[tuple]:
+    def decode_each(self, images: list[np.ndarray], beam: int | None = None) -> list[tuple]:
         """`decode`, each image alone (a batch of one, whatever the number of workers), the images shared out
-        across the worker processes: a few images decoded side by side."""
+        across the worker processes: a few images decoded side by side. `beam`: the beam width, if not the
+        perception's."""
+        if beam is not None and beam != self.beam:
+            wide, self.beam = self.beam, beam
+            try:
+                return self.decode_each(images)
+            finally:
+                self.beam = wide
         if not self.use_decoder or self.device != "cpu" or self._pool is None or len(images) < 2:
             return [props for image in images for props in self.decode([image])]
         try:
