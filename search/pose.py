@@ -172,8 +172,7 @@ def guesses(
     tpl: Template, ink: np.ndarray, target: Target, keep: int = 2, headings: np.ndarray = HEADINGS
 ) -> list[Placement]:
     """Initial placements from moments: scale and centroid from the ink, headings scanned."""
-    centre = ink.mean(axis=0)
-    rms_ink = float(np.sqrt(((ink - centre) ** 2).sum(axis=1).mean()))
+    centre, rms_ink = _ink_moments(ink, target)
     s = max(rms_ink / tpl.rms, 1e-3)
     gx, gy = tpl.centroid
     h = np.radians(headings)
@@ -186,6 +185,18 @@ def guesses(
     )
     best = np.argsort(costs, kind="stable")[:keep]
     return [Placement(float(cx[k]), float(cy[k]), float(headings[k]), s) for k in best]
+
+
+def _ink_moments(ink: np.ndarray, target: Target) -> tuple[np.ndarray, float]:
+    """(centroid, rms distance to it) of ink pixel centres, memoised on the target (the ink is one of its
+    `ink_groups`, the same for every candidate fitted to the image; kept in the memo with its moments, so its id
+    is not reused)."""
+    key = ("moments", id(ink))
+    found = target.memo.get(key)
+    if found is None or found[0] is not ink:
+        centre = ink.mean(axis=0)
+        found = target.memo[key] = (ink, centre, float(np.sqrt(((ink - centre) ** 2).sum(axis=1).mean())))
+    return found[1], found[2]
 
 
 def anchored(parent: Template, place: Placement, child: Template, parent_joint: int, child_joint: int) -> Placement:
