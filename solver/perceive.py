@@ -477,6 +477,12 @@ class PixelPerception:
                 for k in range(0, len(images), DECODE_BATCH)]
         return [reading for done in self.map(_strokes_chunk, jobs) for reading in done]
 
+    def imap(self, function, jobs: list):
+        """`map`, the results as they come, in order (this process can work while the workers go on)."""
+        if self._pool is None or len(jobs) < 2:
+            return (function(job) for job in jobs)
+        return self._pool.imap(function, jobs, chunksize=1)
+
     def map(self, function, jobs: list) -> list:
         """`function` over `jobs`, across the worker processes when there are several jobs."""
         if self._pool is None or len(jobs) < 2:
