@@ -231,15 +231,26 @@ def near_atoms(problem: ProblemFacts) -> list[clingo.Symbol]:
     return atoms
 
 
+def problem_atoms(problem: ProblemFacts) -> tuple[clingo.Symbol, ...]:
+    """Every fact of the problem (each image's, then the near facts if tolerant), as symbols. Kept for the
+    problem last asked for: `solver.api` runs up to three inductions on the same facts."""
+    global _LAST_WRITTEN
+    last = _LAST_WRITTEN
+    if last is not None and last[0] is problem:
+        return last[1]
+    atoms = [symbol for role, index, facts in problem.images() for symbol in fact_atoms(role, index, facts)]
+    atoms += near_atoms(problem) if problem.tolerant else ()
+    _LAST_WRITTEN = (problem, tuple(atoms))
+    return _LAST_WRITTEN[1]
+
+
+_LAST_WRITTEN: tuple[ProblemFacts, tuple[clingo.Symbol, ...]] | None = None  # (problem, its atoms), see above
+
+
 def write_facts(control: clingo.Control, problem: ProblemFacts) -> int:
     """Add the problem's facts to `control` through its backend (before grounding); returns their number."""
-    written = 0
+    atoms = problem_atoms(problem)
     with control.backend() as backend:
-        for role, index, facts in problem.images():
-            for symbol in fact_atoms(role, index, facts):
-                backend.add_rule([backend.add_atom(symbol)])
-                written += 1
-        for symbol in near_atoms(problem) if problem.tolerant else ():
+        for symbol in atoms:
             backend.add_rule([backend.add_atom(symbol)])
-            written += 1
-    return written
+    return len(atoms)

@@ -75,22 +75,39 @@ def load_encodings(control: clingo.Control, names: tuple[str, ...] = ENCODINGS) 
         control.add("base", [], root.joinpath(name).read_text(encoding="utf-8"))
 
 
-def _read_model(model: clingo.Model, literal: Callable, make_rule: Callable) -> tuple[tuple[int, ...], InducedRule]:
-    used, covered, evidence, lengths = [], set(), {}, 0
-    for atom in model.symbols(shown=True):
-        if atom.name == "use":
+def memoised(convert: Callable[[clingo.Symbol], object]) -> Callable[[clingo.Symbol], object]:
+    """`convert`, computed once per distinct symbol: the models of one run repeat the same few literals and
+    images, and converting them again for every model was most of the time of a run that enumerates."""
+    memo: dict[clingo.Symbol, object] = {}
+
+    def cached(symbol: clingo.Symbol) -> object:
+        value = memo.get(symbol, memo)
+        if value is memo:
+            value = memo[symbol] = convert(symbol)
+        return value
+
+    return cached
+
+
+def _read_model(symbols: list[clingo.Symbol], cost: tuple[int, ...], literal: Callable, image: Callable,
+                make_rule: Callable) -> InducedRule:
+    """The rule of a model's shown atoms (`literal` and `image` convert a literal and an image term)."""
+    used, covered, evidence, length = [], set(), {}, 0
+    for atom in symbols:
+        name = atom.name
+        if name == "evidence":
+            arguments = atom.arguments
+            evidence.setdefault(image(arguments[1]), set()).add(literal(arguments[0]))
+        elif name == "covers":
+            covered.add(image(atom.arguments[0]))
+        elif name == "use":
             used.append(literal(atom.arguments[0]))
-        elif atom.name == "covers":
-            covered.add(python_value(atom.arguments[0]))
-        elif atom.name == "evidence":
-            evidence.setdefault(python_value(atom.arguments[1]), set()).add(literal(atom.arguments[0]))
-        elif atom.name == "length":
-            lengths += atom.arguments[1].number
-    cost = tuple(model.cost)
-    errors, length = cost[0] if cost else 0, lengths
+        elif name == "length":
+            length += atom.arguments[1].number
+    errors = cost[0] if cost else 0
     rule = make_rule(tuple(sorted(used, key=lambda lit: lit.sort_key)), errors, length)
-    frozen_evidence = {image: frozenset(lits) for image, lits in evidence.items()}
-    return cost, InducedRule(rule, cost, frozenset(covered), frozen_evidence)
+    frozen_evidence = {key: frozenset(lits) for key, lits in evidence.items()}
+    return InducedRule(rule, cost, frozenset(covered), frozen_evidence)
 
 
 def _logo_literal(symbol: clingo.Symbol) -> Literal:
@@ -147,20 +164,29 @@ def induce_with(
     write(control)
     control.ground([("base", [])])
 
-    best: dict[tuple[int, ...], list[InducedRule]] = {}
+    literal, image = memoised(literal), memoised(python_value)
+
+    def read(symbols: list[clingo.Symbol], cost: tuple[int, ...]) -> InducedRule:
+        induced = _read_model(symbols, cost, literal, image, make_rule)
+        if error_weight:
+            induced = replace(induced, rule=replace(induced.rule, errors=_errors(induced.covered, context)))
+        return _with_errors(induced, context) if enumerate_all else induced
+
+    # Models found before optimality is proven matter only if the time limit stops the search first, and
+    # then only those of the least cost: their atoms are kept, and read only in that case.
+    best: list[list[clingo.Symbol]] = []
+    best_cost: list[tuple[int, ...]] = []
     proven: list[InducedRule] = []
 
     def on_model(model: clingo.Model) -> None:
-        cost, induced = _read_model(model, literal, make_rule)
-        if error_weight:
-            induced = replace(induced, rule=replace(induced.rule, errors=_errors(induced.covered, context)))
-        if enumerate_all:
-            induced = _with_errors(induced, context)
-            proven.append(induced)
-        elif model.optimality_proven:
-            proven.append(induced)
-        else:
-            best.setdefault(cost, []).append(induced)
+        cost = tuple(model.cost)
+        if enumerate_all or model.optimality_proven:
+            proven.append(read(model.symbols(shown=True), cost))
+        elif not best_cost or cost <= best_cost[0]:
+            if best_cost and cost < best_cost[0]:
+                best.clear()
+            best_cost[:] = [cost]
+            best.append(model.symbols(shown=True))
 
     remaining = max(0.0, time_limit - (time.perf_counter() - start))
     with control.solve(on_model=on_model, async_=True) as handle:
@@ -172,7 +198,7 @@ def induce_with(
     if proven:
         outcome, rules = Outcome.OPTIMAL if finished else Outcome.TIME_LIMIT, proven
     elif best:
-        outcome, rules = Outcome.TIME_LIMIT, best[min(best)]
+        outcome, rules = Outcome.TIME_LIMIT, [read(symbols, best_cost[0]) for symbols in best]
     else:
         outcome, rules = Outcome.NO_RULE, []
     rules = _distinct(sorted(rules, key=lambda r: (r.cost, r.rule.sort_key) if enumerate_all else r.rule.sort_key))
