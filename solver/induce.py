@@ -154,21 +154,37 @@ def memoised(convert: Callable[[clingo.Symbol], object]) -> Callable[[clingo.Sym
     return cached
 
 
-def _read_model(symbols: list[clingo.Symbol], cost: tuple[int, ...], literal: Callable, image: Callable,
+def _shown_atom(literal: Callable, image: Callable) -> Callable[[clingo.Symbol], tuple]:
+    """A shown atom as (its name, what it says): use -> the literal, covers -> the image, evidence -> (the
+    image, the literal), length -> the literal's cost; computed once per distinct atom of a run (`memoised`)."""
+
+    def read(atom: clingo.Symbol) -> tuple:
+        name, arguments = atom.name, atom.arguments
+        if name == "evidence":
+            return name, (image(arguments[1]), literal(arguments[0]))
+        if name in ("use", "covers"):
+            return name, (literal if name == "use" else image)(arguments[0])
+        if name == "length":
+            return name, arguments[1].number
+        return name, None
+
+    return memoised(read)
+
+
+def _read_model(symbols: list[clingo.Symbol], cost: tuple[int, ...], shown: Callable,
                 make_rule: Callable) -> InducedRule:
-    """The rule of a model's shown atoms (`literal` and `image` convert a literal and an image term)."""
+    """The rule of a model's shown atoms (`shown` reads one: `_shown_atom`)."""
     used, covered, evidence, length = [], set(), {}, 0
     for atom in symbols:
-        name = atom.name
+        name, value = shown(atom)
         if name == "evidence":
-            arguments = atom.arguments
-            evidence.setdefault(image(arguments[1]), set()).add(literal(arguments[0]))
+            evidence.setdefault(value[0], set()).add(value[1])
         elif name == "covers":
-            covered.add(image(atom.arguments[0]))
+            covered.add(value)
         elif name == "use":
-            used.append(literal(atom.arguments[0]))
+            used.append(value)
         elif name == "length":
-            length += atom.arguments[1].number
+            length += value
     errors = cost[0] if cost else 0
     rule = make_rule(tuple(sorted(used, key=lambda lit: lit.sort_key)), errors, length)
     frozen_evidence = {key: frozenset(lits) for key, lits in evidence.items()}
@@ -229,10 +245,10 @@ def induce_with(
     write(control)
     control.ground([("base", [])])
 
-    literal, image = memoised(literal), memoised(python_value)
+    shown = _shown_atom(memoised(literal), memoised(python_value))
 
     def read(symbols: list[clingo.Symbol], cost: tuple[int, ...]) -> InducedRule:
-        induced = _read_model(symbols, cost, literal, image, make_rule)
+        induced = _read_model(symbols, cost, shown, make_rule)
         if error_weight:
             induced = replace(induced, rule=replace(induced.rule, errors=_errors(induced.covered, context)))
         return _with_errors(induced, context) if enumerate_all else induced
