@@ -86,7 +86,12 @@ class _Watchdog:
 
     @contextlib.contextmanager
     def limit(self, control: clingo.Control, seconds: float) -> Iterator[None]:
-        """Within the block, `control`'s solve call is interrupted once `seconds` have passed."""
+        """Within the block, `control`'s solve call is interrupted once `seconds` have passed (at its start
+        if no time is left)."""
+        if seconds <= 0:
+            control.interrupt()  # clingo: interrupts the following solve call right at its beginning
+            yield
+            return
         key = object()
         with self._changed:
             if self._thread is None:
