@@ -65,9 +65,12 @@ class _Watchdog:
     handed every run to a new thread, and on a loaded machine waiting for that thread to be scheduled took
     ten times the solving (20-40 ms of wall time per run against 1-3 ms of CPU)."""
 
+    IDLE_WAIT = 3600.0  # seconds the thread sleeps when no deadline is pending (a new deadline wakes it at once)
+
     def __init__(self) -> None:
         self._reset()
-        os.register_at_fork(after_in_child=self._reset)  # a forked worker has neither the thread nor its lock
+        if hasattr(os, "register_at_fork"):  # POSIX: a forked worker has neither the thread nor its lock
+            os.register_at_fork(after_in_child=self._reset)
 
     def _reset(self) -> None:
         self._changed = threading.Condition()
@@ -82,7 +85,7 @@ class _Watchdog:
                     if deadline <= now:
                         control.interrupt()
                         del self._deadlines[key]
-                self._changed.wait(min((d for d, _ in self._deadlines.values()), default=now + 3600.0) - now)
+                self._changed.wait(min((d for d, _ in self._deadlines.values()), default=now + self.IDLE_WAIT) - now)
 
     @contextlib.contextmanager
     def limit(self, control: clingo.Control, seconds: float) -> Iterator[None]:
