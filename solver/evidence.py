@@ -47,6 +47,8 @@ def unreadable_reason(pixels: object) -> str | None:
     share = float(ink.mean())
     if share > MAX_INK_SHARE:
         return f"not a line drawing: {100 * share:.0f} % of the pixels are ink (drawings: under 4 %)"
+    rows, cols = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))
+    ink = ink[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1]  # the ink's box: the same counts, outside it no ink
     neighbours = ndimage.convolve(ink.astype(np.uint8), np.ones((3, 3), np.uint8), mode="constant") - ink
     isolated = float((ink & (neighbours == 0)).sum()) / float(ink.sum())
     if isolated > MAX_ISOLATED_SHARE:
