@@ -252,7 +252,7 @@ def _ink_to_image(ink: np.ndarray, size: int, r0: int, c0: int) -> np.ndarray:
     image = np.full((size, size), 255, dtype=np.uint8)
     for i in range(ink.shape[0]):
         for j in range(ink.shape[1]):
-            image[r0 + i, c0 + j] = np.uint8(255.0 - 255.0 * min(ink[i, j], 1.0) + 0.5)
+            image[r0 + i, c0 + j] = grey_level(ink[i, j])
     return image
 
 
@@ -265,6 +265,17 @@ def render_marks(
     Works on a canvas cut to the marks' box; shifting by whole pixels keeps pixel centres at +0.5."""
     if points.shape[0] == 0:
         return np.full((size, size), 255, dtype=np.uint8)
+    ink, r0, c0 = ink_canvas(points, offsets, kinds, size, pen_radius, outline_radius)
+    return _ink_to_image(ink, size, r0, c0)
+
+
+@njit(cache=True)
+def ink_canvas(
+    points: np.ndarray, offsets: np.ndarray, kinds: np.ndarray, size: int, pen_radius: float, outline_radius: float
+) -> tuple[np.ndarray, int, int]:
+    """The ink coverage (0-1, float32) of packed marks on the canvas cut to their box -> (ink, top row, left
+    column of the box in the size x size image); `grey_level` turns a coverage into the pixel `render_marks`
+    draws. At least one point."""
     r0, r1, c0, c1 = _ink_box(points, size, max(pen_radius, outline_radius) + 1.0)
     local = points.copy()
     local[:, 0] -= c0
@@ -278,7 +289,13 @@ def render_marks(
             _ink_polyline(ink, pts, pen_radius)
         else:
             _stamp_polygon(ink, pts, outline_radius)
-    return _ink_to_image(ink, size, r0, c0)
+    return ink, r0, c0
+
+
+@njit(cache=True, inline="always")
+def grey_level(coverage: float) -> np.uint8:
+    """The grey level (255 = white) of a pixel with this ink coverage, as `render_marks` draws it."""
+    return np.uint8(255.0 - 255.0 * min(coverage, 1.0) + 0.5)
 
 
 # ------------------------------------------------------------------------------------ reference twin

@@ -16,7 +16,11 @@ Kernels
                   taken on the ink with small gaps closed).
   `window_l1`     sum of |rendered - image| over a rendered window placed in the image: the pixel score
                   that decides stroke types and polishes poses; `window_l1_shifted` the least such sum
-                  over shifts of the window by up to a few pixels (tolerates residual misalignment).
+                  over shifts of the window by up to a few pixels (tolerates residual misalignment);
+                  `rendered_l1` the same sum for marks rendered in place, without the window's image: the
+                  white part of the window is the image's darkness (`window_darkness`, once per window: a polish
+                  renders many poses in one), only the rendered ink box is visited (the same total: every term
+                  is a whole grey level).
   `sparse_scores` `sparse_score` of many pose sets; `best_sparse_scores` only those that can be among the
                   lowest few (the heading scan of the initial guesses: the same choice, fewer reverse terms).
   `pattern_search` pose refinement on the `sparse_score` (the search's inner loop, compiled whole).
@@ -35,6 +39,8 @@ import math
 
 import numpy as np
 from numba import njit
+
+from dsl.raster import grey_level, ink_canvas
 
 
 @njit(cache=True, inline="always")
@@ -310,6 +316,46 @@ def window_l1(rendered: np.ndarray, image: np.ndarray, r0: int, c0: int) -> tupl
                 continue
             total += abs(float(rendered[i, j]) - float(image[ii, jj]))
             count += 1
+    return total, count
+
+
+@njit(cache=True)
+def window_darkness(image: np.ndarray, r0: int, c0: int, size: int) -> tuple[float, int]:
+    """(sum of the darkness 255 - grey, pixels) over the part of the size x size window at (r0, c0) inside the
+    image: `window_l1` of a white window."""
+    h, w = image.shape
+    total = 0.0
+    count = 0
+    for i in range(max(r0, 0), min(r0 + size, h)):
+        for j in range(max(c0, 0), min(c0 + size, w)):
+            total += 255.0 - float(image[i, j])
+            count += 1
+    return total, count
+
+
+@njit(cache=True)
+def rendered_l1(
+    points: np.ndarray, offsets: np.ndarray, kinds: np.ndarray, size: int, pen_radius: float, outline_radius: float,
+    image: np.ndarray, r0: int, c0: int, darkness: float, count: int,
+) -> tuple[float, int]:
+    """`window_l1(render_marks(points, offsets, kinds, size, ...), image, r0, c0)` without the window image:
+    the window's white pixels cost the image's darkness (`darkness`, `count`: `window_darkness` of the window),
+    and the pixels of the marks' ink box correct it where the render is not white."""
+    h, w = image.shape
+    total = darkness
+    if points.shape[0] == 0 or count == 0:
+        return total, count
+    ink, br, bc = ink_canvas(points, offsets, kinds, size, pen_radius, outline_radius)
+    for i in range(ink.shape[0]):
+        ii = r0 + br + i
+        if ii < 0 or ii >= h:
+            continue
+        for j in range(ink.shape[1]):
+            jj = c0 + bc + j
+            if jj < 0 or jj >= w or ink[i, j] <= 0.0:
+                continue
+            g = float(image[ii, jj])
+            total += abs(float(grey_level(ink[i, j])) - g) - (255.0 - g)
     return total, count
 
 

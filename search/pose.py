@@ -172,8 +172,7 @@ def guesses(
     tpl: Template, ink: np.ndarray, target: Target, keep: int = 2, headings: np.ndarray = HEADINGS
 ) -> list[Placement]:
     """Initial placements from moments: scale and centroid from the ink, headings scanned."""
-    centre = ink.mean(axis=0)
-    rms_ink = float(np.sqrt(((ink - centre) ** 2).sum(axis=1).mean()))
+    centre, rms_ink = _ink_moments(ink, target)
     s = max(rms_ink / tpl.rms, 1e-3)
     gx, gy = tpl.centroid
     h = np.radians(headings)
@@ -186,6 +185,18 @@ def guesses(
     )
     best = np.argsort(costs, kind="stable")[:keep]
     return [Placement(float(cx[k]), float(cy[k]), float(headings[k]), s) for k in best]
+
+
+def _ink_moments(ink: np.ndarray, target: Target) -> tuple[np.ndarray, float]:
+    """(centroid, rms distance to it) of ink pixel centres, memoised on the target (the ink is one of its
+    `ink_groups`, the same for every candidate fitted to the image; kept in the memo with its moments, so its id
+    is not reused)."""
+    key = ("moments", id(ink))
+    found = target.memo.get(key)
+    if found is None or found[0] is not ink:
+        centre = ink.mean(axis=0)
+        found = target.memo[key] = (ink, centre, float(np.sqrt(((ink - centre) ** 2).sum(axis=1).mean())))
+    return found[1], found[2]
 
 
 def anchored(parent: Template, place: Placement, child: Template, parent_joint: int, child_joint: int) -> Placement:
@@ -314,17 +325,22 @@ def render_window(
     actions: tuple[int, int] | None = None,
 ) -> np.ndarray:
     """Render the posed candidate into a size x size window whose top-left is image pixel (r0, c0)."""
-    points, offsets, kinds, shape_marks = _packed_marks(templates)
-    affines = np.array([place.affine() for place in placements], dtype=np.float64).reshape(-1, 4)
-    reach = max(RENDER_PEN_RADIUS, RENDER_OUTLINE_RADIUS) + 2.0
-    # only the marks whose box meets the window (the others cannot change a pixel of it)
-    points, offsets, kinds = kernels.posed_marks(
-        points, offsets, kinds, shape_marks, affines, float(target.origin[1] - c0), float(target.origin[0] - r0),
-        size, reach,
-    )
+    points, offsets, kinds = _posed_window_marks(templates, placements, target, r0, c0, size)
     if len(kinds) == 0:
         return np.full((size, size), 255, dtype=np.uint8)
     return render_marks(points, offsets, kinds, size, RENDER_PEN_RADIUS, RENDER_OUTLINE_RADIUS)
+
+
+def _posed_window_marks(templates: list[Template], placements: list[Placement], target: Target, r0: int, c0: int, size: int):
+    """The posed candidate's marks in the frame of the size x size window at image pixel (r0, c0), only those
+    whose box meets the window (the others cannot change a pixel of it) -> (points, offsets, kinds)."""
+    points, offsets, kinds, shape_marks = _packed_marks(templates)
+    affines = np.array([place.affine() for place in placements], dtype=np.float64).reshape(-1, 4)
+    reach = max(RENDER_PEN_RADIUS, RENDER_OUTLINE_RADIUS) + 2.0
+    return kernels.posed_marks(
+        points, offsets, kinds, shape_marks, affines, float(target.origin[1] - c0), float(target.origin[0] - r0),
+        size, reach,
+    )
 
 
 _PACKED: dict[tuple, tuple] = {}  # id(template), ... -> (templates, packed marks); an entry keeps its templates
@@ -373,8 +389,12 @@ def pixel_cost(
 ) -> float:
     """Mean absolute grey difference (0-1) between the rendered candidate and the image in a window."""
     r0, c0, size = crop_window(target) if window is None else window
-    rendered = render_window(templates, placements, target, r0, c0, size)
-    total, count = kernels.window_l1(rendered, target.image, r0, c0)
+    points, offsets, kinds = _posed_window_marks(templates, placements, target, r0, c0, size)
+    white = target.memo.get(("white", r0, c0, size))  # the window's cost rendered white
+    if white is None:
+        white = target.memo[("white", r0, c0, size)] = kernels.window_darkness(target.image, r0, c0, size)
+    total, count = kernels.rendered_l1(points, offsets, kinds, size, RENDER_PEN_RADIUS, RENDER_OUTLINE_RADIUS,
+                                       target.image, r0, c0, *white)
     return total / max(count, 1) / 255.0
 
 

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import enum
 import re
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import clingo
@@ -203,9 +205,59 @@ def near(a: Shape, b: Shape, tolerance: str) -> bool:
                                  or same_shape(b, a, length_tol, angle_tol, ignore_strokes))
 
 
-def _near_pair(shapes: tuple[ShapeFacts, ...], pair: tuple[ShapeFacts, ...], tolerance: str) -> bool:
+def _within(narrow: str, wide: str) -> bool:
+    """Tolerance `narrow` accepts no pair of shapes that `wide` does not (no larger value, strokes kept if
+    `wide` keeps them): `near` is then true at `wide` wherever it is at `narrow`."""
+    (length, angle, ignores), (wide_length, wide_angle, wide_ignores) = TOLERANCES[narrow], TOLERANCES[wide]
+    return length <= wide_length and angle <= wide_angle and (wide_ignores or not ignores)
+
+
+class _Nearness:
+    """`near` for the shapes of one problem, each pair of shapes compared once for all tolerances and with
+    fewer comparisons, the same answers: two shapes with other numbers of actions of each kind (and
+    stroke, for a tolerance that keeps stroke types) are never near, since no start or direction changes
+    them; a pair near at one tolerance is near at every wider one, and one not near at a tolerance is near at
+    no narrower one (`_within`). The widest tolerances are compared first."""
+
+    ORDER = sorted(TOLERANCES, key=lambda t: -sum(_within(n, t) for n in TOLERANCES))
+
+    def __init__(self) -> None:
+        self._pairs: dict[tuple[int, int], dict[str, bool]] = {}
+        self._kinds: dict[tuple[int, bool], Counter] = {}
+        self._shapes: list[Shape] = []  # alive while their ids are keys
+
+    def _actions(self, shape: Shape, ignore_strokes: bool) -> Counter:
+        key = (id(shape), ignore_strokes)
+        if key not in self._kinds:
+            self._shapes.append(shape)
+            self._kinds[key] = Counter((a.kind, None if ignore_strokes else a.stroke) for a in shape.actions)
+        return self._kinds[key]
+
+    def __call__(self, a: Shape, b: Shape, tolerance: str) -> bool:
+        key = (id(a), id(b))
+        if key not in self._pairs:
+            self._shapes += (a, b)
+            self._pairs[key] = self._compare(a, b)
+        return self._pairs[key][tolerance]
+
+    def _compare(self, a: Shape, b: Shape) -> dict[str, bool]:
+        found: dict[str, bool] = {}
+        for tolerance in self.ORDER:
+            ignore_strokes = TOLERANCES[tolerance][2]
+            if any(value and _within(t, tolerance) for t, value in found.items()):
+                found[tolerance] = True
+            elif any(not value and _within(tolerance, t) for t, value in found.items()):
+                found[tolerance] = False
+            else:
+                found[tolerance] = (len(a) == len(b) and near(a, b, tolerance)
+                                    if self._actions(a, ignore_strokes) == self._actions(b, ignore_strokes) else False)
+        return found
+
+
+def _near_pair(shapes: tuple[ShapeFacts, ...], pair: tuple[ShapeFacts, ...], tolerance: str,
+               near_to: Callable[[Shape, Shape, str], bool] = near) -> bool:
     first, second = shapes
-    return any(near(first.program, x.program, tolerance) and near(second.program, y.program, tolerance)
+    return any(near_to(first.program, x.program, tolerance) and near_to(second.program, y.program, tolerance)
                for x, y in (pair, pair[::-1]))
 
 
@@ -216,30 +268,43 @@ def near_atoms(problem: ProblemFacts) -> list[clingo.Symbol]:
     shapes = {s.sequence: s for image in problem.context_a for s in image.shapes if s.program is not None}
     pairs = {image.image_sequence: image.shapes for image in problem.context_a
              if len(image.shapes) == 2 and all(s.program is not None for s in image.shapes)}
+    near_to = _Nearness()
     atoms = []
     for role, index, facts in problem.images():
         symbol = image_symbol(role, index)
         for tolerance in TOLERANCES:
             for key, candidate in shapes.items():
-                if any(s.program is not None and near(s.program, candidate.program, tolerance) for s in facts.shapes):
+                if any(s.program is not None and near_to(s.program, candidate.program, tolerance)
+                       for s in facts.shapes):
                     atoms.append(clingo.Function("near", [symbol, clingo.String(key), clingo.Function(tolerance)]))
             if len(facts.shapes) == 2 and all(s.program is not None for s in facts.shapes):
                 for key, pair in pairs.items():
-                    if _near_pair(facts.shapes, pair, tolerance):
+                    if _near_pair(facts.shapes, pair, tolerance, near_to):
                         atoms.append(clingo.Function("image_near", [symbol, clingo.String(key),
                                                                     clingo.Function(tolerance)]))
     return atoms
 
 
+def problem_atoms(problem: ProblemFacts) -> tuple[clingo.Symbol, ...]:
+    """Every fact of the problem (each image's, then the near facts if tolerant), as symbols. Kept for the
+    problem last asked for: `solver.api` runs up to three inductions on the same facts."""
+    global _LAST_WRITTEN
+    last = _LAST_WRITTEN
+    if last is not None and last[0] is problem:
+        return last[1]
+    atoms = [symbol for role, index, facts in problem.images() for symbol in fact_atoms(role, index, facts)]
+    atoms += near_atoms(problem) if problem.tolerant else ()
+    _LAST_WRITTEN = (problem, tuple(atoms))
+    return _LAST_WRITTEN[1]
+
+
+_LAST_WRITTEN: tuple[ProblemFacts, tuple[clingo.Symbol, ...]] | None = None  # (problem, its atoms), see above
+
+
 def write_facts(control: clingo.Control, problem: ProblemFacts) -> int:
     """Add the problem's facts to `control` through its backend (before grounding); returns their number."""
-    written = 0
+    atoms = problem_atoms(problem)
     with control.backend() as backend:
-        for role, index, facts in problem.images():
-            for symbol in fact_atoms(role, index, facts):
-                backend.add_rule([backend.add_atom(symbol)])
-                written += 1
-        for symbol in near_atoms(problem) if problem.tolerant else ():
+        for symbol in atoms:
             backend.add_rule([backend.add_atom(symbol)])
-            written += 1
-    return written
+    return len(atoms)

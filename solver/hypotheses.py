@@ -5,7 +5,7 @@ hypothesis explains an image.
 `perceive_problem` (the problem's images in solving order: set A, set B, the queries):
   1. classify: the shape classifier names set A's images. When it is sure of nearly all of them
      (LIBRARY_SURE_A), the problem is read as library shapes (step 4).
-  2. form: otherwise the DECODE_FIRST set-A images the classifier is least sure of are decoded. Their
+  2. form: otherwise the DECODE_FIRST set-A images the classifier is least sure of are decoded (beam FORM_BEAM). Their
      free-form readings are the hypotheses; each is checked on every set-A image (its centreline fit,
      `search.near_miss.check` without neighbours), and the one that explains the most of them is the
      problem's program H, if it explains at least MIN_A_EXPLAINED; H is written in the free-form generator's
@@ -17,11 +17,12 @@ hypothesis explains an image.
      readings are reconciled as before (`solver.reconcile`).
   3. check: every set-B image and query is checked against H and H's one-action neighbours
      (`search.near_miss`): the best of them by the centreline fit; an image whose geometry is H's has its
-     strokes judged by the decoder walking H at its pose (`_strokes_checked`): where it prefers another
-     stroke for an action, that action takes it. A query keeps what its check found when that is H, or one of
-     H's neighbours where H does not explain it; a query whose check is in doubt (a stroke near miss, or a
-     neighbour where H explains it too: `_in_doubt`) is read in full, and that reading is its program. An
-     image no neighbour explains either (and a set-A image H does not explain) is read in full.
+     strokes judged by the decoder walking H at its pose, in the same job (`_checked_one`, `_with_strokes`):
+     where it prefers another stroke for an action, that action takes it. A query keeps what its check found
+     when that is H, or one of H's neighbours where H does not explain it; a query whose check is in doubt (a
+     stroke near miss, or a neighbour where H explains it too: `_in_doubt`) is read in full, and that reading is
+     its program. The queries are checked first, and a doubtful one is read here while the workers check set B.
+     An image no neighbour explains either (and a set-A image H does not explain) is read in full.
   4. library: images the classifier is sure of (`solver.perceive.TRACE_BELOW_CONFIDENCE`) are read as
      library shapes from its plan, without the decoder; the others are read in full (decoded, classified,
      searched or traced), and free-form readings reconciled with the context (`solver.reconcile`). When set A
@@ -54,7 +55,7 @@ from search.neighbourhood import forward_free_form
 from search.template import make_target
 from solver.readings import Perceived
 from solver.reconcile import reconcile_with_context
-from solver.settings import (DECODE_FIRST, LEVEL_PX, LIBRARY_SURE_A, MIN_A_EXPLAINED, SPLIT_BELOW_CONFIDENCE,
+from solver.settings import (DECODE_FIRST, FORM_BEAM, LEVEL_PX, LIBRARY_SURE_A, MIN_A_EXPLAINED, SPLIT_BELOW_CONFIDENCE,
                              SPLIT_TOUCHING, STROKE_LOGP_SLACK)
 from solver.traced import free_form_reading
 
@@ -106,19 +107,31 @@ def verdict(found: Check, hypothesis: ImageProgram) -> Verdict:
     return Verdict(hypothesis, {**evidence, "verdict": "hypothesis"}, found.poses)
 
 
-def _strokes_checked(perception, images: list, results: list, evidence: dict, hypothesis: ImageProgram, stages: Stages) -> None:
-    """Images whose geometry is H's: the decoder, walking H at the image's pose, judges each action's stroke
-    (`perception.decode.read_strokes`); where it prefers another stroke by more than STROKE_LOGP_SLACK, the
-    image is H with that action's stroke changed (a stroke near miss)."""
-    drawn = [k for k, r in enumerate(results) if r is not None and evidence.get(k, {}).get("verdict") == "hypothesis"]
-    with stages("strokes"):
-        readings = perception.read_strokes([images[k] for k in drawn], hypothesis, [results[k].poses for k in drawn])
-    for k, reading in zip(drawn, readings):
-        evidence[k]["stroke_margin"] = round(reading.margin, 3)
+def _checked_one(job: tuple) -> tuple:
+    """One image checked against H and its neighbours (`verdict`) and, when its geometry is H's, its strokes
+    judged by the decoder walking H at the image's pose (`perception.decode.read_strokes`, a batch of one image)
+    -> (Verdict, StrokeReading or None). In a worker process."""
+    from solver.perceive import _strokes_chunk
+
+    checkpoint, image, hypothesis = job
+    decided = verdict(check(hypothesis, make_target(image), True), hypothesis)
+    if decided.program is None or decided.evidence["verdict"] != "hypothesis":
+        return decided, None
+    return decided, _strokes_chunk((checkpoint, [image], hypothesis, [decided.poses]))[0]
+
+
+def _with_strokes(decided: Verdict, reading, hypothesis: ImageProgram) -> Perceived | None:
+    """An image's check as a reading: where the decoder prefers another stroke than H's by more than
+    STROKE_LOGP_SLACK for an action, the image is H with that action's stroke changed (a stroke near miss)."""
+    if decided.program is None:
+        return None
+    evidence, program = dict(decided.evidence), decided.program
+    if reading is not None:
+        evidence["stroke_margin"] = round(reading.margin, 3)
         if reading.margin < -STROKE_LOGP_SLACK:
-            evidence[k]["verdict"] = "stroke"
-            results[k] = replace(results[k], program=in_frame_of(hypothesis, reading.program))
-        results[k] = replace(results[k], evidence=evidence[k])
+            evidence["verdict"] = "stroke"
+            program = in_frame_of(hypothesis, reading.program)
+    return Perceived(program, decided.poses, None, evidence=evidence)
 
 
 def in_frame_of(hypothesis: ImageProgram, program: ImageProgram) -> ImageProgram:
@@ -153,7 +166,7 @@ def perceive_problem(perception, images: list[np.ndarray], positives: int, negat
     if sum(confidence[k] >= TRACE_BELOW_CONFIDENCE for k in a) < LIBRARY_SURE_A:
         first = sorted(a, key=lambda k: (confidence[k], k))[:DECODE_FIRST]
         with stages("decode"):
-            decoded = dict(zip(first, perception.decode_each([images[k] for k in first])))
+            decoded = dict(zip(first, perception.decode_each([images[k] for k in first], beam=FORM_BEAM)))
         formed = _formed(perception, images, positives, {k: props[0].program for k, props in decoded.items() if props}, stages)
         if formed is None:  # the decoder's readings explain too little of set A: read those images in full
             with stages("read"):
@@ -178,27 +191,26 @@ def _library_problem(perception, images, results, guesses, positives, negatives,
     set A reads as library shapes (`free_form_seen` False: the classifier is sure of nearly all of set A, or
     the decoder read none of the set-A images it was given as free-form), every image is read as library
     shapes from the classifier's plan, without the decoder."""
-    from solver.perceive import TRACE_BELOW_CONFIDENCE
-
     rest = [k for k, r in enumerate(results) if r is None]
-    with stages("classify"):
-        missing = [k for k in rest if guesses[k] is None]
-        for k, found in zip(missing, perception.guesses([images[k] for k in missing])):
-            guesses[k] = found
-        plans = {k: perception.plan(images[k], guesses[k], ()) for k in rest}
-    sure = [k for k in rest if plans[k].confidence >= TRACE_BELOW_CONFIDENCE or not free_form_seen]
-    unsure = [k for k in rest if k not in sure]
+    with stages("search"):  # one job per image: classified (set A's already are), planned, read as library shapes
+        done = dict(zip(rest, perception.library_reads([images[k] for k in rest], [guesses[k] for k in rest],
+                                                       free_form_seen)))
+    for k, found in done.items():
+        guesses[k] = found.guesses if found.guesses is not None else guesses[k]
+        if found.reading is not None:
+            results[k] = replace(found.reading, evidence={"verdict": "library", "classifier": round(found.plan.confidence, 4)})
+    unsure = [k for k in rest if done[k].unsure]
     # one ink blob the classifier is unsure of: touching shapes? Decoded, so that the plan splits the ink among the
     # decoder's two shapes (`PixelPerception.plan`): read without, every such image read as one shape
-    touching = [k for k in sure
-                if SPLIT_TOUCHING and not plans[k].parts and plans[k].confidence < SPLIT_BELOW_CONFIDENCE]
+    touching = [k for k in rest if done[k].touching]
     if touching:
+        plans = {}
         with stages("decode"):
             for k, props in zip(touching, perception.decode_each([images[k] for k in touching])):
                 plans[k] = perception.plan(images[k], guesses[k], props)
-    with stages("search"):
-        for k, r in zip(sure, perception.read_as_library([images[k] for k in sure], [plans[k] for k in sure])):
-            results[k] = replace(r, evidence={"verdict": "library", "classifier": round(plans[k].confidence, 4)})
+        with stages("search"):
+            for k, r in zip(touching, perception.read_as_library([images[k] for k in touching], [plans[k] for k in touching])):
+                results[k] = replace(r, evidence={"verdict": "library", "classifier": round(plans[k].confidence, 4)})
     with stages("read"):
         for k, r in zip(unsure, perception.read_in_full([images[k] for k in unsure], [guesses[k] for k in unsure])):
             results[k] = r
@@ -261,26 +273,32 @@ def _checked(perception, images, results, positives: int, negatives: int, formed
     for k in range(positives):
         if k not in formed.explained:
             results[k] = None
-    others = list(range(positives, len(images)))
-    evidence = {}
-    with stages("check"):
-        checks = perception.map(_check_job, [(images[k], hypothesis, True) for k in others])
-    for k, found in zip(others, checks):
-        decided = verdict(found, hypothesis)
-        evidence[k] = decided.evidence
-        results[k] = None if decided.program is None else Perceived(decided.program, decided.poses, None, evidence=decided.evidence)
-    _strokes_checked(perception, images, results, evidence, hypothesis, stages)
     queries = list(range(positives + negatives, len(images)))
-    doubtful = [k for k in queries if _in_doubt(evidence.get(k, {}))]
-    rest = [k for k, r in enumerate(results) if r is None or k in doubtful]
+    order = queries + list(range(positives, positives + negatives))  # the queries first: a doubtful one is read
+    # in full here, in this process, while the workers check the others
+    found = perception.imap(_checked_one, [(perception.checkpoint, images[k], hypothesis) for k in order])
+    evidence = {}
+    for k in order:
+        with stages("check"):
+            decided, reading = next(found)
+        results[k] = _with_strokes(decided, reading, hypothesis)
+        evidence[k] = results[k].evidence if results[k] is not None else decided.evidence
+        if k in queries and (results[k] is None or _in_doubt(evidence[k])):
+            with stages("read"):
+                results[k] = _read_instead(results[k], evidence[k], perception.read_in_full([images[k]])[0])
+    rest = [k for k, r in enumerate(results) if r is None]  # set-A and set-B images nothing explains
     with stages("read"):
-        read = perception.read_in_full([images[k] for k in rest])
-    for k, r in zip(rest, read):
-        checked = results[k]
-        found = {**evidence.get(k, {}), "verdict": "read"}
-        if k in evidence:
-            found["checked"] = evidence[k]["verdict"]  # what the check alone found
-        if k in queries and checked is not None and r.program is not None:  # does the check agree with the reading?
-            found["agrees"] = same_image(r.program, checked.program)
-        results[k] = replace(r, evidence=found)
+        for k, r in zip(rest, perception.read_in_full([images[k] for k in rest])):
+            results[k] = _read_instead(None, evidence.get(k, {}), r)
     return results
+
+
+def _read_instead(checked: Perceived | None, evidence: dict, reading: Perceived) -> Perceived:
+    """An image read in full, its evidence saying what its check found (`evidence`, for a checked image), and
+    whether the reading agrees with the program the check found (`checked`: a doubtful query's)."""
+    found = {**evidence, "verdict": "read"}
+    if "verdict" in evidence:
+        found["checked"] = evidence["verdict"]
+    if checked is not None and reading.program is not None:
+        found["agrees"] = same_image(reading.program, checked.program)
+    return replace(reading, evidence=found)

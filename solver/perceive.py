@@ -246,6 +246,35 @@ def _refine_one(job: tuple) -> Perceived:
     return refine_perceived(*job)
 
 
+@dataclass(frozen=True)
+class LibraryRead:
+    """One image of a library problem as `_library_one` left it: read as library shapes (`reading`), or not
+    read, with what the caller needs to go on: the classifier's `guesses` and why (`unsure`: the classifier is
+    unsure of it in a problem where free-form programs were seen, it is read in full; `touching`: one ink blob
+    the classifier is unsure of, decoded first so that its plan can split the ink)."""
+
+    plan: LibraryPlan
+    reading: Perceived | None = None
+    guesses: dict | None = None
+    unsure: bool = False
+    touching: bool = False
+
+
+def _library_one(job: tuple) -> LibraryRead:
+    """One image of a library problem in one job: classified (unless its `guesses` are given), planned and,
+    when the classifier is sure of it (or no free-form program was seen in the problem) and it is no touching
+    pair, read as library shapes (`refine_perceived` from the plan, without the decoder)."""
+    checkpoint, image, guesses, free_form_seen, budget_ms = job
+    if guesses is None:
+        guesses = _guesses_one((checkpoint, image))
+    plan = library_plan(guesses, shapes_read=1)
+    if plan.confidence < TRACE_BELOW_CONFIDENCE and free_form_seen:
+        return LibraryRead(plan, guesses=guesses, unsure=True)
+    if SPLIT_TOUCHING and not plan.parts and plan.confidence < SPLIT_BELOW_CONFIDENCE:
+        return LibraryRead(plan, guesses=guesses, touching=True)
+    return LibraryRead(plan, refine_perceived(image, (), budget_ms, plan, True))
+
+
 def _budget(budget_ms: float | None, share: float = 1.0) -> dict:
     """`refine_image`'s budget: `budget_ms` (times `share`) of time, or with `budget_ms=None` the counted
     budget (REFINE_CANDIDATES structures, `share` of REFINE_POLISH_EVALS): the same image and proposals
@@ -413,9 +442,16 @@ class PixelPerception:
         except Exception as error:
             raise PerceptionError(f"decoding failed: {error}") from error
 
-    def decode_each(self, images: list[np.ndarray]) -> list[tuple]:
+    def decode_each(self, images: list[np.ndarray], beam: int | None = None) -> list[tuple]:
         """`decode`, each image alone (a batch of one, whatever the number of workers), the images shared out
-        across the worker processes: a few images decoded side by side."""
+        across the worker processes: a few images decoded side by side. `beam`: the beam width, if not the
+        perception's."""
+        if beam is not None and beam != self.beam:
+            wide, self.beam = self.beam, beam
+            try:
+                return self.decode_each(images)
+            finally:
+                self.beam = wide
         if not self.use_decoder or self.device != "cpu" or self._pool is None or len(images) < 2:
             return [props for image in images for props in self.decode([image])]
         try:
@@ -423,6 +459,12 @@ class PixelPerception:
             return [done[0] for done in self._pool.map(_decode_chunk, jobs, chunksize=1)]
         except Exception as error:
             raise PerceptionError(f"decoding failed: {error}") from error
+
+    def library_reads(self, images: list[np.ndarray], guesses: list, free_form_seen: bool) -> list[LibraryRead]:
+        """`_library_one` of each image (its classifier's `guesses`, None where not made yet), one image per job
+        across the worker processes: classified, planned and read in the same job."""
+        return self.map(_library_one, [(self.shapes_checkpoint, image, found, free_form_seen, self.budget_ms)
+                                       for image, found in zip(images, guesses)])
 
     def read_as_library(self, images: list[np.ndarray], plans: list[LibraryPlan]) -> list[Perceived]:
         """Images the classifier is sure of, read as library shapes from its plans, without the decoder."""
@@ -434,6 +476,12 @@ class PixelPerception:
         jobs = [(self.checkpoint, images[k : k + DECODE_BATCH], program, poses[k : k + DECODE_BATCH])
                 for k in range(0, len(images), DECODE_BATCH)]
         return [reading for done in self.map(_strokes_chunk, jobs) for reading in done]
+
+    def imap(self, function, jobs: list):
+        """`map`, the results as they come, in order (this process can work while the workers go on)."""
+        if self._pool is None or len(jobs) < 2:
+            return (function(job) for job in jobs)
+        return self._pool.imap(function, jobs, chunksize=1)
 
     def map(self, function, jobs: list) -> list:
         """`function` over `jobs`, across the worker processes when there are several jobs."""

@@ -88,3 +88,25 @@ def test_reversed_placement_draws_over_the_same_centreline(programs):
     assert np.allclose(ours[0], theirs[-1], atol=1e-6) and np.allclose(ours[-1], theirs[0], atol=1e-6)
     gaps = np.sqrt(((ours[:, None] - theirs[None]) ** 2).sum(-1))
     assert gaps.min(1).max() < 1e-6 and gaps.min(0).max() < 1e-6
+
+
+def test_the_pixel_score_is_the_mean_difference_of_the_rendered_window_exactly():
+    # `pixel_cost` renders in place (`kernels.rendered_l1`): the same sum as rendering the window and comparing it
+    # pixel by pixel, for windows inside the image, running off its edges, and missing the marks
+    from search import kernels
+
+    program = parse_image([["line_square_1.000-0.500", "arc_zigzag_0.500_0.625-0.750"], ["line_circle_1.000-0.500"]])
+    image = render_program(program, [Pose(-120.0, 40.0, 10.0, 110.0), Pose(140.0, -90.0, 50.0, 100.0)])
+    target = make_target(image)
+    templates = [template(s) for s in program.shapes]
+    placements, _ = pose.fit(templates, target)
+    rng = np.random.default_rng(3)
+    windows = [None, (-40, -30, 200), (400, 420, 160), (0, 0, 30)] + [
+        (int(rng.integers(-60, 500)), int(rng.integers(-60, 500)), int(rng.integers(10, 300))) for _ in range(40)]
+    for window in windows:
+        moved = [p.moved(int(rng.integers(4)), float(rng.normal()) * step) for p, step in
+                 zip(placements, (2.0, 0.5))]
+        r0, c0, size = pose.crop_window(target) if window is None else window
+        rendered = pose.render_window(templates, moved, target, r0, c0, size)
+        total, count = kernels.window_l1(rendered, target.image, r0, c0)
+        assert pose.pixel_cost(templates, moved, target, window) == total / max(count, 1) / 255.0

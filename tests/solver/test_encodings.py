@@ -286,6 +286,33 @@ def test_tolerances_never_merge_a_free_form_negative():
     assert not near(positive, ff_shape(turns=(0, 108, 30, 120)), "values")
 
 
+def test_nearness_answers_as_near_for_every_pair_and_tolerance():
+    """facts._Nearness (each pair once, counts of action kinds and strokes first, tolerances inferred from
+    wider and narrower ones) gives `near`'s answer everywhere, near or not, either way round."""
+    from dsl.types import StrokeType
+    from solver.facts import TOLERANCES, _Nearness, near
+
+    shapes = [ff_shape(), ff_shape(turns=(0, 94, 27, 120), lengths=[1.0, 1.06, 0.97, 1.0]),
+              ff_shape(turns=(0, 108, 30, 120)), ff_shape(turns=(0, 120, 60)),
+              ff_shape(strokes=[StrokeType.NORMAL, StrokeType.NORMAL, StrokeType.SQUARE, StrokeType.NORMAL]),
+              ff_shape(strokes=[StrokeType.NORMAL, StrokeType.SQUARE, StrokeType.NORMAL, StrokeType.NORMAL],
+                       turns=(0, 95, 30, 120)),
+              *free_form_negatives()[:3]]
+    nearness = _Nearness()
+    answers = {(i, j, t): nearness(a, b, t) for i, a in enumerate(shapes) for j, b in enumerate(shapes)
+               for t in TOLERANCES}
+    assert answers == {(i, j, t): near(a, b, t) for i, a in enumerate(shapes) for j, b in enumerate(shapes)
+                       for t in TOLERANCES}
+    assert any(answers.values()) and not all(answers.values())
+
+
+def test_no_time_at_all_stops_the_search_and_says_so():
+    facts = programs_facts([ff_shape()] * 6, free_form_negatives())
+    hurried = induce(facts, time_limit=0.0)
+    assert hurried.outcome in (Outcome.TIME_LIMIT, Outcome.NO_RULE)
+    assert induce(facts, time_limit=5.0).outcome is Outcome.OPTIMAL  # the next run is not interrupted
+
+
 def test_exact_programs_win_with_ground_truth_programs():
     facts = programs_facts([ff_shape()] * 6, free_form_negatives())
     rules = {r.rule.asp for r in induce(facts, time_limit=5.0).rules}
