@@ -29,8 +29,9 @@ from solver.facts import ProblemFacts, Role, write_facts
 from solver.rules import Literal, Rule
 from solver.settings import DEFAULT_MAX_RULES, DEFAULT_TIME_LIMIT
 
-ENCODINGS: tuple[str, ...] = ("rule.lp", "sequence.lp", "category.lp", "attribute.lp", "count.lp", "prior.lp")
-ABSTRACT_ENCODINGS: tuple[str, ...] = ("rule.lp", "attribute.lp", "count.lp", "prior.lp")
+ENCODINGS: tuple[str, ...] = ("rule.lp", "sequence.lp", "category.lp", "attribute.lp", "count.lp", "prior.lp",
+                               "family.lp")
+ABSTRACT_ENCODINGS: tuple[str, ...] = ("rule.lp", "attribute.lp", "count.lp", "prior.lp", "family.lp")
 LOG = logging.getLogger(__name__)
 
 
@@ -259,6 +260,8 @@ def induce_with(
         induced = _read_model(symbols, cost, shown, make_rule)
         if error_weight:
             induced = replace(induced, rule=replace(induced.rule, errors=_errors(induced.covered, context)))
+        elif cost and cost[0] != (errors := _errors(induced.covered, context)):  # family.lp charges level 1 too
+            induced = replace(induced, rule=replace(induced.rule, errors=errors), cost=(errors, *cost[1:]))
         return _with_errors(induced, context) if enumerate_all else induced
 
     # Models found before optimality is proven matter only if the time limit stops the search first, and

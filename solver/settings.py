@@ -90,6 +90,18 @@ KEEP = 1e-4  # rules whose posterior is below KEEP times the best are dropped
 UNNAMED_COUNT_PENALTY = 6.0  # nats per count equality no table attribute names (as SMALL_POOL_PENALTY: spec 3.4
 # draws no such concept; checked on generated abstract problems, oracle programs, seeds 3131 / 4242 / 5353)
 
+# solver.prior -> family.lp: the family prior. A context shape is read as a library shape when it has a category
+# (`solver.categories`); how often, under each kind of generator, is evidence for the generator (family.lp), charged to
+# stroke sequences on library readings and to categories on free-form ones, in misclassified images (NOISE above).
+LIBRARY_READINGS = {  # generator -> probability that one of its context shapes is read as a library shape
+    "library": 0.995,  # basic and abstract generators: their shapes are library shapes, perception misreads a few.
+    # Generated tuning problems from pixels (the shipped perception): basic 1728 of 1736 shapes (seed 4646), 895 of 898
+    # (3131), 898 of 900 (8181); abstract 1908 of 1909 (4545), 476 of 480 (8181), 480 of 480 (9191); with programs all
+    "free_form": 0.21,  # free-form generator: many of its programs draw library shapes (a circle of four quarter
+    # arcs, an open right triangle). Generated free-form problems from pixels, seed 8181: 147 of 696 shapes (matched
+    # categories); with programs (exact categories), seeds 3131 8181 8282 9191 9292 4343: 298 of 4872
+}
+
 # solver.facts_solve: the language bias of problems given as facts; set by hand.
 MAX_ATOMS = 3  # facts in one literal's conjunction at most
 ERROR_WEIGHT = 3  # a misclassified context image costs as much as this many facts of a rule
