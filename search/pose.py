@@ -190,10 +190,10 @@ def guesses(
 def _ink_moments(ink: np.ndarray, target: Target) -> tuple[np.ndarray, float]:
     """(centroid, rms distance to it) of ink pixel centres, memoised on the target (the ink is one of its
     `ink_groups`, the same for every candidate fitted to the image; kept in the memo with its moments, so its id
-    is not reused)."""
+    cannot be reused while the entry stands)."""
     key = ("moments", id(ink))
     found = target.memo.get(key)
-    if found is None or found[0] is not ink:
+    if found is None:
         centre = ink.mean(axis=0)
         found = target.memo[key] = (ink, centre, float(np.sqrt(((ink - centre) ** 2).sum(axis=1).mean())))
     return found[1], found[2]

@@ -55,8 +55,7 @@ from search.neighbourhood import forward_free_form
 from search.template import make_target
 from solver.readings import Perceived
 from solver.reconcile import reconcile_with_context
-from solver.settings import (DECODE_FIRST, FORM_BEAM, LEVEL_PX, LIBRARY_SURE_A, MIN_A_EXPLAINED, SPLIT_BELOW_CONFIDENCE,
-                             SPLIT_TOUCHING, STROKE_LOGP_SLACK)
+from solver.settings import DECODE_FIRST, FORM_BEAM, LEVEL_PX, LIBRARY_SURE_A, MIN_A_EXPLAINED, STROKE_LOGP_SLACK
 from solver.traced import free_form_reading
 
 

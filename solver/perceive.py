@@ -260,6 +260,12 @@ class LibraryRead:
     touching: bool = False
 
 
+def may_be_touching(plan: LibraryPlan) -> bool:
+    """One ink blob the classifier is unsure of (under SPLIT_BELOW_CONFIDENCE): touching shapes, maybe, whose
+    plan the decoder's reading of two shapes can split (`PixelPerception.plan`)."""
+    return SPLIT_TOUCHING and not plan.parts and plan.confidence < SPLIT_BELOW_CONFIDENCE
+
+
 def _library_one(job: tuple) -> LibraryRead:
     """One image of a library problem in one job: classified (unless its `guesses` are given), planned and,
     when the classifier is sure of it (or no free-form program was seen in the problem) and it is no touching
@@ -270,7 +276,7 @@ def _library_one(job: tuple) -> LibraryRead:
     plan = library_plan(guesses, shapes_read=1)
     if plan.confidence < TRACE_BELOW_CONFIDENCE and free_form_seen:
         return LibraryRead(plan, guesses=guesses, unsure=True)
-    if SPLIT_TOUCHING and not plan.parts and plan.confidence < SPLIT_BELOW_CONFIDENCE:
+    if may_be_touching(plan):
         return LibraryRead(plan, guesses=guesses, touching=True)
     return LibraryRead(plan, refine_perceived(image, (), budget_ms, plan, True))
 
@@ -397,7 +403,7 @@ class PixelPerception:
         (none: the image was not decoded, and is taken for one shape)."""
         shapes_read = len(props[0].program.shapes) if props else 1
         plan = library_plan(guesses, shapes_read)
-        if SPLIT_TOUCHING and props and not plan.parts and plan.confidence < SPLIT_BELOW_CONFIDENCE:
+        if props and may_be_touching(plan):
             readings = [p.program for p in props if len(p.program.shapes) == 2][:SPLIT_READINGS]
             plan = _split_plan(plan, guesses, self.classifier(), image, readings)
         return plan
@@ -469,13 +475,6 @@ class PixelPerception:
     def read_as_library(self, images: list[np.ndarray], plans: list[LibraryPlan]) -> list[Perceived]:
         """Images the classifier is sure of, read as library shapes from its plans, without the decoder."""
         return self._refine_all([(image, (), self.budget_ms, plan, True) for image, plan in zip(images, plans)])
-
-    def read_strokes(self, images: list[np.ndarray], program: ImageProgram, poses: list) -> list:
-        """`perception.decode.read_strokes` of `program` in each image, DECODE_BATCH images at a time (on one
-        thread, in the worker processes when there are several batches)."""
-        jobs = [(self.checkpoint, images[k : k + DECODE_BATCH], program, poses[k : k + DECODE_BATCH])
-                for k in range(0, len(images), DECODE_BATCH)]
-        return [reading for done in self.map(_strokes_chunk, jobs) for reading in done]
 
     def imap(self, function, jobs: list):
         """`map`, the results as they come, in order (this process can work while the workers go on)."""

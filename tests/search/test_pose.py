@@ -45,14 +45,20 @@ def test_anchored_placement_keeps_the_joint():
     np.testing.assert_allclose(pixel(child, moved, 2), pixel(parent, place, 2), atol=1e-9)
 
 
-def test_render_window_skips_marks_outside_the_window_without_changing_pixels():
-    from dsl.raster import render_marks
-
+def _two_shapes_fitted():
+    """A stamped and zigzag shape and a stamped line rendered at known poses, fitted -> (templates, target, placements)."""
     program = parse_image([["line_square_1.000-0.500", "arc_zigzag_0.500_0.625-0.750"], ["line_circle_1.000-0.500"]])
     image = render_program(program, [Pose(-120.0, 40.0, 10.0, 110.0), Pose(140.0, -90.0, 50.0, 100.0)])
     target = make_target(image)
     templates = [template(s) for s in program.shapes]
     placements, _ = pose.fit(templates, target)
+    return templates, target, placements
+
+
+def test_render_window_skips_marks_outside_the_window_without_changing_pixels():
+    from dsl.raster import render_marks
+
+    templates, target, placements = _two_shapes_fitted()
     rng = np.random.default_rng(1)
     for _ in range(30):
         r0, c0, size = int(rng.integers(100, 400)), int(rng.integers(100, 400)), int(rng.integers(10, 120))
@@ -95,11 +101,7 @@ def test_the_pixel_score_is_the_mean_difference_of_the_rendered_window_exactly()
     # pixel by pixel, for windows inside the image, running off its edges, and missing the marks
     from search import kernels
 
-    program = parse_image([["line_square_1.000-0.500", "arc_zigzag_0.500_0.625-0.750"], ["line_circle_1.000-0.500"]])
-    image = render_program(program, [Pose(-120.0, 40.0, 10.0, 110.0), Pose(140.0, -90.0, 50.0, 100.0)])
-    target = make_target(image)
-    templates = [template(s) for s in program.shapes]
-    placements, _ = pose.fit(templates, target)
+    templates, target, placements = _two_shapes_fitted()
     rng = np.random.default_rng(3)
     windows = [None, (-40, -30, 200), (400, 420, 160), (0, 0, 30)] + [
         (int(rng.integers(-60, 500)), int(rng.integers(-60, 500)), int(rng.integers(10, 300))) for _ in range(40)]
