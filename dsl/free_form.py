@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dsl.turtle import VALID_RANGE, execute_shape
-from dsl.types import DATASET_STROKE_TYPES, Action, ImageProgram, Pose, Shape
+from dsl.types import DATASET_STROKE_TYPES, Action, ActionKind, ImageProgram, Pose, Shape
 
 SPREAD_TRIALS = 100
 
@@ -131,3 +131,28 @@ def free_form_negative_change(rng: np.random.Generator, positive: ImageProgram) 
 def free_form_negative(rng: np.random.Generator, positive: ImageProgram) -> ImageProgram:
     """Perturb one uniformly chosen shape of the positive image, keep the other."""
     return free_form_negative_change(rng, positive)[0]
+
+
+def free_form_drawable(shape: Shape, tolerance: float = 0.01) -> bool:
+    """Whether a free-form program draws `shape`'s centreline at some size: every line as long as the others (the
+    generator's FF_LINE), every arc a whole number of quarter circles (FF_ARC's) of half a line's length (of any one
+    radius without lines), every turn a multiple of 30 degrees. Library shapes so drawn (a circle, a square, an
+    equilateral triangle) can be a free-form problem's concept."""
+    lines = [action.length for action in shape.actions if action.kind is ActionKind.LINE]
+    radii = [action.radius for action in shape.actions if action.kind is ActionKind.ARC]
+    unit = lines[0] / FF_LINE.length if lines else radii[0] / FF_ARC.radius if radii else 0.0
+    if unit <= 0.0:
+        return False
+
+    def whole(value: float, step: float) -> bool:
+        return abs(value / step - round(value / step)) <= tolerance
+
+    for action in shape.actions:
+        if not whole(action.turn, 30.0):
+            return False
+        if action.kind is ActionKind.LINE and abs(action.length / unit - FF_LINE.length) > tolerance:
+            return False
+        if action.kind is ActionKind.ARC and (abs(action.radius / unit - FF_ARC.radius) > tolerance
+                                              or not whole(action.angle, FF_ARC.angle) or round(action.angle / FF_ARC.angle) == 0):
+            return False
+    return True

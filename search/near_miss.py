@@ -24,9 +24,9 @@ from dsl.canonical import normalise_angle
 from dsl.types import Action, ActionKind, ImageProgram, Shape, StrokeType
 from search.neighbourhood import FREE_FORM_TURNS, forward_free_form, free_form_action
 from search.pose import (FIT_EVALS, Placement, SparseProblem, fit, guesses, ink_groups, pixel_cost, polish, refine,
-                         shape_window)
+                         shape_window, turned)
 from search.settings import (SAME_TURN, SCREEN_EVALS, SCREEN_KEEP, STROKE_POLISH_EVALS, SYMMETRY_EVALS,
-                             SYMMETRY_GUESSES, SYMMETRY_TOLERANCE)
+                             SYMMETRY_JUDGED, SYMMETRY_TURNS, SYMMETRY_TOLERANCE)
 from search.template import Target, template
 
 
@@ -108,32 +108,36 @@ def _distinct(options: list[Placement]) -> list[Placement]:
     return out
 
 
-def stroke_placements(program: ImageProgram, target: Target) -> list[Placement]:
+def stroke_placements(program: ImageProgram, target: Target, judge=None) -> list[Placement]:
     """The program's placements for judging its strokes: the centreline fit, then for each shape every pose
-    its centreline fits about as well (SYMMETRY_TOLERANCE: a symmetric shape turned round) tried with the
-    strokes drawn, the best by the pixel score kept, and polished on the pixel score."""
+    its centreline fits about as well (SYMMETRY_TOLERANCE: a symmetric shape turned about its centroid,
+    `search.pose.turned`) tried with the strokes drawn, the best kept, and polished on the pixel score. The
+    best: by `judge` (placement lists -> a score each, higher better: e.g. how likely the decoder finds the
+    program's strokes there), else by the pixel score."""
     normal = [template(shape.with_strokes(StrokeType.NORMAL)) for shape in program.shapes]
     drawn = [template(shape) for shape in program.shapes]
     placements, _ = fit(normal, target)
-    n = len(drawn)
-    order = target.memo.get(("order", n), ((0, 1),))[0] if n == 2 else (0,)
-    for s in range(n):
-        ink = ink_groups(target, n)[order[s]]
+    for s in range(len(drawn)):
         fits = [refine(normal, placements[:s] + [start] + placements[s + 1:], target, SYMMETRY_EVALS, movable=(s,))
-                for start in guesses(normal[s], ink, target, keep=SYMMETRY_GUESSES)]
+                for start in turned(normal[s], placements[s], target, len(SYMMETRY_TURNS), SYMMETRY_TURNS)]
         own = SparseProblem(normal, target).cost(placements)
         best = min([own] + [value for _, value in fits])
         options = _distinct([placements[s]] + [p[s] for p, value in fits if value <= best + SYMMETRY_TOLERANCE])
         if len(options) > 1:
             window = shape_window(drawn[s], placements[s], target)
-            placements[s] = min(options, key=lambda o: pixel_cost(drawn, placements[:s] + [o] + placements[s + 1:], target, window))
+            options = sorted(options, key=lambda o: pixel_cost(drawn, placements[:s] + [o] + placements[s + 1:], target, window))
+            if judge is not None and len(options) > 1:
+                options = options[:SYMMETRY_JUDGED]
+                scores = judge([placements[:s] + [o] + placements[s + 1:] for o in options])
+                options = [options[max(range(len(options)), key=lambda k: (scores[k], -k))]]
+            placements[s] = options[0]
     return polish(drawn, placements, target, STROKE_POLISH_EVALS)
 
 
-def check(program: ImageProgram, target: Target, neighbours: bool = True) -> Check:
+def check(program: ImageProgram, target: Target, neighbours: bool = True, judge=None) -> Check:
     """The hypothesis `program` checked on the image `target`: its centreline fit and, with `neighbours`,
     its best geometric neighbour's (then, unless that neighbour fits better, the hypothesis's poses are the
-    ones its strokes are judged at, `stroke_placements`; else the centreline fit's)."""
+    ones its strokes are judged at, `stroke_placements` with `judge`; else the centreline fit's)."""
     own, placements = centreline_fit(program, target)
     best, best_fit = None, float("inf")
     if neighbours:
@@ -143,6 +147,6 @@ def check(program: ImageProgram, target: Target, neighbours: bool = True) -> Che
             if value < best_fit:
                 best, best_fit = (change, neighbour, found), value
         if not best_fit < own:  # H is the best geometric explanation: its strokes are judged at its poses
-            placements = stroke_placements(program, target)
+            placements = stroke_placements(program, target, judge)
     return Check(own, best_fit, best[1] if best else None, best[0] if best else None,
                  tuple(p.pose(target) for p in placements), tuple(p.pose(target) for p in best[2]) if best else ())

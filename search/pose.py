@@ -187,6 +187,26 @@ def guesses(
     return [Placement(float(cx[k]), float(cy[k]), float(headings[k]), s) for k in best]
 
 
+def turned(tpl: Template, place: Placement, target: Target, keep: int, headings: np.ndarray = HEADINGS) -> list[Placement]:
+    """`place` turned about its drawn centreline's centroid by each of `headings` (degrees), the `keep` whose
+    centreline fits the ink best (as `guesses` ranks them): the poses a shape with a rotational symmetry (a
+    straight run of lines, a circle, a square) draws its centreline in as well."""
+    gx, gy = tpl.centroid
+    cx0, cy0, a0, b0 = place.affine()
+    centre = (cx0 + a0 * gx - b0 * gy, cy0 - (b0 * gx + a0 * gy))
+    theta = place.theta + headings
+    h = np.radians(theta)
+    a, b = place.s * np.cos(h), place.s * np.sin(h)
+    cx, cy = centre[0] - (a * gx - b * gy), centre[1] + (b * gx + a * gy)
+    pose_sets = np.ascontiguousarray(np.stack([cx, cy, a, b], axis=1)[:, None, :])
+    costs = kernels.best_sparse_scores(
+        tpl.coarse, tpl.coarse_radii, np.zeros(len(tpl.coarse), dtype=np.int64), pose_sets, target.dt,
+        target.samples, CAP, REACH, keep,
+    )
+    best = np.argsort(costs, kind="stable")[:keep]
+    return [Placement(float(cx[k]), float(cy[k]), float(theta[k]), place.s) for k in best]
+
+
 def _ink_moments(ink: np.ndarray, target: Target) -> tuple[np.ndarray, float]:
     """(centroid, rms distance to it) of ink pixel centres, memoised on the target (the ink is one of its
     `ink_groups`, the same for every candidate fitted to the image; kept in the memo with its moments, so its id

@@ -4,7 +4,10 @@ hypothesis explains an image.
 
 `perceive_problem` (the problem's images in solving order: set A, set B, the queries):
   1. classify: the shape classifier names set A's images. When it is sure of nearly all of them
-     (LIBRARY_SURE_A), the problem is read as library shapes (step 4).
+     (LIBRARY_SURE_A), set A is read as library shapes first: if at least MIN_A_EXPLAINED of its readings draw
+     one free-form program with the same stamped strokes (`_shared_free_form`: a free-form program may draw a
+     library shape, a square, a triangle; only the free-form generator repeats an action's stroke in every
+     image), that program is H (step 3); else the problem is read as library shapes (step 4).
   2. form: otherwise the DECODE_FIRST set-A images the classifier is least sure of are decoded (beam FORM_BEAM). Their
      free-form readings are the hypotheses; each is checked on every set-A image (its centreline fit,
      `search.near_miss.check` without neighbours), and the one that explains the most of them is the
@@ -19,8 +22,11 @@ hypothesis explains an image.
   3. check: every set-B image and query is checked against H and H's one-action neighbours
      (`search.near_miss`): the best of them by the centreline fit; an image whose geometry is H's has its
      strokes judged by the decoder walking H at its pose, in the same job (`_checked_one`, `_with_strokes`):
-     where it prefers another stroke for an action, that action takes it. A query keeps what its check found
-     when that is H, or one of H's neighbours where H does not explain it; a query whose check is in doubt (a
+     where it prefers another stroke for an action, that action takes it. The pose: where a shape's centreline
+     fits its ink equally in several poses (a symmetric shape turned), the one where the decoder finds H's strokes
+     most likely (`_stroke_judge`). Set A's strokes are judged so too: how far the decoder strays on images that
+     draw H. A query keeps what its check found when that is H, one of H's neighbours where H does not explain
+     it, or a stroke near miss beyond what set A shows (`sure_stroke`); a query whose check is in doubt (another
      stroke near miss, or a neighbour where H explains it too: `_in_doubt`) is read in full, and that reading is
      its program. The queries are checked first, and a doubtful one is read here while the workers check set B.
      An image no neighbour explains either (and a set-A image H does not explain) is read in full.
@@ -42,6 +48,7 @@ a query's label is computed from it (`solver.confidence`).
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from contextlib import contextmanager
@@ -50,14 +57,17 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from dsl.canonical import image_key, same_image
-from dsl.types import DATASET_STROKE_TYPES, ImageProgram, Shape
-from search.near_miss import Check, check
+from dsl.free_form import free_form_drawable
+from dsl.library import load_library
+from dsl.types import DATASET_STROKE_TYPES, ImageProgram, Shape, StrokeType
+from search.near_miss import Check, check, stroke_placements
 from search.neighbourhood import forward_free_form
 from search.template import make_target
 from solver.readings import Perceived
 from solver.reconcile import reconcile_with_context
-from solver.settings import DECODE_FIRST, FORM_BEAM, LEVEL_PX, LIBRARY_SURE_A, MIN_A_EXPLAINED, STROKE_LOGP_SLACK
-from solver.traced import free_form_reading
+from solver.settings import (DECODE_FIRST, FORM_BEAM, FORM_GRID_SHARE, LEVEL_PX, LIBRARY_SURE_A, MIN_A_EXPLAINED,
+                             STROKE_LOGP_SLACK)
+from solver.traced import free_form_reading, grid_share
 
 
 class Stages:
@@ -110,19 +120,44 @@ def verdict(found: Check, hypothesis: ImageProgram) -> Verdict:
 def _checked_one(job: tuple) -> tuple:
     """One image checked against H and its neighbours (`verdict`) and, when its geometry is H's, its strokes
     judged by the decoder walking H at the image's pose (`perception.decode.read_strokes`, a batch of one image)
-    -> (Verdict, StrokeReading or None). In a worker process."""
+    -> (Verdict, StrokeReading or None); a set-A image H explains (`in_context`): only its strokes, at the poses
+    they are judged at (`search.near_miss.stroke_placements`) -> (None, StrokeReading). In a worker process."""
     from solver.perceive import _strokes_chunk
 
-    checkpoint, image, hypothesis = job
-    decided = verdict(check(hypothesis, make_target(image), True), hypothesis)
+    checkpoint, image, hypothesis, in_context = job
+    target = make_target(image)
+    judge = _stroke_judge(checkpoint, image, hypothesis, target)
+    if in_context:
+        poses = tuple(p.pose(target) for p in stroke_placements(hypothesis, target, judge))
+        return None, _strokes_chunk((checkpoint, [image], hypothesis, [poses]))[0]
+    decided = verdict(check(hypothesis, target, True, judge), hypothesis)
     if decided.program is None or decided.evidence["verdict"] != "hypothesis":
         return decided, None
     return decided, _strokes_chunk((checkpoint, [image], hypothesis, [decided.poses]))[0]
 
 
-def _with_strokes(decided: Verdict, reading, hypothesis: ImageProgram) -> Perceived | None:
+def _stroke_judge(checkpoint, image: np.ndarray, hypothesis: ImageProgram, target):
+    """Placement lists of H in `image` -> how likely the decoder walking H there finds H's strokes (log-probability
+    summed over the actions, `perception.decode.read_strokes`, the lists in one batch): the poses a symmetric shape
+    fits equally well are told apart by its strokes (`search.near_miss.stroke_placements`). Judged by the pixel
+    score instead, the pose turned round was taken on generated tuning seed 1212 for most set-A images of
+    ff_nact2_5_0001 and ff_nact4_0001 (a straight two-line shape, a circle of quarter arcs), whose strokes then
+    looked like near misses of H (-25 to -35 nats; +5 to +7 at the pose the decoder prefers)."""
+    from solver.perceive import _strokes_chunk
+
+    def judge(candidates: list) -> list[float]:
+        poses = [tuple(p.pose(target) for p in placements) for placements in candidates]
+        return [reading.logp for reading in _strokes_chunk((checkpoint, [image] * len(poses), hypothesis, poses))]
+
+    return judge
+
+
+def _with_strokes(decided: Verdict, reading, hypothesis: ImageProgram, context_margin: float | None = None) -> Perceived | None:
     """An image's check as a reading: where the decoder prefers another stroke than H's by more than
-    STROKE_LOGP_SLACK for an action, the image is H with that action's stroke changed (a stroke near miss)."""
+    STROKE_LOGP_SLACK for an action, the image is H with that action's stroke changed (a stroke near miss). It is
+    a sure near miss (`sure_stroke`) when its margin lies below every set-A image's (`context_margin`, the least
+    stroke margin of the set-A images H explains) by more than STROKE_LOGP_SLACK too (set A shows how far the
+    decoder's stroke judgement along H strays on images that draw H; not judged without it)."""
     if decided.program is None:
         return None
     evidence, program = dict(decided.evidence), decided.program
@@ -130,6 +165,8 @@ def _with_strokes(decided: Verdict, reading, hypothesis: ImageProgram) -> Percei
         evidence["stroke_margin"] = round(reading.margin, 3)
         if reading.margin < -STROKE_LOGP_SLACK:
             evidence["verdict"] = "stroke"
+            if context_margin is not None:
+                evidence["sure_stroke"] = bool(reading.margin < min(context_margin, 0.0) - STROKE_LOGP_SLACK)
             program = in_frame_of(hypothesis, reading.program)
     return Perceived(program, decided.poses, None, evidence=evidence)
 
@@ -181,21 +218,89 @@ def perceive_problem(perception, images: list[np.ndarray], positives: int, negat
         seen = [props[0].program for props in decoded.values() if props]
         seen += [r.program for r in results if r is not None and r.program is not None]
         free_form_seen = any(free_form_reading(program) is not None for program in seen)
-    else:
+    else:  # set A read as library shapes first: does it draw one free-form program, strokes and all?
         free_form_seen = False
+        with stages("search"):
+            done = dict(zip(a, perception.library_reads([images[k] for k in a], [guesses[k] for k in a], False)))
+        formed, context = _shared_free_form(perception, images, positives, done, stages), None
+        if formed is None and _drawable_library_shapes(guesses[:positives]):
+            formed, context = _stamped_free_form(perception, images, positives, stages)
+        if formed is not None:
+            return _checked(perception, images, results, positives, negatives, formed, stages, context)
+        return _library_problem(perception, images, results, guesses, positives, negatives, stages, False, done)
     return _library_problem(perception, images, results, guesses, positives, negatives, stages, free_form_seen)
 
 
+def _shared_free_form(perception, images, positives: int, done: dict, stages: Stages) -> Formed | None:
+    """The free-form program H that set A's library readings (`done`: image -> `LibraryRead`) draw, strokes and all,
+    when at least MIN_A_EXPLAINED of them draw the same free-form program with a stroke other than normal (checked on
+    set A as a decoded hypothesis is, `_formed`); else None. The free-form generator draws set A with one program,
+    the same stroke for an action in every image (spec 3.2), which may be a library shape (a square, an equilateral
+    triangle) that the classifier is sure of; the basic and abstract generators draw each action's stroke at random
+    per image, or normal (`if stamp` = 0), so their set-A readings share no stamped stroke sequence."""
+    programs = {}
+    for k, found in done.items():
+        reading = found.reading.program if found.reading is not None else None
+        snapped = free_form_reading(reading) if reading is not None else None
+        if snapped is not None and _stamped(snapped):
+            programs[k] = snapped
+    for k, program in programs.items():
+        if sum(same_image(program, other) for other in programs.values()) >= MIN_A_EXPLAINED:
+            return _formed(perception, images, positives, {k: program}, stages)
+    return None
+
+
+@functools.cache
+def _drawable_names() -> frozenset:
+    """The library shapes a free-form program also draws (`dsl.free_form.free_form_drawable`)."""
+    return frozenset(name for name, entry in load_library().items() if free_form_drawable(entry.shape))
+
+
+def _drawable_library_shapes(guesses: list) -> bool:
+    """Whether the classifier names a library shape a free-form program also draws first for at least
+    MIN_A_EXPLAINED of set A's images (their `guesses`, one ink part each)."""
+    tops = [found["whole"][0][0] for found in guesses if found is not None and found["whole"] and len(found["parts"]) != 2]
+    return sum(any(name in _drawable_names() for name in group) for group in tops) >= MIN_A_EXPLAINED
+
+
+def _stamped_free_form(perception, images, positives: int, stages: Stages) -> tuple:
+    """(H, set A's stroke readings along H) when set A, read as library shapes a free-form program also draws (a
+    circle, which the free-form generator draws as four quarter arcs, each with its stroke), draws one free-form
+    program with its strokes: DECODE_FIRST set-A images decoded and checked on set A as in step 2 (`_formed`), H
+    taken when it has a stroke other than normal and no set-A image's strokes read otherwise (by more than
+    STROKE_LOGP_SLACK, `_checked_one`). Else (None, None): the basic and abstract generators draw each action's
+    stroke at random per image, or normal (`if stamp` = 0)."""
+    first = list(range(min(DECODE_FIRST, positives)))
+    with stages("decode"):
+        decoded = perception.decode_each([images[k] for k in first], beam=FORM_BEAM)
+    formed = _formed(perception, images, positives, {k: props[0].program for k, props in zip(first, decoded) if props}, stages)
+    if formed is None or not _stamped(formed.hypothesis):
+        return None, None
+    with stages("check"):
+        context = [reading for _, reading in perception.map(
+            _checked_one, [(perception.checkpoint, images[k], formed.hypothesis, True) for k in formed.explained])]
+    if min(reading.margin for reading in context) < -STROKE_LOGP_SLACK:
+        return None, None
+    return formed, context
+
+
+def _stamped(program: ImageProgram) -> bool:
+    return any(action.stroke is not StrokeType.NORMAL for shape in program.shapes for action in shape.actions)
+
+
 def _library_problem(perception, images, results, guesses, positives, negatives, stages,
-                     free_form_seen: bool) -> list[Perceived]:
+                     free_form_seen: bool, done: dict | None = None) -> list[Perceived]:
     """Images the classifier is sure of read as library shapes without the decoder, the others in full; when
     set A reads as library shapes (`free_form_seen` False: the classifier is sure of nearly all of set A, or
     the decoder read none of the set-A images it was given as free-form), every image is read as library
-    shapes from the classifier's plan, without the decoder."""
+    shapes from the classifier's plan, without the decoder. `done`: the images already read so (image ->
+    `LibraryRead`)."""
+    done = dict(done or {})
     rest = [k for k, r in enumerate(results) if r is None]
+    unread = [k for k in rest if k not in done]
     with stages("search"):  # one job per image: classified (set A's already are), planned, read as library shapes
-        done = dict(zip(rest, perception.library_reads([images[k] for k in rest], [guesses[k] for k in rest],
-                                                       free_form_seen)))
+        done.update(zip(unread, perception.library_reads([images[k] for k in unread], [guesses[k] for k in unread],
+                                                         free_form_seen)))
     for k, found in done.items():
         guesses[k] = found.guesses if found.guesses is not None else guesses[k]
         if found.reading is not None:
@@ -220,11 +325,11 @@ def _library_problem(perception, images, results, guesses, positives, negatives,
 
 
 def _free_form_proposed(decoded: dict) -> bool:
-    """Whether any of the decoder's proposals for the images decoded first lies on the free-form grid: where none
-    does, reading them in full to form a free-form program is not tried. Generated tuning seed 1212: every free-form
-    problem's two decoded set-A images have at least one such proposal (beam FORM_BEAM), no basic problem's has;
-    12 of 40 basic problems had read their two images in full (0.3-2.6 s) and found no program."""
-    return any(free_form_reading(proposal.program) is not None for props in decoded.values() for proposal in props)
+    """Whether the decoder proposed a free-form program for one of the images decoded first (a proposal on the
+    free-form grid, or a top reading with at least FORM_GRID_SHARE of its values on it): where it did not, reading
+    them in full to form a free-form program is not tried."""
+    return any(free_form_reading(proposal.program) is not None for props in decoded.values() for proposal in props) or any(
+        grid_share(props[0].program) >= FORM_GRID_SHARE for props in decoded.values() if props)
 
 
 @dataclass(frozen=True)
@@ -268,12 +373,14 @@ def _in_doubt(found: dict) -> bool:
     """A query's check is in doubt when it is a stroke near miss (the decoder's stroke judgement), or a
     neighbour where H explains the image too (within LEVEL_PX: a small margin of fit tells them apart)."""
     verdict = found.get("verdict")
-    return verdict == "stroke" or (verdict == "neighbour" and found["fit"] <= LEVEL_PX)
+    return (verdict == "stroke" and not found.get("sure_stroke")) or (verdict == "neighbour" and found["fit"] <= LEVEL_PX)
 
 
-def _checked(perception, images, results, positives: int, negatives: int, formed: Formed, stages: Stages) -> list[Perceived]:
+def _checked(perception, images, results, positives: int, negatives: int, formed: Formed, stages: Stages,
+             context: list | None = None) -> list[Perceived]:
     """Step 3 of the module docstring: set A explained by H reads as H, every other image is checked against
-    H and its neighbours; what nothing explains is read in full."""
+    H and its neighbours; what nothing explains is read in full. `context`: set A's stroke readings along H, when
+    already made."""
     hypothesis = formed.hypothesis
     results = list(results)
     for k in formed.explained:  # set A draws H (within the noise): the images read otherwise too
@@ -285,12 +392,18 @@ def _checked(perception, images, results, positives: int, negatives: int, formed
     queries = list(range(positives + negatives, len(images)))
     order = queries + list(range(positives, positives + negatives))  # the queries first: a doubtful one is read
     # in full here, in this process, while the workers check the others
-    found = perception.imap(_checked_one, [(perception.checkpoint, images[k], hypothesis) for k in order])
+    found = perception.imap(_checked_one, [(perception.checkpoint, images[k], hypothesis, False) for k in order])
+    context_margin = min(reading.margin for reading in context) if context else None
     evidence = {}
     for k in order:
         with stages("check"):
             decided, reading = next(found)
-        results[k] = _with_strokes(decided, reading, hypothesis)
+        if k in queries and context_margin is None and reading is not None and reading.margin < -STROKE_LOGP_SLACK:
+            with stages("check"):  # a query's strokes read otherwise than H's: how far do set A's stray? (here,
+                # while the workers go on)
+                context_margin = min(_checked_one((perception.checkpoint, images[j], hypothesis, True))[1].margin
+                                     for j in formed.explained)
+        results[k] = _with_strokes(decided, reading, hypothesis, context_margin)
         evidence[k] = results[k].evidence if results[k] is not None else decided.evidence
         if k in queries and (results[k] is None or _in_doubt(evidence[k])):
             with stages("read"):

@@ -116,6 +116,12 @@ LIBRARY_SURE_A = 5  # set-A images (of 6) the classifier must be sure of for the
 DECODE_FIRST = 2  # set-A images read in full to form the free-form hypotheses
 FORM_BEAM = 3  # beam width decoding them: their top reading is all a hypothesis needs (generated ff tuning seeds
 # 3131 + 4343, 120 problems: the same labels and confidences as the full BEAM = 6, 15 % less time per problem; 2 lost 2)
+FORM_GRID_SHARE = 0.9  # share of a decoded set-A image's top reading on the free-form grid (solver.traced.grid_share)
+# from which its full reading may form a free-form program, when no proposal lies on the grid (`_free_form_proposed`).
+# Generated tuning seeds: 1212, every free-form problem's two decoded images have a proposal on the grid (beam 3),
+# no basic problem's, and 1 of 40 basic problems has a top reading with share >= 0.9 (3 >= 0.6); 7070, one free-form
+# problem (ff_nact7_0001) has no proposal on the grid, and a top reading with share 1.0. Before, 12 of seed 1212's 40
+# basic problems read their two images in full (0.3-2.6 s a problem) and found no program
 MIN_A_EXPLAINED = 4  # set-A images (of 6) a hypothesis must explain to be taken as the problem's program
 STROKE_LOGP_SLACK = 2.0  # nats: an action takes the decoder's stroke when it prefers it to H's by more than this
 # (tuning set, seed 3131, 40 problems, true H: 2 of 40 positive queries flagged, 1 of 91 stroke near misses missed)

@@ -45,3 +45,21 @@ def test_a_kind_change_is_found():
     found = check(H, make_target(render_program(near_miss, pose)))
     assert found.change is not None and (found.change.action, found.change.what) == (2, "kind")
     assert np.isfinite(found.neighbour_fit) and found.neighbour_fit < found.fit
+
+
+def test_the_judge_chooses_among_the_poses_a_symmetric_shape_fits_equally():
+    from search.near_miss import stroke_placements
+
+    straight = parse_image([["line_zigzag_1.000-0.500", "line_square_1.000-0.500"]])  # fits its ink either way round
+    target = make_target(render_program(straight, [Pose(-30.0, 10.0, 60.0, 120.0)]))
+    seen = []
+
+    def judge(candidates):  # prefers the pose turned furthest from the first one offered
+        seen.append(len(candidates))
+        first = candidates[0][0].theta
+        return [abs((c[0].theta - first + 180.0) % 360.0 - 180.0) for c in candidates]
+
+    chosen = stroke_placements(straight, target, judge)[0]
+    assert seen and seen[0] >= 2  # both ends offered
+    other = stroke_placements(straight, target, lambda candidates: [-x for x in judge(candidates)])[0]
+    assert abs((chosen.theta - other.theta + 180.0) % 360.0 - 180.0) > 150.0  # the judge decides which way round
