@@ -206,6 +206,23 @@ def _moved(params: np.ndarray, shape: int, param: int, delta: float) -> np.ndarr
 
 
 @njit(cache=True)
+def _seen_score(seen: np.ndarray, scores: np.ndarray, n: int, params: np.ndarray) -> float:
+    """The score of `params` if they are among the first `n` of `seen` (exactly), else nan."""
+    for k in range(n - 1, -1, -1):
+        same = True
+        for i in range(params.shape[0]):
+            for j in range(4):
+                if seen[k, i, j] != params[i, j]:
+                    same = False
+                    break
+            if not same:
+                break
+        if same:
+            return scores[k]
+    return np.nan
+
+
+@njit(cache=True)
 def pattern_search(
     points: np.ndarray,
     radii: np.ndarray,
@@ -223,11 +240,16 @@ def pattern_search(
     """Pose refinement: pattern search on the `sparse_score` total over the rows of `params` (cx, cy,
     theta degrees, s) whose `movable` flag is set: try +/- step on each parameter in turn, keep the first
     improvement; halve the steps after a round without one; stop below `min_step_fraction` of the first
-    step or after `max_evals` scores. Returns (params, score)."""
+    step or after `max_evals` scores. Returns (params, score). A trial equal to params scored before (a step
+    back to where the last move came from) takes the score found then, and counts as an evaluation."""
     f, r = sparse_score(points, radii, owner, _poses_from_params(params), dt, samples, cap, reach)
     best = f + r
     evals = 1
     step = steps.copy()
+    seen = np.empty((max(max_evals, 1), params.shape[0], 4))  # the params scored so far, and their scores
+    seen_scores = np.empty(max(max_evals, 1))
+    seen[0], seen_scores[0] = params, best
+    n_seen = 1
     while evals < max_evals:
         improved = False
         for shape in range(params.shape[0]):
@@ -236,10 +258,16 @@ def pattern_search(
             for param in range(4):
                 for sign in (1.0, -1.0):
                     trial = _moved(params, shape, param, sign * step[param])
-                    f, r = sparse_score(points, radii, owner, _poses_from_params(trial), dt, samples, cap, reach)
+                    total = _seen_score(seen, seen_scores, n_seen, trial)
+                    if math.isnan(total):
+                        f, r = sparse_score(points, radii, owner, _poses_from_params(trial), dt, samples, cap, reach)
+                        total = f + r
+                        if n_seen < seen.shape[0]:
+                            seen[n_seen], seen_scores[n_seen] = trial, total
+                            n_seen += 1
                     evals += 1
-                    if f + r < best - 1e-12:
-                        params, best, improved = trial, f + r, True
+                    if total < best - 1e-12:
+                        params, best, improved = trial, total, True
                         break
         if not improved:
             if step[0] < steps[0] * min_step_fraction:

@@ -214,9 +214,13 @@ def anchored(parent: Template, place: Placement, child: Template, parent_joint: 
 def _pattern_search(
     cost, placements: list[Placement], steps0, max_evals: int, movable: tuple[int, ...] | None = None
 ) -> tuple[list[Placement], float]:
+    """Pattern search (as `kernels.pattern_search`) on `cost`. A trial that lands exactly on placements
+    already scored (a step back to where the last move came from) takes the score found then: it still
+    counts as an evaluation, so the search is the same, only cheaper."""
     placements = list(placements)
     movable = tuple(range(len(placements))) if movable is None else movable
     best = cost(placements)
+    scored = {tuple(placements): best}
     evals = 1
     steps = [list(steps0) for _ in placements]
     while evals < max_evals:
@@ -225,7 +229,10 @@ def _pattern_search(
             for sign in (1.0, -1.0):
                 trial = list(placements)
                 trial[shape_index] = placements[shape_index].moved(param, sign * steps[shape_index][param])
-                value = cost(trial)
+                key = tuple(trial)
+                value = scored.get(key)
+                if value is None:
+                    value = scored[key] = cost(trial)
                 evals += 1
                 if value < best - 1e-12:
                     placements, best, improved = trial, value, True
