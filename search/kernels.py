@@ -424,6 +424,74 @@ def posed_marks(
 
 
 @njit(cache=True)
+def _pixel_score(
+    points: np.ndarray, offsets: np.ndarray, kinds: np.ndarray, shape_marks: np.ndarray, affines: np.ndarray,
+    window: np.ndarray, image: np.ndarray, darkness: float, count: int, radii: np.ndarray,
+) -> float:
+    """Mean |rendered - image| / 255 over the window of posed shapes (`posed_marks`, then `rendered_l1`);
+    `window` = (r0, c0, size, dc, dr, reach) as `posed_marks` and `rendered_l1` take them, `radii` = (pen,
+    outline)."""
+    r0, c0, size = int(window[0]), int(window[1]), int(window[2])
+    posed, posed_offsets, posed_kinds = posed_marks(
+        points, offsets, kinds, shape_marks, affines, window[3], window[4], size, window[5]
+    )
+    total, n = rendered_l1(posed, posed_offsets, posed_kinds, size, radii[0], radii[1], image, r0, c0, darkness, count)
+    return total / max(n, 1) / 255.0
+
+
+@njit(cache=True)
+def _affine_row(affines: np.ndarray, shape: int, params: np.ndarray) -> np.ndarray:
+    """`affines` with shape's row posed by params (cx, cy, theta degrees, s), as `search.pose.Placement.affine`."""
+    out = affines.copy()
+    h = math.radians(params[2])
+    out[shape, 0], out[shape, 1] = params[0], params[1]
+    out[shape, 2], out[shape, 3] = params[3] * math.cos(h), params[3] * math.sin(h)
+    return out
+
+
+@njit(cache=True)
+def pixel_pattern_search(
+    points: np.ndarray, offsets: np.ndarray, kinds: np.ndarray, shape_marks: np.ndarray, affines: np.ndarray,
+    shape: int, params: np.ndarray, window: np.ndarray, image: np.ndarray, darkness: float, count: int,
+    radii: np.ndarray, steps: np.ndarray, max_evals: int, min_step_fraction: float,
+) -> tuple[np.ndarray, float]:
+    """Pose polishing: `pattern_search` of one shape's params (cx, cy, theta, s) on the pixel score
+    (`_pixel_score` of the shapes' packed marks posed by `affines`, that shape's row by the params, in a
+    window: `window`, `darkness`, `count` as `_pixel_score` takes them). A trial equal to params scored
+    before takes the score found then and counts as an evaluation. Returns (params, score)."""
+    params = params.copy()
+    best = _pixel_score(points, offsets, kinds, shape_marks, _affine_row(affines, shape, params), window, image,
+                        darkness, count, radii)
+    evals = 1
+    step = steps.copy()
+    seen = np.empty((max(max_evals, 1), 1, 4))  # the params scored so far, and their scores
+    seen_scores = np.empty(max(max_evals, 1))
+    seen[0, 0], seen_scores[0] = params, best
+    n_seen = 1
+    while evals < max_evals:
+        improved = False
+        for param in range(4):
+            for sign in (1.0, -1.0):
+                trial = _moved(params.reshape(1, 4), 0, param, sign * step[param])
+                value = _seen_score(seen, seen_scores, n_seen, trial)
+                if math.isnan(value):
+                    value = _pixel_score(points, offsets, kinds, shape_marks, _affine_row(affines, shape, trial[0]),
+                                         window, image, darkness, count, radii)
+                    if n_seen < seen.shape[0]:
+                        seen[n_seen], seen_scores[n_seen] = trial, value
+                        n_seen += 1
+                evals += 1
+                if value < best - 1e-12:
+                    params, best, improved = trial[0], value, True
+                    break
+        if not improved:
+            if step[0] < steps[0] * min_step_fraction:
+                break
+            step = step / 2.0
+    return params, best
+
+
+@njit(cache=True)
 def trace_step(
     local: np.ndarray,
     x: float,

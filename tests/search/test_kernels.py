@@ -173,3 +173,28 @@ def test_posed_marks_leaves_out_only_marks_that_miss_the_window():
     out, out_offsets, out_kinds = kernels.posed_marks(points, offsets, kinds, np.array([0, 2]), identity, 0.0, 0.0, 20, 3.0)
     np.testing.assert_array_equal(out, [[5.0, 5.0], [6.0, 5.0]])
     assert list(out_offsets) == [0, 2] and list(out_kinds) == [0]
+
+
+@pytest.mark.parametrize("shape", [0, 1])
+def test_pixel_pattern_search_matches_reference(shape):
+    # a stamped and zigzag shape and a stamped line drawn small, one of them searched from off its pose
+    from dsl.raster import render_marks
+    from dsl.syntax import parse_image
+    from search.pose import _packed_marks
+    from search.template import template
+
+    program = parse_image([["line_square_1.000-0.500", "arc_zigzag_0.500_0.625-0.750"], ["line_circle_1.000-0.500"]])
+    points, offsets, kinds, shape_marks = _packed_marks([template(s) for s in program.shapes])
+    true = np.array([[12.0, 40.0, 18.0 * np.cos(0.2), 18.0 * np.sin(0.2)], [34.0, 20.0, 15.0, 5.0]])
+    image = render_marks(*kernels.posed_marks(points, offsets, kinds, shape_marks, true, 0.0, 0.0, 56, 5.0), 56, 1.2, 0.8)
+    theta = np.degrees(np.arctan2(true[shape, 3], true[shape, 2])) + 4.0
+    params = np.array([true[shape, 0] + 0.7, true[shape, 1] - 0.4, theta, np.hypot(*true[shape, 2:]) * 1.03])
+    window = np.array([-2.0, 1.0, 54.0, -1.0, 2.0, 5.0])
+    darkness, count = kernels.window_darkness(image, -2, 1, 54)
+    args = (points, offsets, kinds, shape_marks, true, shape, params, window, image, darkness, count,
+            np.array([1.2, 0.8]), np.array([0.5, 0.5, 1.0, 0.01]), 60, 0.125)
+    fast = kernels.pixel_pattern_search(*args)
+    slow = kernel_twins.pixel_pattern_search_reference(*args)
+    np.testing.assert_array_equal(fast[0], slow[0])
+    assert fast[1] == slow[1]
+    assert not np.array_equal(fast[0], params)  # it moved

@@ -10,6 +10,7 @@ from dsl.raster import render_program
 from dsl.syntax import parse_image
 from dsl.types import Pose
 from search import pose
+from search.settings import MIN_STEP_FRACTION, POLISH_STEPS
 from search.template import make_target, template
 
 OPEN_SHAPE = [["line_normal_1.000-0.500", "arc_normal_0.500_0.625-0.750", "line_zigzag_1.000-0.667"]]
@@ -114,36 +115,28 @@ def test_the_pixel_score_is_the_mean_difference_of_the_rendered_window_exactly()
         assert pose.pixel_cost(templates, moved, target, window) == total / max(count, 1) / 255.0
 
 
-def test_polish_scores_a_pose_it_came_back_to_once_and_moves_as_without_the_memo():
-    # the pattern search of `polish` on a bowl: a step back to the pose the last move came from takes the
-    # score found then, so it costs fewer calls and moves exactly as scoring every trial would
-    def bowl(placements):
-        calls.append(1)
-        p = placements[0]
-        return (p.cx - 3.3) ** 2 + (p.cy + 1.2) ** 2 + 0.1 * (p.theta - 2.0) ** 2 + 50.0 * math.log(p.s / 1.1) ** 2
 
-    def every_trial_scored(placements, steps0, max_evals):  # the search as it was, one call per trial
-        best, evals, steps = bowl(placements), 1, list(steps0)
-        while evals < max_evals:
+def test_polish_moves_as_the_pattern_search_on_pixel_cost_does():
+    # `polish` runs each shape's pattern search in one kernel: the same moves as scoring every trial with
+    # `pixel_cost` in Python, the same placements to the bit
+    templates, target, placements = _two_shapes_fitted()
+    start = [p.moved(k, d) for p, k, d in zip(placements, (0, 2), (1.3, -2.0))]
+    want = list(start)
+    for s in range(len(want)):
+        window = pose.shape_window(templates[s], want[s], target)
+        best, steps, evals = pose.pixel_cost(templates, want, target, window), list(POLISH_STEPS), 1
+        while evals < 40:
             improved = False
             for param in range(4):
                 for sign in (1.0, -1.0):
-                    trial = [placements[0].moved(param, sign * steps[param])]
-                    value = bowl(trial)
+                    trial = want[:s] + [want[s].moved(param, sign * steps[param])] + want[s + 1:]
+                    value = pose.pixel_cost(templates, trial, target, window)
                     evals += 1
                     if value < best - 1e-12:
-                        placements, best, improved = trial, value, True
+                        want, best, improved = trial, value, True
                         break
             if not improved:
-                if steps[0] < steps0[0] * pose.MIN_STEP_FRACTION:
+                if steps[0] < POLISH_STEPS[0] * MIN_STEP_FRACTION:
                     break
                 steps = [v / 2.0 for v in steps]
-        return placements, best
-
-    start = [pose.Placement(0.0, 0.0, 0.0, 1.0)]
-    calls = []
-    want = every_trial_scored(start, (0.5, 0.5, 1.0, 0.01), 240)
-    naive_calls, calls = len(calls), []
-    got = pose._pattern_search(bowl, start, (0.5, 0.5, 1.0, 0.01), 240)
-    assert got == want
-    assert len(calls) < naive_calls
+    assert pose.polish(templates, start, target, 40) == want
