@@ -374,16 +374,14 @@ def rendered_l1(
     if points.shape[0] == 0 or count == 0:
         return total, count
     ink, br, bc = ink_canvas(points, offsets, kinds, size, pen_radius, outline_radius)
-    for i in range(ink.shape[0]):
+    j_lo, j_hi = max(-(c0 + bc), 0), min(ink.shape[1], w - (c0 + bc))  # the box's columns inside the image
+    for i in range(max(-(r0 + br), 0), min(ink.shape[0], h - (r0 + br))):
         ii = r0 + br + i
-        if ii < 0 or ii >= h:
-            continue
-        for j in range(ink.shape[1]):
-            jj = c0 + bc + j
-            if jj < 0 or jj >= w or ink[i, j] <= 0.0:
-                continue
-            g = float(image[ii, jj])
-            total += abs(float(grey_level(ink[i, j])) - g) - (255.0 - g)
+        for j in range(j_lo, j_hi):
+            c = ink[i, j]
+            if c > 0.0:
+                g = float(image[ii, c0 + bc + j])
+                total += abs(float(grey_level(c)) - g) - (255.0 - g)
     return total, count
 
 
