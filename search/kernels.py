@@ -21,6 +21,10 @@ Kernels
                   white part of the window is the image's darkness (`window_darkness`, once per window: a polish
                   renders many poses in one), only the rendered ink box is visited (the same total: every term
                   is a whole grey level).
+                  `rendered_l1_shifted` the least shifted sum for marks rendered in place (the stroke choice:
+                  the window's `darkness_integral` computed once for every stroke option tried in it).
+  `pixel_pattern_search` pose polishing: pattern search on the pixel score of one shape's pose (`posed_marks`,
+                  then `rendered_l1`), compiled whole.
   `sparse_scores` `sparse_score` of many pose sets; `best_sparse_scores` only those that can be among the
                   lowest few (the heading scan of the initial guesses: the same choice, fewer reverse terms).
   `pattern_search` pose refinement on the `sparse_score` (the search's inner loop, compiled whole).
@@ -283,20 +287,8 @@ def window_l1_shifted(rendered: np.ndarray, image: np.ndarray, r0: int, c0: int,
     Sparse form: where the render is white the difference is the image's darkness, so each sum is the
     image's darkness over the (clipped) window, from an integral image, plus a correction over the
     rendered window's non-white pixels only."""
-    h, w = image.shape
     rh, rw = rendered.shape
-    top, left = r0 - shift, c0 - shift
-    ph, pw = rh + 2 * shift, rw + 2 * shift
-    # integral of darkness (255 - image) over the padded region (0 outside the image)
-    integral = np.zeros((ph + 1, pw + 1))
-    for i in range(ph):
-        ii = top + i
-        run = 0.0
-        for j in range(pw):
-            jj = left + j
-            if 0 <= ii < h and 0 <= jj < w:
-                run += 255.0 - float(image[ii, jj])
-            integral[i + 1, j + 1] = integral[i, j + 1] + run
+    integral = darkness_integral(image, r0 - shift, c0 - shift, rh + 2 * shift, rw + 2 * shift)
     count = 0
     for i in range(rh):
         for j in range(rw):
@@ -311,12 +303,40 @@ def window_l1_shifted(rendered: np.ndarray, image: np.ndarray, r0: int, c0: int,
             if rendered[i, j] < 255:
                 rows[k], cols[k], values[k] = i, j, float(rendered[i, j])
                 k += 1
+    return _least_shifted_l1(rows, cols, values, integral, image, r0, c0, rh, rw, shift)
+
+
+@njit(cache=True)
+def darkness_integral(image: np.ndarray, top: int, left: int, ph: int, pw: int) -> np.ndarray:
+    """Integral (ph + 1, pw + 1) of the darkness 255 - grey over the ph x pw region at (top, left), 0 outside
+    the image."""
+    h, w = image.shape
+    integral = np.zeros((ph + 1, pw + 1))
+    for i in range(ph):
+        ii = top + i
+        run = 0.0
+        for j in range(pw):
+            jj = left + j
+            if 0 <= ii < h and 0 <= jj < w:
+                run += 255.0 - float(image[ii, jj])
+            integral[i + 1, j + 1] = integral[i, j + 1] + run
+    return integral
+
+
+@njit(cache=True)
+def _least_shifted_l1(
+    rows: np.ndarray, cols: np.ndarray, values: np.ndarray, integral: np.ndarray, image: np.ndarray, r0: int, c0: int,
+    rh: int, rw: int, shift: int,
+) -> float:
+    """`window_l1_shifted` from the render's non-white pixels (window rows, columns, grey values) and the
+    darkness integral of the window padded by `shift`."""
+    h, w = image.shape
     best = np.inf
     for dr in range(-shift, shift + 1):
         for dc in range(-shift, shift + 1):
             a, b = dr + shift, dc + shift
             total = integral[a + rh, b + rw] - integral[a, b + rw] - integral[a + rh, b] + integral[a, b]
-            for q in range(count):
+            for q in range(rows.shape[0]):
                 ii, jj = r0 + dr + rows[q], c0 + dc + cols[q]
                 if ii < 0 or ii >= h or jj < 0 or jj >= w:
                     continue
@@ -325,6 +345,36 @@ def window_l1_shifted(rendered: np.ndarray, image: np.ndarray, r0: int, c0: int,
             if total < best:
                 best = total
     return best
+
+
+@njit(cache=True)
+def rendered_l1_shifted(
+    points: np.ndarray, offsets: np.ndarray, kinds: np.ndarray, size: int, pen_radius: float, outline_radius: float,
+    image: np.ndarray, r0: int, c0: int, shift: int, integral: np.ndarray,
+) -> float:
+    """`window_l1_shifted(render_marks(points, offsets, kinds, size, ...), image, r0, c0, shift)` without the
+    window image: the non-white pixels are read from the marks' ink box; `integral`: `darkness_integral` of
+    the window padded by `shift` (the same for every render in the window)."""
+    if points.shape[0] == 0:
+        empty = np.empty(0, dtype=np.int64)
+        return _least_shifted_l1(empty, empty, np.empty(0), integral, image, r0, c0, size, size, shift)
+    ink, br, bc = ink_canvas(points, offsets, kinds, size, pen_radius, outline_radius)
+    count = 0
+    for i in range(ink.shape[0]):
+        for j in range(ink.shape[1]):
+            if grey_level(ink[i, j]) < 255:
+                count += 1
+    rows = np.empty(count, dtype=np.int64)
+    cols = np.empty(count, dtype=np.int64)
+    values = np.empty(count)
+    k = 0
+    for i in range(ink.shape[0]):
+        for j in range(ink.shape[1]):
+            g = grey_level(ink[i, j])
+            if g < 255:
+                rows[k], cols[k], values[k] = br + i, bc + j, float(g)
+                k += 1
+    return _least_shifted_l1(rows, cols, values, integral, image, r0, c0, size, size, shift)
 
 
 @njit(cache=True)

@@ -299,13 +299,13 @@ def render_window(
     actions: tuple[int, int] | None = None,
 ) -> np.ndarray:
     """Render the posed candidate into a size x size window whose top-left is image pixel (r0, c0)."""
-    points, offsets, kinds = _posed_window_marks(templates, placements, target, r0, c0, size)
+    points, offsets, kinds = posed_window_marks(templates, placements, target, r0, c0, size)
     if len(kinds) == 0:
         return np.full((size, size), 255, dtype=np.uint8)
     return render_marks(points, offsets, kinds, size, RENDER_PEN_RADIUS, RENDER_OUTLINE_RADIUS)
 
 
-def _posed_window_marks(templates: list[Template], placements: list[Placement], target: Target, r0: int, c0: int, size: int):
+def posed_window_marks(templates: list[Template], placements: list[Placement], target: Target, r0: int, c0: int, size: int):
     """The posed candidate's marks in the frame of the size x size window at image pixel (r0, c0), only those
     whose box meets the window (the others cannot change a pixel of it) -> (points, offsets, kinds)."""
     points, offsets, kinds, shape_marks = _packed_marks(templates)
@@ -363,7 +363,7 @@ def pixel_cost(
 ) -> float:
     """Mean absolute grey difference (0-1) between the rendered candidate and the image in a window."""
     r0, c0, size = crop_window(target) if window is None else window
-    points, offsets, kinds = _posed_window_marks(templates, placements, target, r0, c0, size)
+    points, offsets, kinds = posed_window_marks(templates, placements, target, r0, c0, size)
     total, count = kernels.rendered_l1(points, offsets, kinds, size, RENDER_PEN_RADIUS, RENDER_OUTLINE_RADIUS,
                                        target.image, r0, c0, *_white(target, r0, c0, size))
     return total / max(count, 1) / 255.0

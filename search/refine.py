@@ -31,6 +31,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from dataclasses import dataclass, field, replace
@@ -92,7 +93,9 @@ class _Context:
     classifier: float = 0.0  # the part of `prior` that comes from a log-probability (replaced by `shape_logp`'s)
 
 
+@functools.lru_cache(maxsize=16384)
 def _structure_key(program: ImageProgram) -> tuple:
+    """The canonical key of a program without its strokes (memoised: every candidate is keyed more than once)."""
     return image_key(program, ignore_strokes=True)
 
 

@@ -46,10 +46,18 @@ def _action_window(tpl, place: pose.Placement, target: Target, action: int) -> t
 
 
 def _window_cost(templates: list, placements: list, target: Target, window) -> float:
-    """Least sum of |grey difference| / 255 over the window, the render shifted by up to WINDOW_SHIFT pixels."""
+    """Least sum of |grey difference| / 255 over the window, the render shifted by up to WINDOW_SHIFT pixels
+    (`kernels.window_l1_shifted` of `pose.render_window`, rendered in place: `kernels.rendered_l1_shifted`)."""
     r0, c0, size = window
-    rendered = pose.render_window(templates, placements, target, r0, c0, size)
-    return kernels.window_l1_shifted(rendered, target.image, r0, c0, WINDOW_SHIFT) / 255.0
+    key = ("integral", r0, c0, size)  # the window's darkness, the same for every stroke option tried in it
+    integral = target.memo.get(key)
+    if integral is None:
+        padded = size + 2 * WINDOW_SHIFT
+        integral = target.memo[key] = kernels.darkness_integral(target.image, r0 - WINDOW_SHIFT, c0 - WINDOW_SHIFT,
+                                                                padded, padded)
+    points, offsets, kinds = pose.posed_window_marks(templates, placements, target, r0, c0, size)
+    return kernels.rendered_l1_shifted(points, offsets, kinds, size, pose.RENDER_PEN_RADIUS, pose.RENDER_OUTLINE_RADIUS,
+                                       target.image, r0, c0, WINDOW_SHIFT, integral) / 255.0
 
 
 def _stroked_templates(templates: list, program: ImageProgram, s: int, changes: tuple) -> list:

@@ -198,3 +198,24 @@ def test_pixel_pattern_search_matches_reference(shape):
     np.testing.assert_array_equal(fast[0], slow[0])
     assert fast[1] == slow[1]
     assert not np.array_equal(fast[0], params)  # it moved
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), shift=st.integers(0, 2))
+def test_rendered_l1_shifted_is_window_l1_shifted_of_the_render(seed, shift):
+    # rendered in place from the marks' ink box: the same least sum as rendering the window first, for windows
+    # inside the image, running off its edges, and empty
+    from dsl.raster import render_marks
+
+    rng = np.random.default_rng(seed)
+    image = rng.integers(0, 256, size=(40, 50)).astype(np.uint8)
+    size = int(rng.integers(4, 30))
+    r0, c0 = int(rng.integers(-10, 40)), int(rng.integers(-10, 45))
+    lengths = rng.integers(1, 7, size=int(rng.integers(0, 5)))
+    points = rng.uniform(-2.0, size + 2.0, size=(int(lengths.sum()), 2))
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    kinds = rng.integers(0, 2, size=len(lengths)).astype(np.int64)
+    rendered = render_marks(points, offsets, kinds, size, 1.3, 0.9)
+    integral = kernels.darkness_integral(image, r0 - shift, c0 - shift, size + 2 * shift, size + 2 * shift)
+    fast = kernels.rendered_l1_shifted(points, offsets, kinds, size, 1.3, 0.9, image, r0, c0, shift, integral)
+    assert fast == kernels.window_l1_shifted(rendered, image, r0, c0, shift)
