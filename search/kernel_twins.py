@@ -1,6 +1,6 @@
-"""The plain-Python reference twins of the scoring kernels (`search.kernels`): the same functions with Python
-loops and the `math` module only (numpy for arrays in and out), slow and easy to read. The tests compare each
-kernel with its twin; the decoder benchmark times `sparse_score` against `sparse_score_reference`."""
+"""The plain-Python reference twins of the scoring kernels (`search.kernels`, `search.pixel_kernels`): the same
+functions with Python loops and the `math` module only (numpy for arrays in and out), slow and easy to read. The
+tests compare each kernel with its twin; the decoder benchmark times `sparse_score` against `sparse_score_reference`."""
 
 from __future__ import annotations
 

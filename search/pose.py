@@ -22,7 +22,7 @@ from scipy import ndimage
 
 from dsl.raster import render_marks
 from dsl.types import ImageProgram, Pose, Shape
-from search import kernels
+from search import kernels, pixel_kernels
 from search.retrace import action_paths
 from search.settings import (CAP, FIT_EVALS, FIT_GUESSES, HEADINGS, MIN_STEP_FRACTION, NEAR_HEADINGS, ORDER_REUSE_LIMIT,
                              ORDER_REUSE_TOLERANCE, POLISH_STEPS, REACH, RENDER_OUTLINE_RADIUS, STEPS)
@@ -305,13 +305,15 @@ def render_window(
     return render_marks(points, offsets, kinds, size, RENDER_PEN_RADIUS, RENDER_OUTLINE_RADIUS)
 
 
-def posed_window_marks(templates: list[Template], placements: list[Placement], target: Target, r0: int, c0: int, size: int):
+def posed_window_marks(
+    templates: list[Template], placements: list[Placement], target: Target, r0: int, c0: int, size: int
+):
     """The posed candidate's marks in the frame of the size x size window at image pixel (r0, c0), only those
     whose box meets the window (the others cannot change a pixel of it) -> (points, offsets, kinds)."""
     points, offsets, kinds, shape_marks = _packed_marks(templates)
     affines = np.array([place.affine() for place in placements], dtype=np.float64).reshape(-1, 4)
     reach = max(RENDER_PEN_RADIUS, RENDER_OUTLINE_RADIUS) + 2.0
-    return kernels.posed_marks(
+    return pixel_kernels.posed_marks(
         points, offsets, kinds, shape_marks, affines, float(target.origin[1] - c0), float(target.origin[0] - r0),
         size, reach,
     )
@@ -323,7 +325,7 @@ PACKED_KEEP = 512
 
 
 def _packed_marks(templates: list[Template]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The templates' marks packed as `kernels.posed_marks` takes them (memoised: a candidate is rendered
+    """The templates' marks packed as `pixel_kernels.posed_marks` takes them (memoised: a candidate is rendered
     many times while its pose is polished)."""
     key = tuple(id(t) for t in templates)
     hit = _PACKED.get(key)
@@ -364,16 +366,16 @@ def pixel_cost(
     """Mean absolute grey difference (0-1) between the rendered candidate and the image in a window."""
     r0, c0, size = crop_window(target) if window is None else window
     points, offsets, kinds = posed_window_marks(templates, placements, target, r0, c0, size)
-    total, count = kernels.rendered_l1(points, offsets, kinds, size, RENDER_PEN_RADIUS, RENDER_OUTLINE_RADIUS,
+    total, count = pixel_kernels.rendered_l1(points, offsets, kinds, size, RENDER_PEN_RADIUS, RENDER_OUTLINE_RADIUS,
                                        target.image, r0, c0, *_white(target, r0, c0, size))
     return total / max(count, 1) / 255.0
 
 
 def _white(target: Target, r0: int, c0: int, size: int) -> tuple[float, int]:
-    """The window's cost rendered white (`kernels.window_darkness`), once per window of an image."""
+    """The window's cost rendered white (`pixel_kernels.window_darkness`), once per window of an image."""
     white = target.memo.get(("white", r0, c0, size))
     if white is None:
-        white = target.memo[("white", r0, c0, size)] = kernels.window_darkness(target.image, r0, c0, size)
+        white = target.memo[("white", r0, c0, size)] = pixel_kernels.window_darkness(target.image, r0, c0, size)
     return white
 
 
@@ -381,7 +383,7 @@ def polish(
     templates: list[Template], placements: list[Placement], target: Target, max_evals: int = 30
 ) -> list[Placement]:
     """Pattern search with the pixel score (`pixel_cost`), one shape at a time in the window around it,
-    compiled as one kernel per shape (`kernels.pixel_pattern_search`)."""
+    compiled as one kernel per shape (`pixel_kernels.pixel_pattern_search`)."""
     placements = list(placements)
     points, offsets, kinds, shape_marks = _packed_marks(templates)
     radii = np.array([RENDER_PEN_RADIUS, RENDER_OUTLINE_RADIUS])
@@ -392,7 +394,7 @@ def polish(
         window = np.array([r0, c0, size, target.origin[1] - c0, target.origin[0] - r0, reach], dtype=np.float64)
         affines = np.array([place.affine() for place in placements], dtype=np.float64).reshape(-1, 4)
         p = placements[s]
-        params, _ = kernels.pixel_pattern_search(
+        params, _ = pixel_kernels.pixel_pattern_search(
             points, offsets, kinds, shape_marks, affines, s, np.array([p.cx, p.cy, p.theta, p.s]), window,
             target.image, darkness, count, radii, np.array(POLISH_STEPS), max_evals, MIN_STEP_FRACTION,
         )

@@ -3,7 +3,7 @@
 The sparse chamfer score of the structure search sees only centrelines; stroke types (normal, zigzag and
 the three stamps) are decided here, once the structure and its poses are known: the poses are polished on
 the pixel score of the rendered candidate (`search.pose.polish`), then for each action every stroke type
-is rendered and compared with the image in a window around that action (`kernels.window_l1_shifted`,
+is rendered and compared with the image in a window around that action (`pixel_kernels.window_l1_shifted`,
 which tolerates a residual misalignment of WINDOW_SHIFT = 2 pixels), with a small preference for the
 decoder's stroke. Actions that draw over each other (OVERLAP_PX, OVERLAP_SHARE) have their strokes chosen
 together.
@@ -25,7 +25,7 @@ import numpy as np
 
 from dsl.canonical import reversed_shape
 from dsl.types import Action, ImageProgram, Shape, StrokeType
-from search import kernels, pose
+from search import pixel_kernels, pose
 from search.neighbourhood import normal_strokes_only, stroke_variants
 from search.settings import (EITHER_WAY_ROUNDS, MIN_POLISH_EVALS, OVERLAP_PX, OVERLAP_SHARE, POLISH_EVALS,
                              STROKE_PASSES, STROKE_PRIOR, TRACED_STROKE_PRIOR, WINDOW_MARGIN, WINDOW_SHIFT)
@@ -47,17 +47,18 @@ def _action_window(tpl, place: pose.Placement, target: Target, action: int) -> t
 
 def _window_cost(templates: list, placements: list, target: Target, window) -> float:
     """Least sum of |grey difference| / 255 over the window, the render shifted by up to WINDOW_SHIFT pixels
-    (`kernels.window_l1_shifted` of `pose.render_window`, rendered in place: `kernels.rendered_l1_shifted`)."""
+    (`pixel_kernels.window_l1_shifted` of `pose.render_window`, rendered in place)."""
     r0, c0, size = window
     key = ("integral", r0, c0, size)  # the window's darkness, the same for every stroke option tried in it
     integral = target.memo.get(key)
     if integral is None:
         padded = size + 2 * WINDOW_SHIFT
-        integral = target.memo[key] = kernels.darkness_integral(target.image, r0 - WINDOW_SHIFT, c0 - WINDOW_SHIFT,
-                                                                padded, padded)
+        integral = target.memo[key] = pixel_kernels.darkness_integral(
+            target.image, r0 - WINDOW_SHIFT, c0 - WINDOW_SHIFT, padded, padded)
     points, offsets, kinds = pose.posed_window_marks(templates, placements, target, r0, c0, size)
-    return kernels.rendered_l1_shifted(points, offsets, kinds, size, pose.RENDER_PEN_RADIUS, pose.RENDER_OUTLINE_RADIUS,
-                                       target.image, r0, c0, WINDOW_SHIFT, integral) / 255.0
+    return pixel_kernels.rendered_l1_shifted(points, offsets, kinds, size, pose.RENDER_PEN_RADIUS,
+                                             pose.RENDER_OUTLINE_RADIUS, target.image, r0, c0, WINDOW_SHIFT,
+                                             integral) / 255.0
 
 
 def _stroked_templates(templates: list, program: ImageProgram, s: int, changes: tuple) -> list:

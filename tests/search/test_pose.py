@@ -98,9 +98,9 @@ def test_reversed_placement_draws_over_the_same_centreline(programs):
 
 
 def test_the_pixel_score_is_the_mean_difference_of_the_rendered_window_exactly():
-    # `pixel_cost` renders in place (`kernels.rendered_l1`): the same sum as rendering the window and comparing it
+    # `pixel_cost` renders in place (`pixel_kernels.rendered_l1`): the same sum as rendering the window and comparing it
     # pixel by pixel, for windows inside the image, running off its edges, and missing the marks
-    from search import kernels
+    from search import pixel_kernels
 
     templates, target, placements = _two_shapes_fitted()
     rng = np.random.default_rng(3)
@@ -111,7 +111,7 @@ def test_the_pixel_score_is_the_mean_difference_of_the_rendered_window_exactly()
                  zip(placements, (2.0, 0.5))]
         r0, c0, size = pose.crop_window(target) if window is None else window
         rendered = pose.render_window(templates, moved, target, r0, c0, size)
-        total, count = kernels.window_l1(rendered, target.image, r0, c0)
+        total, count = pixel_kernels.window_l1(rendered, target.image, r0, c0)
         assert pose.pixel_cost(templates, moved, target, window) == total / max(count, 1) / 255.0
 
 
