@@ -292,9 +292,8 @@ def normal_strokes_only(shape: Shape) -> bool:
 
 
 def library_edits(shape: Shape, top: int) -> Iterator[tuple[Edit, Shape]]:
-    library = load_library()
     for _, name in library_matches(shape, top):
-        candidate = canonical_shape(library[name].shape)
+        candidate = _canonical_library_shape(name)
         strokes = [a.stroke for a in shape.actions] + [StrokeType.NORMAL] * len(candidate)
         yield Edit("library"), Shape(tuple(a.with_stroke(t) for a, t in zip(candidate.actions, strokes)))
 
@@ -320,6 +319,11 @@ def structural_neighbours(
     if len(program.shapes) == 2 and n_ink_groups != 2:
         a, b = program.shapes
         yield Edit("merge"), ImageProgram((Shape(a.actions + b.actions),))
+
+
+@functools.cache
+def _canonical_library_shape(name: str) -> Shape:
+    return canonical_shape(load_library()[name].shape)
 
 
 def stroke_variants(action: Action) -> Iterator[Action]:
