@@ -1,6 +1,6 @@
-"""The plain-Python reference twins of the scoring kernels (`search.kernels`): the same functions with Python
-loops and the `math` module only (numpy for arrays in and out), slow and easy to read. The tests compare each
-kernel with its twin; the decoder benchmark times `sparse_score` against `sparse_score_reference`."""
+"""The plain-Python reference twins of the scoring kernels (`search.kernels`, `search.pixel_kernels`): the same
+functions with Python loops and the `math` module only (numpy for arrays in and out), slow and easy to read. The
+tests compare each kernel with its twin; the decoder benchmark times `sparse_score` against `sparse_score_reference`."""
 
 from __future__ import annotations
 
@@ -123,3 +123,44 @@ def posed_marks_reference(points, offsets, kinds, shape_marks, affines, dc, dr, 
                 out_offsets.append(out_offsets[-1] + len(posed))
                 out_kinds.append(kinds[k])
     return np.array(out).reshape(-1, 2), np.array(out_offsets, dtype=np.int64), np.array(out_kinds, dtype=kinds.dtype)
+
+
+def pixel_pattern_search_reference(points, offsets, kinds, shape_marks, affines, shape, params, window, image, darkness,
+                                   count, radii, steps, max_evals, min_step_fraction):
+    """Every trial scored: the shapes posed (`posed_marks_reference`), rendered (`dsl.raster.render_marks`, the
+    renderer with its own twin) and compared pixel by pixel (`window_l1_reference`); `darkness` and `count`
+    are the kernel's shortcut, not needed here."""
+    from dsl.raster import render_marks
+
+    r0, c0, size, dc, dr, reach = (float(v) for v in window)
+
+    def score(p):
+        posed = [list(map(float, row)) for row in affines]
+        h = math.radians(p[2])
+        posed[shape] = [p[0], p[1], p[3] * math.cos(h), p[3] * math.sin(h)]
+        marks = posed_marks_reference(points, offsets, kinds, shape_marks, np.array(posed), dc, dr, int(size), reach)
+        rendered = render_marks(np.ascontiguousarray(marks[0]), marks[1], marks[2], int(size), radii[0], radii[1])
+        total, n = window_l1_reference(rendered, image, int(r0), int(c0))
+        return total / max(n, 1) / 255.0
+
+    params = [float(v) for v in params]
+    best, evals, step = score(params), 1, [float(v) for v in steps]
+    while evals < max_evals:
+        improved = False
+        for param in range(4):
+            for sign in (1.0, -1.0):
+                trial = list(params)
+                if param == 3:
+                    trial[3] *= math.exp(sign * step[3])
+                else:
+                    trial[param] += sign * step[param]
+                value = score(trial)
+                evals += 1
+                if value < best - 1e-12:
+                    params, best, improved = trial, value, True
+                    break
+        if not improved:
+            if step[0] < steps[0] * min_step_fraction:
+                break
+            step = [v / 2.0 for v in step]
+    return params, best

@@ -1,4 +1,5 @@
-"""The scoring kernels of the enumerator (Numba), each with its plain-Python reference twin.
+"""The scoring kernels of the enumerator (Numba), each with its plain-Python reference twin; the
+kernels of the pixel score are in `search.pixel_kernels`.
 
 A pose maps a template (scale-1 turtle units, `search.template`) into the pixel frame of an image crop by
 a similarity transform, as a row (cx, cy, a, b):
@@ -14,18 +15,9 @@ Kernels
                   the nearest posed point minus the pen half-width (truncated at `reach`). Used for pose
                   fitting and for ranking structures (which are stroke-agnostic: the distance transform is
                   taken on the ink with small gaps closed).
-  `window_l1`     sum of |rendered - image| over a rendered window placed in the image: the pixel score
-                  that decides stroke types and polishes poses; `window_l1_shifted` the least such sum
-                  over shifts of the window by up to a few pixels (tolerates residual misalignment);
-                  `rendered_l1` the same sum for marks rendered in place, without the window's image: the
-                  white part of the window is the image's darkness (`window_darkness`, once per window: a polish
-                  renders many poses in one), only the rendered ink box is visited (the same total: every term
-                  is a whole grey level).
   `sparse_scores` `sparse_score` of many pose sets; `best_sparse_scores` only those that can be among the
                   lowest few (the heading scan of the initial guesses: the same choice, fewer reverse terms).
   `pattern_search` pose refinement on the `sparse_score` (the search's inner loop, compiled whole).
-  `posed_marks`   shapes' marks posed into a window's pixel frame, marks that miss the window left out (the
-                  pixel score renders them with `dsl.raster.render_marks`).
   `trace_step`    one step of the free-form tracer (`search.trace`): every grid move from a turtle state,
                   its mean distance to the ink (forward term, in units) and which ink samples it newly
                   covers; `trace_steps` the same from several turtles at once.
@@ -39,8 +31,6 @@ import math
 
 import numpy as np
 from numba import njit
-
-from dsl.raster import grey_level, ink_canvas
 
 
 @njit(cache=True, inline="always")
@@ -206,6 +196,23 @@ def _moved(params: np.ndarray, shape: int, param: int, delta: float) -> np.ndarr
 
 
 @njit(cache=True)
+def _seen_score(seen: np.ndarray, scores: np.ndarray, n: int, params: np.ndarray) -> float:
+    """The score of `params` if they are among the first `n` of `seen` (exactly), else nan."""
+    for k in range(n - 1, -1, -1):
+        same = True
+        for i in range(params.shape[0]):
+            for j in range(4):
+                if seen[k, i, j] != params[i, j]:
+                    same = False
+                    break
+            if not same:
+                break
+        if same:
+            return scores[k]
+    return np.nan
+
+
+@njit(cache=True)
 def pattern_search(
     points: np.ndarray,
     radii: np.ndarray,
@@ -223,11 +230,16 @@ def pattern_search(
     """Pose refinement: pattern search on the `sparse_score` total over the rows of `params` (cx, cy,
     theta degrees, s) whose `movable` flag is set: try +/- step on each parameter in turn, keep the first
     improvement; halve the steps after a round without one; stop below `min_step_fraction` of the first
-    step or after `max_evals` scores. Returns (params, score)."""
+    step or after `max_evals` scores. Returns (params, score). A trial equal to params scored before (a step
+    back to where the last move came from) takes the score found then, and counts as an evaluation."""
     f, r = sparse_score(points, radii, owner, _poses_from_params(params), dt, samples, cap, reach)
     best = f + r
     evals = 1
     step = steps.copy()
+    seen = np.empty((max(max_evals, 1), params.shape[0], 4))  # the params scored so far, and their scores
+    seen_scores = np.empty(max(max_evals, 1))
+    seen[0], seen_scores[0] = params, best
+    n_seen = 1
     while evals < max_evals:
         improved = False
         for shape in range(params.shape[0]):
@@ -236,163 +248,22 @@ def pattern_search(
             for param in range(4):
                 for sign in (1.0, -1.0):
                     trial = _moved(params, shape, param, sign * step[param])
-                    f, r = sparse_score(points, radii, owner, _poses_from_params(trial), dt, samples, cap, reach)
+                    total = _seen_score(seen, seen_scores, n_seen, trial)
+                    if math.isnan(total):
+                        f, r = sparse_score(points, radii, owner, _poses_from_params(trial), dt, samples, cap, reach)
+                        total = f + r
+                        if n_seen < seen.shape[0]:
+                            seen[n_seen], seen_scores[n_seen] = trial, total
+                            n_seen += 1
                     evals += 1
-                    if f + r < best - 1e-12:
-                        params, best, improved = trial, f + r, True
+                    if total < best - 1e-12:
+                        params, best, improved = trial, total, True
                         break
         if not improved:
             if step[0] < steps[0] * min_step_fraction:
                 break
             step = step / 2.0
     return params, best
-
-
-@njit(cache=True)
-def window_l1_shifted(rendered: np.ndarray, image: np.ndarray, r0: int, c0: int, shift: int) -> float:
-    """The least `window_l1` sum over placements of the window shifted by up to `shift` pixels.
-
-    Sparse form: where the render is white the difference is the image's darkness, so each sum is the
-    image's darkness over the (clipped) window, from an integral image, plus a correction over the
-    rendered window's non-white pixels only."""
-    h, w = image.shape
-    rh, rw = rendered.shape
-    top, left = r0 - shift, c0 - shift
-    ph, pw = rh + 2 * shift, rw + 2 * shift
-    # integral of darkness (255 - image) over the padded region (0 outside the image)
-    integral = np.zeros((ph + 1, pw + 1))
-    for i in range(ph):
-        ii = top + i
-        run = 0.0
-        for j in range(pw):
-            jj = left + j
-            if 0 <= ii < h and 0 <= jj < w:
-                run += 255.0 - float(image[ii, jj])
-            integral[i + 1, j + 1] = integral[i, j + 1] + run
-    count = 0
-    for i in range(rh):
-        for j in range(rw):
-            if rendered[i, j] < 255:
-                count += 1
-    rows = np.empty(count, dtype=np.int64)
-    cols = np.empty(count, dtype=np.int64)
-    values = np.empty(count)
-    k = 0
-    for i in range(rh):
-        for j in range(rw):
-            if rendered[i, j] < 255:
-                rows[k], cols[k], values[k] = i, j, float(rendered[i, j])
-                k += 1
-    best = np.inf
-    for dr in range(-shift, shift + 1):
-        for dc in range(-shift, shift + 1):
-            a, b = dr + shift, dc + shift
-            total = integral[a + rh, b + rw] - integral[a, b + rw] - integral[a + rh, b] + integral[a, b]
-            for q in range(count):
-                ii, jj = r0 + dr + rows[q], c0 + dc + cols[q]
-                if ii < 0 or ii >= h or jj < 0 or jj >= w:
-                    continue
-                v = float(image[ii, jj])
-                total += abs(values[q] - v) - (255.0 - v)
-            if total < best:
-                best = total
-    return best
-
-
-@njit(cache=True)
-def window_l1(rendered: np.ndarray, image: np.ndarray, r0: int, c0: int) -> tuple[float, int]:
-    """(sum of |rendered - image| in grey levels, pixels compared) with rendered[0, 0] at image[r0, c0];
-    the part of the window outside the image is ignored."""
-    h, w = image.shape
-    total = 0.0
-    count = 0
-    for i in range(rendered.shape[0]):
-        ii = r0 + i
-        if ii < 0 or ii >= h:
-            continue
-        for j in range(rendered.shape[1]):
-            jj = c0 + j
-            if jj < 0 or jj >= w:
-                continue
-            total += abs(float(rendered[i, j]) - float(image[ii, jj]))
-            count += 1
-    return total, count
-
-
-@njit(cache=True)
-def window_darkness(image: np.ndarray, r0: int, c0: int, size: int) -> tuple[float, int]:
-    """(sum of the darkness 255 - grey, pixels) over the part of the size x size window at (r0, c0) inside the
-    image: `window_l1` of a white window."""
-    h, w = image.shape
-    total = 0.0
-    count = 0
-    for i in range(max(r0, 0), min(r0 + size, h)):
-        for j in range(max(c0, 0), min(c0 + size, w)):
-            total += 255.0 - float(image[i, j])
-            count += 1
-    return total, count
-
-
-@njit(cache=True)
-def rendered_l1(
-    points: np.ndarray, offsets: np.ndarray, kinds: np.ndarray, size: int, pen_radius: float, outline_radius: float,
-    image: np.ndarray, r0: int, c0: int, darkness: float, count: int,
-) -> tuple[float, int]:
-    """`window_l1(render_marks(points, offsets, kinds, size, ...), image, r0, c0)` without the window image:
-    the window's white pixels cost the image's darkness (`darkness`, `count`: `window_darkness` of the window),
-    and the pixels of the marks' ink box correct it where the render is not white."""
-    h, w = image.shape
-    total = darkness
-    if points.shape[0] == 0 or count == 0:
-        return total, count
-    ink, br, bc = ink_canvas(points, offsets, kinds, size, pen_radius, outline_radius)
-    for i in range(ink.shape[0]):
-        ii = r0 + br + i
-        if ii < 0 or ii >= h:
-            continue
-        for j in range(ink.shape[1]):
-            jj = c0 + bc + j
-            if jj < 0 or jj >= w or ink[i, j] <= 0.0:
-                continue
-            g = float(image[ii, jj])
-            total += abs(float(grey_level(ink[i, j])) - g) - (255.0 - g)
-    return total, count
-
-
-@njit(cache=True)
-def posed_marks(
-    points: np.ndarray, offsets: np.ndarray, kinds: np.ndarray, shape_marks: np.ndarray, affines: np.ndarray,
-    dc: float, dr: float, size: int, reach: float,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Marks of posed shapes in a window's pixel frame, those whose box stays `reach` px outside the
-    size x size window left out -> (points, offsets, kinds) for `dsl.raster.render_marks`. The shapes' marks
-    are packed (`points`, `offsets`, `kinds`, as `render_marks` takes them); shape t owns marks
-    shape_marks[t]:shape_marks[t + 1] and is posed by affines[t] = (cx, cy, a, b); (dc, dr) moves the
-    crop frame to the window's. (An empty mark is left out: it draws nothing.)"""
-    out = np.empty((points.shape[0], 2))
-    out_offsets = np.zeros(offsets.shape[0], dtype=np.int64)
-    out_kinds = np.empty(kinds.shape[0], dtype=kinds.dtype)
-    n_points, n_marks = 0, 0
-    for t in range(shape_marks.shape[0] - 1):
-        cx, cy, a, b = affines[t, 0], affines[t, 1], affines[t, 2], affines[t, 3]
-        for k in range(shape_marks[t], shape_marks[t + 1]):
-            first = n_points
-            low_c, high_c, low_r, high_r = np.inf, -np.inf, np.inf, -np.inf
-            for q in range(offsets[k], offsets[k + 1]):
-                x, y = points[q, 0], points[q, 1]
-                col = cx + a * x - b * y + dc
-                row = cy - (b * x + a * y) + dr
-                low_c, high_c = min(low_c, col), max(high_c, col)
-                low_r, high_r = min(low_r, row), max(high_r, row)
-                out[n_points, 0], out[n_points, 1] = col, row
-                n_points += 1
-            if high_c > -reach and low_c < size + reach and high_r > -reach and low_r < size + reach:
-                out_kinds[n_marks] = kinds[k]
-                out_offsets[n_marks + 1] = n_points
-                n_marks += 1
-            else:
-                n_points = first
-    return out[:n_points], out_offsets[: n_marks + 1], out_kinds[:n_marks]
 
 
 @njit(cache=True)

@@ -149,7 +149,14 @@ def on_grid(action: Action, first: bool) -> bool:
 
 
 def off_grid_count(program: ImageProgram) -> int:
-    return sum(not on_grid(a, i == 0) for shape in program.shapes for i, a in enumerate(shape.actions))
+    return sum(_off_grid_actions(shape) for shape in program.shapes)
+
+
+@functools.lru_cache(maxsize=16384)
+def _off_grid_actions(shape: Shape) -> int:
+    """Actions of `shape` whose values are neither free-form nor library values (memoised: every candidate
+    is priced by them)."""
+    return sum(not on_grid(a, i == 0) for i, a in enumerate(shape.actions))
 
 
 def _replace(program: ImageProgram, index: int, shape: Shape) -> ImageProgram:
@@ -228,6 +235,12 @@ def library_matches(shape: Shape, top: int, missing: bool = True) -> list[tuple[
     """The library shapes nearest to `shape` in travel form (any start point and direction): kind
     mismatches count 1, lengths and radii in shape units, angles / 90 degrees; shapes with the same number
     of actions, and (`missing`) shapes with one action more, one of them left out (cost + 0.5)."""
+    return list(_library_matches(shape, top, missing))
+
+
+@functools.lru_cache(maxsize=4096)
+def _library_matches(shape: Shape, top: int, missing: bool) -> tuple[tuple[float, str], ...]:
+    """`library_matches`, memoised (the images of a problem project the same shapes)."""
     variants = np.array([_travel_rows(v) for v in travel_variants(shape)])  # (V, k, 5)
     found: dict[str, float] = {}
     tables = [(_library_table(), 0.0)] + ([(_library_table_missing_one(), MISSING_ACTION_COST)] if missing else [])
@@ -237,7 +250,7 @@ def library_matches(shape: Shape, top: int, missing: bool = True) -> list[tuple[
         names, forms = table[len(shape)]
         for cost, name in _nearest(variants, names, forms, top * 3):
             found[name] = min(found.get(name, np.inf), cost + extra)
-    return sorted(((c, n) for n, c in found.items()), key=lambda x: (x[0], x[1]))[:top]
+    return tuple(sorted(((c, n) for n, c in found.items()), key=lambda x: (x[0], x[1]))[:top])
 
 
 def _nearest(variants: np.ndarray, names: list[str], forms: np.ndarray, top: int) -> list[tuple[float, str]]:
@@ -259,6 +272,7 @@ def is_library_shape(shape: Shape) -> bool:
     return shape_key(shape.with_strokes(StrokeType.NORMAL), ignore_strokes=True) in _library_keys()
 
 
+@functools.lru_cache(maxsize=16384)
 def is_library_or_free_form(shape: Shape) -> bool:
     """True if every action has free-form values, or the shape is a library shape (any strokes)."""
     if all(on_free_form_grid(a, i == 0) for i, a in enumerate(shape.actions)):
@@ -278,9 +292,8 @@ def normal_strokes_only(shape: Shape) -> bool:
 
 
 def library_edits(shape: Shape, top: int) -> Iterator[tuple[Edit, Shape]]:
-    library = load_library()
     for _, name in library_matches(shape, top):
-        candidate = canonical_shape(library[name].shape)
+        candidate = _canonical_library_shape(name)
         strokes = [a.stroke for a in shape.actions] + [StrokeType.NORMAL] * len(candidate)
         yield Edit("library"), Shape(tuple(a.with_stroke(t) for a, t in zip(candidate.actions, strokes)))
 
@@ -306,6 +319,11 @@ def structural_neighbours(
     if len(program.shapes) == 2 and n_ink_groups != 2:
         a, b = program.shapes
         yield Edit("merge"), ImageProgram((Shape(a.actions + b.actions),))
+
+
+@functools.cache
+def _canonical_library_shape(name: str) -> Shape:
+    return canonical_shape(load_library()[name].shape)
 
 
 def stroke_variants(action: Action) -> Iterator[Action]:

@@ -22,7 +22,7 @@ from scipy import ndimage
 
 from dsl.raster import render_marks
 from dsl.types import ImageProgram, Pose, Shape
-from search import kernels
+from search import kernels, pixel_kernels
 from search.retrace import action_paths
 from search.settings import (CAP, FIT_EVALS, FIT_GUESSES, HEADINGS, MIN_STEP_FRACTION, NEAR_HEADINGS, ORDER_REUSE_LIMIT,
                              ORDER_REUSE_TOLERANCE, POLISH_STEPS, REACH, RENDER_OUTLINE_RADIUS, STEPS)
@@ -231,32 +231,6 @@ def anchored(parent: Template, place: Placement, child: Template, parent_joint: 
     return Placement(wx - place.s * (c * nx - s * ny), -(wy - place.s * (s * nx + c * ny)), theta, place.s)
 
 
-def _pattern_search(
-    cost, placements: list[Placement], steps0, max_evals: int, movable: tuple[int, ...] | None = None
-) -> tuple[list[Placement], float]:
-    placements = list(placements)
-    movable = tuple(range(len(placements))) if movable is None else movable
-    best = cost(placements)
-    evals = 1
-    steps = [list(steps0) for _ in placements]
-    while evals < max_evals:
-        improved = False
-        for shape_index, param in itertools.product(movable, range(4)):
-            for sign in (1.0, -1.0):
-                trial = list(placements)
-                trial[shape_index] = placements[shape_index].moved(param, sign * steps[shape_index][param])
-                value = cost(trial)
-                evals += 1
-                if value < best - 1e-12:
-                    placements, best, improved = trial, value, True
-                    break
-        if not improved:
-            if steps[0][0] < steps0[0] * MIN_STEP_FRACTION:
-                break
-            steps = [[v / 2.0 for v in st] for st in steps]
-    return placements, best
-
-
 def refit_near(
     templates: list[Template], placements: list[Placement], target: Target, shape: int,
     extra: list[Placement] = (), max_evals: int = 20,
@@ -345,19 +319,21 @@ def render_window(
     actions: tuple[int, int] | None = None,
 ) -> np.ndarray:
     """Render the posed candidate into a size x size window whose top-left is image pixel (r0, c0)."""
-    points, offsets, kinds = _posed_window_marks(templates, placements, target, r0, c0, size)
+    points, offsets, kinds = posed_window_marks(templates, placements, target, r0, c0, size)
     if len(kinds) == 0:
         return np.full((size, size), 255, dtype=np.uint8)
     return render_marks(points, offsets, kinds, size, RENDER_PEN_RADIUS, RENDER_OUTLINE_RADIUS)
 
 
-def _posed_window_marks(templates: list[Template], placements: list[Placement], target: Target, r0: int, c0: int, size: int):
+def posed_window_marks(
+    templates: list[Template], placements: list[Placement], target: Target, r0: int, c0: int, size: int
+):
     """The posed candidate's marks in the frame of the size x size window at image pixel (r0, c0), only those
     whose box meets the window (the others cannot change a pixel of it) -> (points, offsets, kinds)."""
     points, offsets, kinds, shape_marks = _packed_marks(templates)
     affines = np.array([place.affine() for place in placements], dtype=np.float64).reshape(-1, 4)
     reach = max(RENDER_PEN_RADIUS, RENDER_OUTLINE_RADIUS) + 2.0
-    return kernels.posed_marks(
+    return pixel_kernels.posed_marks(
         points, offsets, kinds, shape_marks, affines, float(target.origin[1] - c0), float(target.origin[0] - r0),
         size, reach,
     )
@@ -369,7 +345,7 @@ PACKED_KEEP = 512
 
 
 def _packed_marks(templates: list[Template]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The templates' marks packed as `kernels.posed_marks` takes them (memoised: a candidate is rendered
+    """The templates' marks packed as `pixel_kernels.posed_marks` takes them (memoised: a candidate is rendered
     many times while its pose is polished)."""
     key = tuple(id(t) for t in templates)
     hit = _PACKED.get(key)
@@ -409,27 +385,40 @@ def pixel_cost(
 ) -> float:
     """Mean absolute grey difference (0-1) between the rendered candidate and the image in a window."""
     r0, c0, size = crop_window(target) if window is None else window
-    points, offsets, kinds = _posed_window_marks(templates, placements, target, r0, c0, size)
-    white = target.memo.get(("white", r0, c0, size))  # the window's cost rendered white
-    if white is None:
-        white = target.memo[("white", r0, c0, size)] = kernels.window_darkness(target.image, r0, c0, size)
-    total, count = kernels.rendered_l1(points, offsets, kinds, size, RENDER_PEN_RADIUS, RENDER_OUTLINE_RADIUS,
-                                       target.image, r0, c0, *white)
+    points, offsets, kinds = posed_window_marks(templates, placements, target, r0, c0, size)
+    total, count = pixel_kernels.rendered_l1(points, offsets, kinds, size, RENDER_PEN_RADIUS, RENDER_OUTLINE_RADIUS,
+                                       target.image, r0, c0, *_white(target, r0, c0, size))
     return total / max(count, 1) / 255.0
+
+
+def _white(target: Target, r0: int, c0: int, size: int) -> tuple[float, int]:
+    """The window's cost rendered white (`pixel_kernels.window_darkness`), once per window of an image."""
+    white = target.memo.get(("white", r0, c0, size))
+    if white is None:
+        white = target.memo[("white", r0, c0, size)] = pixel_kernels.window_darkness(target.image, r0, c0, size)
+    return white
 
 
 def polish(
     templates: list[Template], placements: list[Placement], target: Target, max_evals: int = 30
 ) -> list[Placement]:
-    """Pattern search with the pixel score, one shape at a time in the window around it."""
+    """Pattern search with the pixel score (`pixel_cost`), one shape at a time in the window around it,
+    compiled as one kernel per shape (`pixel_kernels.pixel_pattern_search`)."""
     placements = list(placements)
+    points, offsets, kinds, shape_marks = _packed_marks(templates)
+    radii = np.array([RENDER_PEN_RADIUS, RENDER_OUTLINE_RADIUS])
+    reach = max(RENDER_PEN_RADIUS, RENDER_OUTLINE_RADIUS) + 2.0
     for s in range(len(placements)):
-        window = shape_window(templates[s], placements[s], target)
-
-        def cost(p: list[Placement], s: int = s) -> float:
-            return pixel_cost(templates, placements[:s] + p + placements[s + 1:], target, window)
-
-        placements[s] = _pattern_search(cost, [placements[s]], POLISH_STEPS, max_evals)[0][0]
+        r0, c0, size = shape_window(templates[s], placements[s], target)
+        darkness, count = _white(target, r0, c0, size)
+        window = np.array([r0, c0, size, target.origin[1] - c0, target.origin[0] - r0, reach], dtype=np.float64)
+        affines = np.array([place.affine() for place in placements], dtype=np.float64).reshape(-1, 4)
+        p = placements[s]
+        params, _ = pixel_kernels.pixel_pattern_search(
+            points, offsets, kinds, shape_marks, affines, s, np.array([p.cx, p.cy, p.theta, p.s]), window,
+            target.image, darkness, count, radii, np.array(POLISH_STEPS), max_evals, MIN_STEP_FRACTION,
+        )
+        placements[s] = Placement(*map(float, params))
     return placements
 
 

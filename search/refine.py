@@ -17,7 +17,9 @@
    queue under an estimate (parent score minus how badly the edited actions miss the ink) and are scored
    when they reach its front.
 3. Rescoring. The best structure's non-free-form shapes are also replaced by their nearest library
-   shapes; the best few distinct structures are fitted again from scratch and ranked.
+   shapes; the best few distinct structures are fitted again from scratch and ranked. A one-shape
+   candidate that is never expanded (the projections, and the starts when only they are scored) is not
+   fitted when its prior costs alone rule it out of the stroke stage (`_StructureSearch`).
 4. Strokes. For the best structure (the best LIBRARY_STRUCTURES within STRUCTURE_MARGIN when it has a
    library shape: look-alike library shapes are told apart by the pixel score, which then ranks them):
    poses polished on the pixel score of the rendered candidate, then
@@ -29,6 +31,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from dataclasses import dataclass, field, replace
@@ -90,7 +93,9 @@ class _Context:
     classifier: float = 0.0  # the part of `prior` that comes from a log-probability (replaced by `shape_logp`'s)
 
 
+@functools.lru_cache(maxsize=16384)
 def _structure_key(program: ImageProgram) -> tuple:
+    """The canonical key of a program without its strokes (memoised: every candidate is keyed more than once)."""
     return image_key(program, ignore_strokes=True)
 
 
@@ -114,10 +119,19 @@ def _anchor_joints(edit: Edit) -> tuple[int, int] | None:
 
 
 class _StructureSearch:
+    """Scores candidates. With `prune`, a one-shape candidate whose prior costs alone put it more than
+    STRUCTURE_MARGIN above the best score found so far is not fitted (its score is inf, its info None): the
+    fit cannot lower a score below its prior costs, so it could never be chosen for the stroke stage (only
+    candidates within STRUCTURE_MARGIN of the best are), and a one-shape fit leaves nothing behind for other
+    candidates (a two-shape fit records its ink assignment). Only for candidates never expanded: an edit
+    can price a child below its parent."""
+
     def __init__(self, target: Target, shape_logp=None, best_logp: float = 0.0) -> None:
         self.target = target
         self.shape_logp = shape_logp
         self.best_logp = best_logp
+        self.prune = False
+        self.best = math.inf  # the best score found so far
 
     def _priced(self, program: ImageProgram, context: _Context) -> _Context:
         """`context` with its log-probability cost taken from `shape_logp` when every shape of `program`
@@ -130,8 +144,18 @@ class _StructureSearch:
         cost = LOGP_WEIGHT * max(self.best_logp - sum(logps), 0.0)
         return replace(context, prior=context.prior - context.classifier + cost, classifier=cost)
 
-    def score(self, program: ImageProgram, context: _Context) -> tuple[float, tuple]:
+    def score(self, program: ImageProgram, context: _Context) -> tuple[float, tuple | None]:
         context = self._priced(program, context)
+        grid = _grid_prior(program)
+        if self.prune and len(program.shapes) == 1 and context.prior + grid > self.best + STRUCTURE_MARGIN:
+            return math.inf, None
+        value, placements = self._fitted(program, context)
+        total = value + context.prior + grid
+        self.best = min(self.best, total)
+        return total, (tuple(placements), context)
+
+    def _fitted(self, program: ImageProgram, context: _Context) -> tuple[float, list]:
+        """The sparse chamfer score of `program` and its fitted placements."""
         # the sparse score sees only centrelines: fit the stroke-free shapes (more memo hits)
         templates = [template(s.with_strokes(StrokeType.NORMAL)) for s in program.shapes]
         if context.parent is None or context.edit.kind in NEW_POSE_EDITS:
@@ -144,7 +168,7 @@ class _StructureSearch:
                 parent = template(context.parent.shapes[s].with_strokes(StrokeType.NORMAL))
                 extra.append(pose.anchored(parent, context.placements[s], templates[s], *joints))
             placements, value = pose.refit_near(templates, list(context.placements), self.target, s, extra, QUICK_EVALS)
-        return value + context.prior + _grid_prior(program), (tuple(placements), context)
+        return value, placements
 
     def expand(self, scored: enumeration.Scored):
         placements, context = scored.info
@@ -290,10 +314,14 @@ def _rescored(search: _StructureSearch, ranked: list, count: int) -> list:
     score depends on the path that reached it: its pose was refitted from its parent's), best first."""
     out = []
     for scored in _distinct_best(ranked, count):
+        if scored.info is None:  # not fitted (`_StructureSearch`): it stays unchosen
+            out.append(scored)
+            continue
         placements, context = scored.info
         again = _Context(context.prior, context.strokes_from, classifier=context.classifier)
-        fresh = search.score(scored.program, again)
-        best = min((scored.score, placements), (fresh[0], fresh[1][0]), key=lambda f: f[0])
+        value, info = search.score(scored.program, again)
+        best = (scored.score, placements) if info is None else min(
+            (scored.score, placements), (value, info[0]), key=lambda f: f[0])
         out.append(enumeration.Scored(best[0], scored.order, scored.program, (best[1], context), scored.depth))
     return sorted(out)
 
@@ -330,6 +358,7 @@ def refine_image(
     target = make_target(image)
     best_logp = max(p.logp for p in proposals)
     search = _StructureSearch(target, shape_logp, best_logp)
+    search.prune = max_candidates <= 0  # only the starts are scored: none is expanded
     starts = []
     for p in proposals:
         cost = LOGP_WEIGHT * (best_logp - p.logp)
@@ -350,6 +379,7 @@ def refine_image(
     )
     ranked = list(generator)
     timings = {"search": _elapsed(started)}
+    search.prune = True  # the projections and the rescored are not expanded
     for best in _distinct_best(ranked, PROJECTED_STRUCTURES):
         ranked += _library_projections(search, best)
     rescored = _rescored(search, ranked, RESCORE)
@@ -394,7 +424,8 @@ def refine_image(
     best = finals[0]
     others = [Alternative(f[2], f[4].score, f[3]) for f in finals[1:]]
     others += [
-        Alternative(c.program, c.score, tuple(p.pose(target) for p in c.info[0])) for c in rescored[len(finals):]
+        Alternative(c.program, c.score, tuple(p.pose(target) for p in c.info[0]))
+        for c in rescored[len(finals):] if c.info is not None
     ]
     return Refinement(
         program=best[2],

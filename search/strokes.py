@@ -3,7 +3,7 @@
 The sparse chamfer score of the structure search sees only centrelines; stroke types (normal, zigzag and
 the three stamps) are decided here, once the structure and its poses are known: the poses are polished on
 the pixel score of the rendered candidate (`search.pose.polish`), then for each action every stroke type
-is rendered and compared with the image in a window around that action (`kernels.window_l1_shifted`,
+is rendered and compared with the image in a window around that action (`pixel_kernels.window_l1_shifted`,
 which tolerates a residual misalignment of WINDOW_SHIFT = 2 pixels), with a small preference for the
 decoder's stroke. Actions that draw over each other (OVERLAP_PX, OVERLAP_SHARE) have their strokes chosen
 together.
@@ -18,17 +18,18 @@ the generator drew them and for 47 % traced the other way.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 
 from dsl.canonical import reversed_shape
-from dsl.types import ImageProgram, Shape, StrokeType
-from search import kernels, pose
+from dsl.types import Action, ImageProgram, Shape, StrokeType
+from search import pixel_kernels, pose
 from search.neighbourhood import normal_strokes_only, stroke_variants
 from search.settings import (EITHER_WAY_ROUNDS, MIN_POLISH_EVALS, OVERLAP_PX, OVERLAP_SHARE, POLISH_EVALS,
                              STROKE_PASSES, STROKE_PRIOR, TRACED_STROKE_PRIOR, WINDOW_MARGIN, WINDOW_SHIFT)
-from search.template import Target, template
+from search.template import Target, template, with_action_marks
 
 
 def _action_window(tpl, place: pose.Placement, target: Target, action: int) -> tuple[int, int, int]:
@@ -44,11 +45,39 @@ def _action_window(tpl, place: pose.Placement, target: Target, action: int) -> t
     return r0, c0, size
 
 
-def _window_cost(program: ImageProgram, placements: list, target: Target, window) -> float:
-    """Least sum of |grey difference| / 255 over the window, the render shifted by up to one pixel."""
+def _window_cost(templates: list, placements: list, target: Target, window) -> float:
+    """Least sum of |grey difference| / 255 over the window, the render shifted by up to WINDOW_SHIFT pixels
+    (`pixel_kernels.window_l1_shifted` of `pose.render_window`, rendered in place)."""
     r0, c0, size = window
-    rendered = pose.render_window([template(s) for s in program.shapes], placements, target, r0, c0, size)
-    return kernels.window_l1_shifted(rendered, target.image, r0, c0, WINDOW_SHIFT) / 255.0
+    key = ("integral", r0, c0, size)  # the window's darkness, the same for every stroke option tried in it
+    integral = target.memo.get(key)
+    if integral is None:
+        padded = size + 2 * WINDOW_SHIFT
+        integral = target.memo[key] = pixel_kernels.darkness_integral(
+            target.image, r0 - WINDOW_SHIFT, c0 - WINDOW_SHIFT, padded, padded)
+    points, offsets, kinds = pose.posed_window_marks(templates, placements, target, r0, c0, size)
+    return pixel_kernels.rendered_l1_shifted(points, offsets, kinds, size, pose.RENDER_PEN_RADIUS,
+                                             pose.RENDER_OUTLINE_RADIUS, target.image, r0, c0, WINDOW_SHIFT,
+                                             integral) / 255.0
+
+
+def _stroked_templates(templates: list, program: ImageProgram, s: int, changes: tuple) -> list:
+    """`templates` (of `program`) with the actions of shape s given other strokes ((index, action), ...):
+    the shape's template with those actions' marks swapped (`search.template.with_action_marks`)."""
+    templates = list(templates)
+    shape = program.shapes[s]
+    for i, action in changes:
+        if action != shape.actions[i]:
+            templates[s] = _stroke_variant(shape, i, action)
+            shape = Shape(shape.actions[:i] + (action,) + shape.actions[i + 1:])
+    return templates
+
+
+@functools.lru_cache(maxsize=2048)
+def _stroke_variant(shape: Shape, index: int, action: Action):
+    """The template of `shape` with action `index` drawn as `action` (memoised: the images of a problem draw
+    the same shapes, and a second round of stroke choice tries the same variants)."""
+    return with_action_marks(template(shape), shape, index, action)
 
 
 def _with_action(program: ImageProgram, s: int, i: int, action) -> ImageProgram:
@@ -154,7 +183,9 @@ def _stroke_costs(program: ImageProgram, placements: list, target: Target, tpl, 
     window = _action_window(tpl, placements[s], target, i)
     current = program.shapes[s].actions[i]
     options = [current] + list(stroke_variants(current))
-    costs = [_window_cost(_with_action(program, s, i, option), placements, target, window) for option in options]
+    templates = [template(x) for x in program.shapes]
+    costs = [_window_cost(_stroked_templates(templates, program, s, ((i, option),)), placements, target, window)
+             for option in options]
     return options, costs
 
 
@@ -214,10 +245,11 @@ def _choose_pair(
     window = (r0, c0, max(wi[0] + wi[2] - r0, wj[0] + wj[2] - r0, wi[1] + wi[2] - c0, wj[1] + wj[2] - c0))
     a, b = program.shapes[s].actions[i], program.shapes[s].actions[j]
     best, best_cost = (a, b), np.inf
+    base = [template(x) for x in program.shapes]
     for x in [a] + list(stroke_variants(a)):
         for y in [b] + list(stroke_variants(b)):
-            candidate = _with_action(_with_action(program, s, i, x), s, j, y)
-            cost = _window_cost(candidate, placements, target, window) + sum(
+            templates = _stroked_templates(base, program, s, ((i, x), (j, y)))
+            cost = _window_cost(templates, placements, target, window) + sum(
                 weight for k, option in ((i, x), (j, y))
                 if decoder[s][k] is not None and option.stroke is not decoder[s][k]
             )

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from scipy import ndimage
@@ -143,6 +143,34 @@ def template(shape: Shape) -> Template:
     )
 
 
+def with_action_marks(tpl: Template, shape: Shape, index: int, action: Action) -> Template:
+    """`template` of `shape` with action `index` replaced by `action`, which draws the same path (another
+    stroke type): `tpl` (the template of `shape`) with that action's marks swapped, each posed as
+    `template` poses it (the same numbers); a full `template` when the paths differ."""
+    old, new = piece(shape.actions[index]), piece(action)
+    changed = Shape(shape.actions[:index] + (action,) + shape.actions[index + 1:])
+    if action.turn != shape.actions[index].turn or new.heading != old.heading or not (
+        np.array_equal(new.end, old.end) and np.array_equal(new.centreline, old.centreline)
+    ):
+        return template(changed)
+    heading = tpl.joint_headings[index] + action.turn
+    c, s = math.cos(math.radians(heading)), math.sin(math.radians(heading))
+    posed = tpl.joints[index] + new.mark_points @ np.array([[c, -s], [s, c]]).T
+    first, last = np.searchsorted(tpl.mark_action, [index, index + 1])
+    start, end = tpl.mark_offsets[first], tpl.mark_offsets[last]
+    lengths = np.concatenate([np.diff(tpl.mark_offsets[: first + 1]), new.mark_lengths, np.diff(tpl.mark_offsets[last:])])
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum(lengths)
+    return replace(
+        tpl,
+        mark_points=np.ascontiguousarray(np.concatenate([tpl.mark_points[:start], posed, tpl.mark_points[end:]])),
+        mark_offsets=offsets,
+        mark_kinds=np.concatenate([tpl.mark_kinds[:first], new.mark_kinds, tpl.mark_kinds[last:]]),
+        mark_action=np.concatenate([tpl.mark_action[:first], np.full(len(new.mark_kinds), index, dtype=np.int64),
+                                    tpl.mark_action[last:]]),
+    )
+
+
 @dataclass(slots=True)
 class Target:
     """An image prepared for scoring."""
@@ -162,7 +190,7 @@ def make_target(image: np.ndarray) -> Target:
     if grey.ndim == 3:
         grey = grey[..., 0]
     ink = grey < INK_THRESHOLD
-    rows, cols = np.nonzero(ink)
+    rows, cols = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))  # the ink's box
     if len(rows) == 0:
         raise ValueError("image has no ink")
     r0, r1 = max(rows.min() - CROP_MARGIN, 0), min(rows.max() + CROP_MARGIN + 1, grey.shape[0])

@@ -106,7 +106,11 @@ class ClassifierPrior:
 
     @classmethod
     def from_guesses(cls, ranked: list) -> "ClassifierPrior":
-        return cls({name: _scaled_logp(p) for group, p in ranked for name in group})
+        logp = {}
+        for group, p in ranked:
+            scaled = _scaled_logp(p)
+            logp.update((name, scaled) for name in group)
+        return cls(logp)
 
     def __call__(self, shape: Shape) -> float | None:
         from solver.categories import exact_shape_categories  # memoised; the classifier's groups are its names

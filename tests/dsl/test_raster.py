@@ -175,3 +175,28 @@ def test_kernel_matches_reference_on_random_marks(points, stamp, ppu):
     drawing = _drawing((MarkKind.PEN, [(0.0, 0.0), (50.0, 45.0)]), (kind, points))
     kernel, reference = _kernel_and_reference(drawing, 48, View(2.0, 46.0, ppu))
     assert np.abs(kernel.astype(int) - reference).max() <= 1
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), corners=st.integers(3, 12), convex=st.booleans())
+def test_stamp_fast_paths_give_every_pixel_its_full_computation(seed, corners, convex):
+    # `_stamp_polygon` skips the distance for pixels surely outside the band and whitens those surely inside
+    # it: the canvas is the one the full per-pixel computation gives, to the bit
+    from dsl.raster import _band_coverage, _polygon_edges, _polygon_signed_distance, _stamp_polygon
+
+    rng = np.random.default_rng(seed)
+    angles = np.sort(rng.uniform(0.0, 2.0 * np.pi, corners))
+    radius = rng.uniform(1.0, 12.0) * (1.0 if convex else rng.uniform(0.3, 1.0, corners))
+    pts = np.column_stack([20.0 + radius * np.cos(angles), 18.0 + radius * np.sin(angles)])
+    canvas = rng.uniform(0.0, 1.0, (40, 44)).astype(np.float32) * (rng.uniform(size=(40, 44)) < 0.5)
+    outline = float(rng.uniform(0.5, 2.0))
+    fast = canvas.copy()
+    _stamp_polygon(fast, pts, outline)
+    full, edges = canvas.copy(), _polygon_edges(pts)
+    for i in range(full.shape[0]):
+        for j in range(full.shape[1]):
+            s = _polygon_signed_distance(j + 0.5, i + 0.5, edges)
+            if s < outline + 0.5:
+                footprint = min(max(outline + 0.5 - s, 0.0), 1.0)
+                full[i, j] = float(full[i, j]) * (1.0 - footprint) + _band_coverage(abs(s), outline)
+    assert np.array_equal(fast, full)

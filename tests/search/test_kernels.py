@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from search import kernel_twins, kernels
+from search import kernel_twins, kernels, pixel_kernels
 
 
 def _random_case(rng: np.random.Generator, shapes: int):
@@ -38,8 +38,8 @@ def test_window_l1_matches_reference(seed):
     rendered = rng.integers(0, 256, size=(int(rng.integers(1, 20)),) * 2).astype(np.uint8)
     r0, c0 = (int(v) for v in rng.integers(-10, 35, size=2))
     expected = kernel_twins.window_l1_reference(rendered, image, r0, c0)
-    assert kernels.window_l1(rendered, image, r0, c0) == pytest.approx(expected)
-    assert kernels.window_l1_shifted(rendered, image, r0, c0, 1) == pytest.approx(
+    assert pixel_kernels.window_l1(rendered, image, r0, c0) == pytest.approx(expected)
+    assert pixel_kernels.window_l1_shifted(rendered, image, r0, c0, 1) == pytest.approx(
         kernel_twins.window_l1_shifted_reference(rendered, image, r0, c0, 1)
     )
 
@@ -107,7 +107,7 @@ def test_window_l1_shifted_matches_reference_on_sparse_renders(seed, shift):
     size = int(rng.integers(1, 25))
     rendered = np.where(rng.random((size, size)) < 0.2, rng.integers(0, 255, size=(size, size)), 255).astype(np.uint8)
     r0, c0 = (int(v) for v in rng.integers(-10, 35, size=2))
-    assert kernels.window_l1_shifted(rendered, image, r0, c0, shift) == pytest.approx(
+    assert pixel_kernels.window_l1_shifted(rendered, image, r0, c0, shift) == pytest.approx(
         kernel_twins.window_l1_shifted_reference(rendered, image, r0, c0, shift)
     )
 
@@ -159,7 +159,7 @@ def test_posed_marks_matches_reference(seed, shapes):
     affines = np.column_stack([rng.uniform(-20, 60, shapes), rng.uniform(-20, 60, shapes),
                                rng.uniform(-15, 15, shapes), rng.uniform(-15, 15, shapes)])
     dc, dr, size = float(rng.integers(-20, 20)), float(rng.integers(-20, 20)), int(rng.integers(5, 50))
-    fast = kernels.posed_marks(points, offsets, kinds, shape_marks, affines, dc, dr, size, 3.0)
+    fast = pixel_kernels.posed_marks(points, offsets, kinds, shape_marks, affines, dc, dr, size, 3.0)
     slow = kernel_twins.posed_marks_reference(points, offsets, kinds, shape_marks, affines, dc, dr, size, 3.0)
     for f, s in zip(fast, slow):
         np.testing.assert_array_equal(f, s)  # the same arithmetic: bit for bit
@@ -170,6 +170,52 @@ def test_posed_marks_leaves_out_only_marks_that_miss_the_window():
     offsets = np.array([0, 2, 4], dtype=np.int64)
     kinds = np.array([0, 1], dtype=np.int64)
     identity = np.array([[5.0, 5.0, 1.0, 0.0]])  # column = 5 + x, row = 5 - y
-    out, out_offsets, out_kinds = kernels.posed_marks(points, offsets, kinds, np.array([0, 2]), identity, 0.0, 0.0, 20, 3.0)
+    out, out_offsets, out_kinds = pixel_kernels.posed_marks(points, offsets, kinds, np.array([0, 2]), identity, 0.0, 0.0, 20, 3.0)
     np.testing.assert_array_equal(out, [[5.0, 5.0], [6.0, 5.0]])
     assert list(out_offsets) == [0, 2] and list(out_kinds) == [0]
+
+
+@pytest.mark.parametrize("shape", [0, 1])
+def test_pixel_pattern_search_matches_reference(shape):
+    # a stamped and zigzag shape and a stamped line drawn small, one of them searched from off its pose
+    from dsl.raster import render_marks
+    from dsl.syntax import parse_image
+    from search.pose import _packed_marks
+    from search.template import template
+
+    program = parse_image([["line_square_1.000-0.500", "arc_zigzag_0.500_0.625-0.750"], ["line_circle_1.000-0.500"]])
+    points, offsets, kinds, shape_marks = _packed_marks([template(s) for s in program.shapes])
+    true = np.array([[12.0, 40.0, 18.0 * np.cos(0.2), 18.0 * np.sin(0.2)], [34.0, 20.0, 15.0, 5.0]])
+    image = render_marks(*pixel_kernels.posed_marks(points, offsets, kinds, shape_marks, true, 0.0, 0.0, 56, 5.0), 56, 1.2, 0.8)
+    theta = np.degrees(np.arctan2(true[shape, 3], true[shape, 2])) + 4.0
+    params = np.array([true[shape, 0] + 0.7, true[shape, 1] - 0.4, theta, np.hypot(*true[shape, 2:]) * 1.03])
+    window = np.array([-2.0, 1.0, 54.0, -1.0, 2.0, 5.0])
+    darkness, count = pixel_kernels.window_darkness(image, -2, 1, 54)
+    args = (points, offsets, kinds, shape_marks, true, shape, params, window, image, darkness, count,
+            np.array([1.2, 0.8]), np.array([0.5, 0.5, 1.0, 0.01]), 60, 0.125)
+    fast = pixel_kernels.pixel_pattern_search(*args)
+    slow = kernel_twins.pixel_pattern_search_reference(*args)
+    np.testing.assert_array_equal(fast[0], slow[0])
+    assert fast[1] == slow[1]
+    assert not np.array_equal(fast[0], params)  # it moved
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), shift=st.integers(0, 2))
+def test_rendered_l1_shifted_is_window_l1_shifted_of_the_render(seed, shift):
+    # rendered in place from the marks' ink box: the same least sum as rendering the window first, for windows
+    # inside the image, running off its edges, and empty
+    from dsl.raster import render_marks
+
+    rng = np.random.default_rng(seed)
+    image = rng.integers(0, 256, size=(40, 50)).astype(np.uint8)
+    size = int(rng.integers(4, 30))
+    r0, c0 = int(rng.integers(-10, 40)), int(rng.integers(-10, 45))
+    lengths = rng.integers(1, 7, size=int(rng.integers(0, 5)))
+    points = rng.uniform(-2.0, size + 2.0, size=(int(lengths.sum()), 2))
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    kinds = rng.integers(0, 2, size=len(lengths)).astype(np.int64)
+    rendered = render_marks(points, offsets, kinds, size, 1.3, 0.9)
+    integral = pixel_kernels.darkness_integral(image, r0 - shift, c0 - shift, size + 2 * shift, size + 2 * shift)
+    fast = pixel_kernels.rendered_l1_shifted(points, offsets, kinds, size, 1.3, 0.9, image, r0, c0, shift, integral)
+    assert fast == pixel_kernels.window_l1_shifted(rendered, image, r0, c0, shift)

@@ -10,6 +10,7 @@ from dsl.raster import render_program
 from dsl.syntax import parse_image
 from dsl.types import Pose
 from search import pose
+from search.settings import MIN_STEP_FRACTION, POLISH_STEPS
 from search.template import make_target, template
 
 OPEN_SHAPE = [["line_normal_1.000-0.500", "arc_normal_0.500_0.625-0.750", "line_zigzag_1.000-0.667"]]
@@ -97,9 +98,9 @@ def test_reversed_placement_draws_over_the_same_centreline(programs):
 
 
 def test_the_pixel_score_is_the_mean_difference_of_the_rendered_window_exactly():
-    # `pixel_cost` renders in place (`kernels.rendered_l1`): the same sum as rendering the window and comparing it
+    # `pixel_cost` renders in place (`pixel_kernels.rendered_l1`): the same sum as rendering the window and comparing it
     # pixel by pixel, for windows inside the image, running off its edges, and missing the marks
-    from search import kernels
+    from search import pixel_kernels
 
     templates, target, placements = _two_shapes_fitted()
     rng = np.random.default_rng(3)
@@ -110,5 +111,32 @@ def test_the_pixel_score_is_the_mean_difference_of_the_rendered_window_exactly()
                  zip(placements, (2.0, 0.5))]
         r0, c0, size = pose.crop_window(target) if window is None else window
         rendered = pose.render_window(templates, moved, target, r0, c0, size)
-        total, count = kernels.window_l1(rendered, target.image, r0, c0)
+        total, count = pixel_kernels.window_l1(rendered, target.image, r0, c0)
         assert pose.pixel_cost(templates, moved, target, window) == total / max(count, 1) / 255.0
+
+
+
+def test_polish_moves_as_the_pattern_search_on_pixel_cost_does():
+    # `polish` runs each shape's pattern search in one kernel: the same moves as scoring every trial with
+    # `pixel_cost` in Python, the same placements to the bit
+    templates, target, placements = _two_shapes_fitted()
+    start = [p.moved(k, d) for p, k, d in zip(placements, (0, 2), (1.3, -2.0))]
+    want = list(start)
+    for s in range(len(want)):
+        window = pose.shape_window(templates[s], want[s], target)
+        best, steps, evals = pose.pixel_cost(templates, want, target, window), list(POLISH_STEPS), 1
+        while evals < 40:
+            improved = False
+            for param in range(4):
+                for sign in (1.0, -1.0):
+                    trial = want[:s] + [want[s].moved(param, sign * steps[param])] + want[s + 1:]
+                    value = pose.pixel_cost(templates, trial, target, window)
+                    evals += 1
+                    if value < best - 1e-12:
+                        want, best, improved = trial, value, True
+                        break
+            if not improved:
+                if steps[0] < POLISH_STEPS[0] * MIN_STEP_FRACTION:
+                    break
+                steps = [v / 2.0 for v in steps]
+    assert pose.polish(templates, start, target, 40) == want

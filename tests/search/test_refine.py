@@ -119,3 +119,30 @@ def test_library_shapes_reached_by_edits_pay_the_classifiers_belief():
     assert hexagon in found(None)
     assert moth in found(believed(moth))
     assert hexagon in found(believed(moth, hexagon))
+
+
+def test_starts_only_refinement_skips_fits_that_cannot_be_chosen(monkeypatch):
+    # library proposals, two of them so improbable that their prior alone rules them out: not fitted, and
+    # the reading (program, score, poses) is the one every start fitted gives
+    from dsl.library import load_library
+    from dsl.types import ImageProgram
+    import search.pose
+    import search.refine as refine
+
+    library = load_library()
+    shapes = [library[name].shape for name in ("square", "rectangle", "sector90", "closed_circle")]
+    image = render_program(ImageProgram((shapes[0],)), [Pose(10.0, -20.0, 30.0, 150.0)])
+    proposals = [Proposal(ImageProgram((s,)), logp) for s, logp in zip(shapes, (0.0, -2.0, -200.0, -300.0))]
+    fits = []
+    fit_one = search.pose.fit_one
+    monkeypatch.setattr(search.pose, "fit_one", lambda *a, **k: fits.append(1) or fit_one(*a, **k))
+    pruned = refine_image(image, proposals, budget_ms=None, max_candidates=0)
+    pruned_fits = len(fits)
+
+    class FitsAll(refine._StructureSearch):
+        prune = property(lambda self: False, lambda self, value: None)
+
+    monkeypatch.setattr(refine, "_StructureSearch", FitsAll)
+    full = refine_image(image, proposals, budget_ms=None, max_candidates=0)
+    assert (pruned.program, pruned.score, pruned.poses) == (full.program, full.score, full.poses)
+    assert pruned_fits < len(fits) - pruned_fits
