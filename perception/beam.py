@@ -254,12 +254,15 @@ def _with_strokes(model: Decoder, image, ctx, hyps, here, partial: list, keep: i
 
 
 @torch.no_grad()
-def teacher_forced(model: Decoder, images: list[np.ndarray], steps: list[dict], gain: float | None = None) -> list[dict]:
+def teacher_forced(model: Decoder, images: list[np.ndarray], steps: list[dict], gain: float | None = None,
+                   strokes_only: bool = False) -> list[dict]:
     """Step-by-step teacher forcing with the decoder's own turtle: the previous tokens are the truth
     (`steps`: arrays of `perception.data.example_steps`, whose NEXT steps give the true starts), and the
     turtle walks the true actions from the re-centred state, as in decoding. Per image, per step: the
     argmax kind, the argmax stroke type given the true action, and the heaviest components of the
-    turn / length / curvature / radius heads; and each action's stroke log-probabilities (`stroke_logp`)."""
+    turn / length / curvature / radius heads; and each action's stroke log-probabilities (`stroke_logp`).
+    `strokes_only`: the stroke types and their log-probabilities only (the other heads are not run; the
+    walk, and so the strokes' outputs, are the same)."""
     cfg, inputs = model.config, prepare(images)
     n = len(images)
     boxes = [tuple(b) for b in inputs["box"].tolist()]
@@ -276,7 +279,7 @@ def teacher_forced(model: Decoder, images: list[np.ndarray], steps: list[dict], 
         ctx, _, _, hs, here = _look(model, inputs, idx, [states[i] for i in alive], [canvases[i] for i in alive],
                                     tuple(p[idx] for p in prev), (lstm_state[0][:, idx], lstm_state[1][:, idx]), t == 0, gain)
         lstm_state[0][:, idx], lstm_state[1][:, idx] = hs
-        kinds = model.kind_dist(ctx).logits.argmax(-1).tolist()
+        kinds = None if strokes_only else model.kind_dist(ctx).logits.argmax(-1).tolist()
         true_kind = torch.tensor([int(steps[i]["kind"][t]) for i in alive])
         values = torch.tensor(np.stack([steps[i]["values"][t] for i in alive]))
         act = ((true_kind == LINE) | (true_kind == ARC)).nonzero()[:, 0]
@@ -289,19 +292,14 @@ def teacher_forced(model: Decoder, images: list[np.ndarray], steps: list[dict], 
             stroke_logits = model.stroke_logits(a_ctx, a_kind, a_val, feats)
             strokes = stroke_logits.argmax(-1).tolist()
             stroke_logp = stroke_logits.log_softmax(-1).tolist()
-            turn = mixture_options(model.turn_dist(a_ctx, a_kind), 1)[0][:, 0].tolist()
-            length = mixture_options(model.length_dist(a_ctx, a_kind, a_val[:, TURN]), 1)[0][:, 0].tolist()
-            curve = mixture_options(model.curve_dist(a_ctx, a_kind, a_val[:, TURN]), 1)[0][:, 0]
-            radius = mixture_options(model.radius_dist(a_ctx, a_kind, a_val[:, TURN], a_val[:, CURVE]), 1)[0][:, 0].tolist()
             for j, r in enumerate(a_rows):
-                i = alive[r]
-                out[i]["stroke"].append(strokes[j])
-                out[i]["stroke_logp"].append(stroke_logp[j])
-                out[i]["turn"].append(turn[j])
-                out[i]["value"].append(length[j] if int(true_kind[r]) == LINE else float(curve[j]))
-                out[i]["radius"].append(radius[j])
+                out[alive[r]]["stroke"].append(strokes[j])
+                out[alive[r]]["stroke_logp"].append(stroke_logp[j])
+            if not strokes_only:
+                _value_heads(model, a_ctx, a_kind, a_val, [out[alive[r]] for r in a_rows], [int(true_kind[r]) for r in a_rows])
         for r, i in enumerate(alive):
-            out[i]["kind"].append(kinds[r])
+            if kinds is not None:
+                out[i]["kind"].append(kinds[r])
             k = int(true_kind[r])
             if k == NEXT:
                 states[i] = state_from_start(steps[i]["start"][t], boxes[i])
@@ -314,3 +312,17 @@ def teacher_forced(model: Decoder, images: list[np.ndarray], steps: list[dict], 
             prev[2][i] = torch.from_numpy(steps[i]["values"][t])
             prev[3][i] = torch.from_numpy(steps[i]["start"][t])
     return out
+
+
+def _value_heads(model: Decoder, ctx: torch.Tensor, kinds: torch.Tensor, values: torch.Tensor, outs: list[dict],
+                 true_kinds: list[int]) -> None:
+    """`teacher_forced`'s turn / length / curvature / radius heads for the actions of one step (`outs[j]`: the
+    record of action j's image), their heaviest components appended."""
+    turn = mixture_options(model.turn_dist(ctx, kinds), 1)[0][:, 0].tolist()
+    length = mixture_options(model.length_dist(ctx, kinds, values[:, TURN]), 1)[0][:, 0].tolist()
+    curve = mixture_options(model.curve_dist(ctx, kinds, values[:, TURN]), 1)[0][:, 0]
+    radius = mixture_options(model.radius_dist(ctx, kinds, values[:, TURN], values[:, CURVE]), 1)[0][:, 0].tolist()
+    for j, out in enumerate(outs):
+        out["turn"].append(turn[j])
+        out["value"].append(length[j] if true_kinds[j] == LINE else float(curve[j]))
+        out["radius"].append(radius[j])

@@ -177,7 +177,7 @@ def read_strokes(model: Decoder, images: list[np.ndarray], program: ImageProgram
 
     steps = [example_steps(program, image_poses, image, None) for image, image_poses in zip(images, poses)]
     out = []
-    for found, image_poses in zip(teacher_forced(model, images, steps), poses):
+    for found, image_poses in zip(teacher_forced(model, images, steps, strokes_only=True), poses):
         tracing = [list(segments) for segments, _ in target_tracing(list(program.shapes), list(image_poses))]
         where = [(s, i) for s, segments in enumerate(tracing) for i in range(len(segments))]
         worst, total = (math.inf, None, None), 0.0

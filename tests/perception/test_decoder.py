@@ -131,3 +131,6 @@ def test_teacher_forcing_walks_every_true_step():
         assert len(o["kind"]) == len(s["kind"])
         assert len(o["stroke"]) == len(o["turn"]) == len(o["value"]) == n_actions
         assert all(0 <= k < 4 for k in o["kind"]) and all(0 <= x < 5 for x in o["stroke"])
+    strokes = teacher_forced(model, images, steps, strokes_only=True)  # the other heads skipped: the same strokes
+    assert [o["stroke_logp"] for o in strokes] == [o["stroke_logp"] for o in out]
+    assert [o["stroke"] for o in strokes] == [o["stroke"] for o in out]

@@ -54,6 +54,47 @@ def test_sparse_score_is_zero_for_points_on_ink():
     assert forward == 0.0 and reverse == 0.0
 
 
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), equal_radii=st.booleans())
+def test_reverse_sum_is_exactly_the_plain_loop(seed, equal_radii):
+    # the skipped blocks and the covered-sample shortcut must not change a bit of the sum: a centreline (points
+    # along a walk, many blocks) and samples near it, on it and far from it
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(1, 140))
+    steps = rng.normal(0.0, 3.0, size=(m, 2))
+    cols, rows = (np.cumsum(steps, axis=0) + 60.0).T.copy()
+    radii = np.full(m, 2.6) if equal_radii else rng.uniform(0.5, 3.0, size=m)
+    near = np.column_stack([cols, rows])[rng.integers(0, m, size=80)] + rng.normal(0.0, 3.0, size=(80, 2))
+    samples = np.concatenate([near, rng.uniform(-20.0, 140.0, size=(int(rng.integers(0, 40)), 2))])
+    total, whole = kernels._reverse_sum(cols, rows, radii, samples, 10.0, 0.0, np.inf, False)
+    assert whole and total == kernel_twins.reverse_sum_reference(cols, rows, radii, samples, 10.0)
+    bound = float(rng.uniform(0.0, 3.0))  # stopped early only where the whole sum exceeds the bound too
+    partial, whole = kernels._reverse_sum(cols, rows, radii, samples, 10.0, 0.5, bound, False)
+    assert partial <= total and (whole or 0.5 + total / len(samples) > bound)
+    if whole:
+        assert partial == total
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), moved=st.floats(0.0, 1.0))
+def test_near_point_lists_give_exactly_the_plain_loop(seed, moved):
+    # lists made at one pose, the sum taken at a pose whose points moved up to LIST_SLACK: the same sum to the bit
+    from search.settings import LIST_SLACK
+
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(1, 140))
+    cols, rows = (np.cumsum(rng.normal(0.0, 3.0, size=(m, 2)), axis=0) + 60.0).T.copy()
+    radii = rng.uniform(0.5, 3.0, size=m)
+    samples = np.column_stack([cols, rows])[rng.integers(0, m, size=100)] + rng.normal(0.0, 4.0, size=(100, 2))
+    starts, members = kernels._near_lists(cols, rows, radii, samples, 10.0, LIST_SLACK)
+    angle = rng.uniform(0.0, 2.0 * np.pi, size=m)
+    shift = moved * LIST_SLACK * rng.uniform(0.0, 1.0, size=m)
+    cols, rows = cols + shift * np.cos(angle), rows + shift * np.sin(angle)
+    assert kernels._moved_by(cols, rows, cols - shift * np.cos(angle), rows - shift * np.sin(angle)) <= LIST_SLACK + 1e-9
+    total, whole = kernels._reverse_sum(cols, rows, radii, samples, 10.0, 0.0, np.inf, False, starts, members)
+    assert whole and total == kernel_twins.reverse_sum_reference(cols, rows, radii, samples, 10.0)
+
+
 @settings(max_examples=10, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), shapes=st.integers(1, 2))
 def test_pattern_search_matches_reference(seed, shapes):
