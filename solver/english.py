@@ -293,10 +293,27 @@ def _range(first: Literal, second: Literal) -> str | None:
     return None
 
 
+def _bounded(first: Literal, second: Literal) -> str | None:
+    """An attribute that says a count is at least one (`solver.scoring.AT_LEAST_ONE`) and an upper bound on that
+    count as one phrase, the count said once: 'has exactly one straight line' (not 'has a straight line and has at
+    most one straight line'), 'has one to three curves'."""
+    from solver.scoring import AT_LEAST_ONE
+
+    for attribute, bound in ((first, second), (second, first)):
+        if (attribute.family is Family.ATTRIBUTE and not attribute.negated and bound.family is Family.COUNT
+                and not bound.negated and bound.comparison is Comparison.LE and bound.value >= 1
+                and AT_LEAST_ONE.get(attribute.name) == bound.name):
+            singular, plural = COUNT_NOUNS.get(bound.name, (bound.name.replace("_", " "),) * 2)
+            if bound.value == 1:
+                return f"has exactly one {singular}"
+            return f"has one to {number_word(bound.value)} {plural}"
+    return None
+
+
 def rule_phrase(rule: Rule) -> str:
     """The rule's literals as one verb phrase: 'is convex and has four straight lines'."""
     if len(rule.literals) == 2:
-        joined = _range(*rule.literals)
+        joined = _range(*rule.literals) or _bounded(*rule.literals)
         if joined:
             return joined
     return " and ".join(literal_phrase(lit) for lit in rule.literals)

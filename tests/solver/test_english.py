@@ -57,6 +57,9 @@ COUNT_RULES = [
     ((count("parts", "eq", 2),), "has two parts"),
     ((count("parts", "eq", 1, True),), "does not have exactly one part"),
     ((attr("has_curve"), count("straight_lines", "eq", 4)), "has a curve and has four straight lines"),
+    ((attr("has_straight_line"), count("straight_lines", "le", 1)), "has exactly one straight line"),
+    ((count("arcs", "le", 3), attr("has_curve")), "has one to three curves"),
+    ((attr("has_curve"), count("straight_lines", "le", 1)), "has a curve and has at most one straight line"),
 ]
 
 CATEGORY_RULES = [
