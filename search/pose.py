@@ -173,7 +173,21 @@ def guesses(
 ) -> list[Placement]:
     """Initial placements from moments: scale and centroid from the ink, headings scanned."""
     centre, rms_ink = _ink_moments(ink, target)
-    s = max(rms_ink / tpl.rms, 1e-3)
+    return _scanned(tpl, centre, max(rms_ink / tpl.rms, 1e-3), headings, target, keep)
+
+
+def turned(tpl: Template, place: Placement, target: Target, keep: int, headings: np.ndarray = HEADINGS) -> list[Placement]:
+    """`place` turned about its drawn centreline's centroid by each of `headings` (degrees), the `keep` whose
+    centreline fits the ink best (as `guesses` ranks them): the poses a shape with a rotational symmetry (a
+    straight run of lines, a circle, a square) draws its centreline in as well."""
+    gx, gy = tpl.centroid
+    cx, cy, a, b = place.affine()
+    return _scanned(tpl, (cx + a * gx - b * gy, cy - (b * gx + a * gy)), place.s, place.theta + headings, target, keep)
+
+
+def _scanned(tpl: Template, centre, s: float, headings: np.ndarray, target: Target, keep: int) -> list[Placement]:
+    """The placements of `tpl` at scale `s` with its centroid at `centre` (pixels) heading each of `headings`
+    (degrees): the `keep` whose centreline fits the ink best (`kernels.best_sparse_scores`), best first."""
     gx, gy = tpl.centroid
     h = np.radians(headings)
     a, b = s * np.cos(h), s * np.sin(h)
@@ -185,26 +199,6 @@ def guesses(
     )
     best = np.argsort(costs, kind="stable")[:keep]
     return [Placement(float(cx[k]), float(cy[k]), float(headings[k]), s) for k in best]
-
-
-def turned(tpl: Template, place: Placement, target: Target, keep: int, headings: np.ndarray = HEADINGS) -> list[Placement]:
-    """`place` turned about its drawn centreline's centroid by each of `headings` (degrees), the `keep` whose
-    centreline fits the ink best (as `guesses` ranks them): the poses a shape with a rotational symmetry (a
-    straight run of lines, a circle, a square) draws its centreline in as well."""
-    gx, gy = tpl.centroid
-    cx0, cy0, a0, b0 = place.affine()
-    centre = (cx0 + a0 * gx - b0 * gy, cy0 - (b0 * gx + a0 * gy))
-    theta = place.theta + headings
-    h = np.radians(theta)
-    a, b = place.s * np.cos(h), place.s * np.sin(h)
-    cx, cy = centre[0] - (a * gx - b * gy), centre[1] + (b * gx + a * gy)
-    pose_sets = np.ascontiguousarray(np.stack([cx, cy, a, b], axis=1)[:, None, :])
-    costs = kernels.best_sparse_scores(
-        tpl.coarse, tpl.coarse_radii, np.zeros(len(tpl.coarse), dtype=np.int64), pose_sets, target.dt,
-        target.samples, CAP, REACH, keep,
-    )
-    best = np.argsort(costs, kind="stable")[:keep]
-    return [Placement(float(cx[k]), float(cy[k]), float(theta[k]), place.s) for k in best]
 
 
 def _ink_moments(ink: np.ndarray, target: Target) -> tuple[np.ndarray, float]:
