@@ -141,7 +141,7 @@ def _stroke_judge(checkpoint, image: np.ndarray, hypothesis: ImageProgram, targe
     summed over the actions, `perception.decode.read_strokes`, the lists in one batch): the poses a symmetric shape
     fits equally well are told apart by its strokes (`search.near_miss.stroke_placements`). Judged by the pixel
     score instead, the pose turned round was taken on generated tuning seed 1212 for most set-A images of
-    ff_nact2_5_0001 and ff_nact4_0001 (a straight two-line shape, a circle of quarter arcs), whose strokes then
+    ff_nact2_5_0001 and ff_nact4_0001 (a straight two-line shape, a square), whose strokes then
     looked like near misses of H (-25 to -35 nats; +5 to +7 at the pose the decoder prefers)."""
     from solver.perceive import _strokes_chunk
 
