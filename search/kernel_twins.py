@@ -67,6 +67,14 @@ def pattern_search_reference(points, radii, owner, params, movable, dt, samples,
             poses.append((cx, cy, scale * math.cos(math.radians(theta)), scale * math.sin(math.radians(theta))))
         return sum(sparse_score_reference(points, radii, owner, poses, dt, samples, cap, reach))
 
+    return pattern_search_loop(score, params, movable, steps, max_evals, min_step_fraction)
+
+
+def pattern_search_loop(score, params, movable, steps, max_evals, min_step_fraction) -> tuple[list, float]:
+    """The pattern search of `kernels.pattern_search` and `pixel_kernels.pixel_pattern_search` with every trial
+    scored by `score` (rows of cx, cy, theta degrees, s -> a number): try +/- step on each parameter of each
+    `movable` row in turn, keep the first improvement; halve the steps after a round without one; stop below
+    `min_step_fraction` of the first step or after `max_evals` scores -> (rows, score)."""
     params = [list(row) for row in params]
     best, evals, step = score(params), 1, list(steps)
     while evals < max_evals:
@@ -163,24 +171,6 @@ def pixel_pattern_search_reference(points, offsets, kinds, shape_marks, affines,
         total, n = window_l1_reference(rendered, image, int(r0), int(c0))
         return total / max(n, 1) / 255.0
 
-    params = [float(v) for v in params]
-    best, evals, step = score(params), 1, [float(v) for v in steps]
-    while evals < max_evals:
-        improved = False
-        for param in range(4):
-            for sign in (1.0, -1.0):
-                trial = list(params)
-                if param == 3:
-                    trial[3] *= math.exp(sign * step[3])
-                else:
-                    trial[param] += sign * step[param]
-                value = score(trial)
-                evals += 1
-                if value < best - 1e-12:
-                    params, best, improved = trial, value, True
-                    break
-        if not improved:
-            if step[0] < steps[0] * min_step_fraction:
-                break
-            step = [v / 2.0 for v in step]
-    return params, best
+    rows, best = pattern_search_loop(lambda rows: score(rows[0]), [[float(v) for v in params]], [True],
+                                     [float(v) for v in steps], max_evals, min_step_fraction)
+    return rows[0], best

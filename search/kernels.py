@@ -114,15 +114,22 @@ def _listed_distance(
     best = reach
     for t in range(near.shape[0]):
         k = near[t]
-        dx, dy = cols[k] - qx, rows[k] - qy
-        limit = best + radii[k]
-        d2 = dx * dx + dy * dy
-        if d2 < limit * limit:
-            d = math.sqrt(d2) - radii[k]
-            if d <= 0.0:
-                return 0.0, k
-            best = d
+        best = _nearer(cols, rows, radii, k, qx, qy, best)
+        if best == 0.0:
+            return 0.0, k
     return best, -1
+
+
+@njit(cache=True, inline="always")
+def _nearer(cols: np.ndarray, rows: np.ndarray, radii: np.ndarray, k: int, qx: float, qy: float, best: float) -> float:
+    """The plain loop's test of point k for the sample (qx, qy): its distance less its radius when that is below
+    `best` (0.0 when it covers the sample), else `best`."""
+    dx, dy = cols[k] - qx, rows[k] - qy
+    limit = best + radii[k]
+    d2 = dx * dx + dy * dy
+    if d2 < limit * limit:
+        return max(math.sqrt(d2) - radii[k], 0.0)
+    return best
 
 
 @njit(cache=True)
@@ -155,14 +162,9 @@ def _sample_distance(
         if dx * dx + dy * dy > far * far:
             continue
         for k in range(block * BLOCK, min(block * BLOCK + BLOCK, m)):
-            dx, dy = cols[k] - qx, rows[k] - qy
-            limit = best + radii[k]
-            d2 = dx * dx + dy * dy
-            if d2 < limit * limit:
-                d = math.sqrt(d2) - radii[k]
-                if d <= 0.0:
-                    return 0.0, k
-                best = d
+            best = _nearer(cols, rows, radii, k, qx, qy, best)
+            if best == 0.0:
+                return 0.0, k
     return best, -1
 
 

@@ -219,7 +219,6 @@ def perceive_problem(perception, images: list[np.ndarray], positives: int, negat
         seen += [r.program for r in results if r is not None and r.program is not None]
         free_form_seen = any(free_form_reading(program) is not None for program in seen)
     else:  # set A read as library shapes first: does it draw one free-form program, strokes and all?
-        free_form_seen = False
         with stages("search"):
             done = dict(zip(a, perception.library_reads([images[k] for k in a], [guesses[k] for k in a], False)))
         formed, context = _shared_free_form(perception, images, positives, done, stages), None

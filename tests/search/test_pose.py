@@ -9,7 +9,7 @@ from dsl.canonical import reversed_shape
 from dsl.raster import render_program
 from dsl.syntax import parse_image
 from dsl.types import Pose
-from search import pose
+from search import kernel_twins, pose
 from search.settings import MIN_STEP_FRACTION, POLISH_STEPS
 from search.template import make_target, template
 
@@ -124,19 +124,9 @@ def test_polish_moves_as_the_pattern_search_on_pixel_cost_does():
     want = list(start)
     for s in range(len(want)):
         window = pose.shape_window(templates[s], want[s], target)
-        best, steps, evals = pose.pixel_cost(templates, want, target, window), list(POLISH_STEPS), 1
-        while evals < 40:
-            improved = False
-            for param in range(4):
-                for sign in (1.0, -1.0):
-                    trial = want[:s] + [want[s].moved(param, sign * steps[param])] + want[s + 1:]
-                    value = pose.pixel_cost(templates, trial, target, window)
-                    evals += 1
-                    if value < best - 1e-12:
-                        want, best, improved = trial, value, True
-                        break
-            if not improved:
-                if steps[0] < POLISH_STEPS[0] * MIN_STEP_FRACTION:
-                    break
-                steps = [v / 2.0 for v in steps]
+        rows, _ = kernel_twins.pattern_search_loop(
+            lambda rows: pose.pixel_cost(templates, [pose.Placement(*row) for row in rows], target, window),
+            [[p.cx, p.cy, p.theta, p.s] for p in want], [k == s for k in range(len(want))], POLISH_STEPS, 40,
+            MIN_STEP_FRACTION)
+        want = [pose.Placement(*row) for row in rows]
     assert pose.polish(templates, start, target, 40) == want
