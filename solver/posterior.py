@@ -1,14 +1,17 @@
 """Bayesian rule selection with the size principle, for rules on attributes and counts, and on shape categories.
 
-Under the abstract generator (spec §3.4) the images of A are drawn uniformly from the library shapes
-that satisfy the concept; those of B from the shapes that violate it, and for a two-attribute concept
-half of B from the shapes with only the first attribute, half from those with only the second. So
-for a rule R with pools P(R) (`solver.pools`), the likelihood of the context is
+Under the abstract generator (spec §3.4) the six context images of A are distinct shapes drawn from the
+library shapes that satisfy the concept; those of B from the shapes that violate it (value 0: a shape to
+which the attribute does not apply is in neither pool, `solver.pools.failing_pool`), and for a two-attribute
+concept 3 or 4 of its seven negatives from the shapes with only the first attribute, the rest from those with
+only the second. So for a rule R with pools P(R) (`solver.pools`), the likelihood of the context is
 
-    A image:  1 / |P(L1 and L2)|
-    B image:  1 / |P(not L)|                                   (one literal)
-              1 / (2 |P(L1 and not L2)|)  or  1 / (2 |P(not L1 and L2)|)   (two literals)
+    set A:  1 / (|P(L1 and L2)|)_6       ((N)_k = N (N-1) ... (N-k+1): ordered draws without replacement)
+    set B:  1 / (|F(L)|)_6                                         (one literal; F = failing pool)
+            q(n1, n2) / C(6, n1) / (|F(L1) and P(L2)|)_n1 / (|P(L1) and F(L2)|)_n2   (two literals)
 
+where q is the generator's chance of the split (3/3: 4/7; 4/2 and 2/4: 3/14 each; a split of 5/1 or 6/0 needs
+images whose attributes were misread, NOISE each: `group_split_probability`, `_pair_split`),
 and an image outside every pool the rule allows (a misclassified one, for a pair a B image that violates
 both literals, or an image of more than one shape: the generator draws one) has the small probability
 NOISE / |library| of a misperceived or mislabelled image. The prior prefers short rules of the generator's kind: log P(R) = -LENGTH_PENALTY * length
@@ -20,9 +23,9 @@ explaining one image of B through a pool of two or three shapes), - UNNAMED_COUN
 equality no attribute of the table names (`named_counts`: three to eight straight lines, two parts; the
 generator's concepts never count arcs or ask for one part, so such an equality is a coincidence of the
 context, though it stays expressible). Among the rules that fit the context best (the objective's first priority, found by
-clingo with all_fitting=1) or misfit at most one more context image (max_errors; `solver.api`), the
+clingo with all_fitting=1) or misfit at most EXTRA_ERRORS (two) more context images (max_errors; `solver.api`), the
 posterior ranks the rules and weighs their votes on the queries. A context image whose computed
-attribute disagrees with the concept's labels then costs the true concept one noise term instead of
+attribute disagrees with the concept's labels then costs the true concept a noise term instead of
 handing the win to a rule that fits all twelve images by chance.
 
 Rules of shape categories are weighed under the basic generator (spec §3.3): an image of A shows the rule's
