@@ -76,7 +76,10 @@ DEFAULT_MAX_RULES = 64  # optimal rules enumerated at most
 
 # solver.api: which rules compete in the abstract vote; set by hand.
 ALL_FITTING_RULES = 4096  # best-fitting attribute and count rules enumerated at most
-EXTRA_ERRORS = 1  # rules misclassifying up to this many more context images than the best also compete
+EXTRA_ERRORS = 2  # rules misclassifying up to this many more context images than the best also compete (the
+# posterior charges each misfit NOISE): the table labels a few shapes against their drawing (docs/attributes.md), and
+# a true concept that two such images break lost to coincidences. Generated abstract problems, oracle, seeds
+# 9001-9006 (1200): 1 -> 2, rule_match 96.83 -> 97.08 %, no problem lost, no slower
 EXTRA_CATEGORY_ERRORS = 2  # ... and rules of shape categories up to this many more (perception misreads a shape
 # in one or two images of A; generated basic problems from pixels, tuning seed 3131)
 

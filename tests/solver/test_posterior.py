@@ -174,3 +174,42 @@ def test_a_basic_problem_misread_in_two_images_of_a_is_still_read_as_its_shapes(
     rule = size_principle(first, facts, 10.0).rules[0].rule
     assert rule.asp == 'concept(I) :- image(I), category(I,S1,"closed_circle"), category(I,S2,"square"), S1 != S2.'
     assert rule.errors == 2
+
+
+def test_set_b_splits_as_the_pair_generator_draws_it():
+    from solver.posterior import group_split_probability
+
+    six = {first: group_split_probability(first, 6 - first) for first in range(7)}
+    assert abs(sum(six.values()) - 1.0) < 1e-12
+    assert abs(six[3] - 4 / 7) < 1e-12 and abs(six[2] - 3 / 14) < 1e-12 and abs(six[4] - 3 / 14) < 1e-12
+    assert six[0] == six[1] == six[5] == six[6] == 0.0
+    five = [group_split_probability(first, 5 - first) for first in range(6)]  # one image of B unreadable
+    assert abs(sum(five) - 1.0) < 1e-12
+
+
+def test_a_violated_attribute_is_value_0_not_an_attribute_that_does_not_apply():
+    from solver.pools import failing_pool
+
+    convex = ATTR["convex"]
+    failing = failing_pool(convex)
+    library = list(load_library().values())
+    for k in random.Random(1).sample(range(len(library)), 12):
+        value = shape_facts(library[k].shape).attributes.get("convex")
+        assert bool(failing >> k & 1) == (value == 0), (k, value)
+    assert failing & literal_pool(convex) == 0
+    assert failing | literal_pool(convex) != (1 << library_size()) - 1  # open shapes: convex does not apply
+    not_convex = Literal(Family.ATTRIBUTE, "convex", negated=True)
+    assert failing_pool(not_convex) == literal_pool(convex)
+
+
+def test_a_split_of_set_b_the_generator_cannot_make_costs_a_misread_image_per_image_moved():
+    import math
+
+    from solver.posterior import NOISE, _pair_split
+
+    assert math.isclose(_pair_split(3, 3, 0), math.log(4 / 7 / math.comb(6, 3)))
+    assert math.isclose(_pair_split(4, 2, 0), math.log(3 / 14 / math.comb(6, 4)))
+    assert math.isclose(_pair_split(5, 1, 0), math.log(NOISE) + _pair_split(4, 1, 1))
+    assert math.isclose(_pair_split(6, 0, 0), 2 * math.log(NOISE) + _pair_split(4, 0, 2))
+    # a noise image may have come from either group: 2 + 2 and two noise images sum over 4/2, 3/3 and 2/4
+    assert _pair_split(2, 2, 2) > _pair_split(3, 3, 0)
