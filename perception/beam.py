@@ -4,7 +4,7 @@ A hypothesis is a partial program, its LSTM state, its turtle state and its draw
 the decoder looks at the image from the hypothesis's turtle (`_look`: `Decoder.views`, the LSTM), re-centres
 the turtle (the correction head's mean times `gain`, by default the config's `correction_gain`), and
 offers discrete continuations: NEXT with the heaviest start components (position x direction, best unit), STOP, and LINE / ARC with the heaviest turn and value
-components (close components merged, `mixture_options`); the best of these by score get a stroke strip
+components (close components merged, `perception.model.mixture_options`); the best of these by score get a stroke strip
 each and their top stroke types. The score of an option is its log-probability (continuous values: the
 log-weight of the component they came from). A hypothesis that chooses an action walks its turtle along
 it (`dsl.walk.walk`) and draws it on its canvas, exactly as the training data was drawn.
@@ -23,7 +23,7 @@ from perception.data import (CANVAS, _as_official, apply_correction, crop_box, n
                              token_segment)
 from dsl.walk import State, segment_middle, walk
 from perception.glimpse import draw_paths, pen_width
-from perception.model import ARC, CURVE, LINE, NEXT, STOP, TURN, Decoder, mixture_options
+from perception.model import ARC, CURVE, LINE, NEXT, STOP, TURN, Decoder
 from perception.settings import MIN_NEXT_LOGP
 
 
@@ -65,7 +65,7 @@ def _look(model: Decoder, inputs: dict, owner: torch.Tensor, states: list[State]
     ctx = torch.cat([out[:, 0], g, l], -1)
     if first:  # nothing to re-centre on yet
         return ctx, global_view, canvas, lstm_state, list(states)
-    corr = model.correction_dist(ctx).mean * (model.config.correction_gain if gain is None else gain)
+    corr = model.correction_mean(ctx) * (model.config.correction_gain if gain is None else gain)
     return ctx, global_view, canvas, lstm_state, [apply_correction(s, c) for s, c in zip(states, corr.tolist())]
 
 
@@ -175,7 +175,7 @@ def _start_options(model: Decoder, inputs, ctx, global_view, owner, canvas, rows
     """NEXT options: the heaviest distinct start positions (closer than 3 % of the crop: one), per
     position the 2 heaviest directions and the best unit."""
     head = model.start_head
-    xy, w_xy = mixture_options(head.position_dist(ctx, global_view), 4 * n_positions)  # (R, P, 2), (R, P)
+    xy, w_xy = head.position_options(ctx, global_view, 4 * n_positions)  # (R, P, 2), (R, P)
     pick_r, pick_p = [], []
     for r in range(len(rows)):
         picked: list[int] = []
@@ -189,11 +189,11 @@ def _start_options(model: Decoder, inputs, ctx, global_view, owner, canvas, rows
     rr, pp = torch.tensor(pick_r), torch.tensor(pick_p)
     pos, w_pos = xy[rr, pp], w_xy[rr, pp]
     feature = model.start_features(inputs["image"], inputs["box"], owner[rr], canvas[rr], pos)
-    theta, w_theta = mixture_options(head.direction_dist(ctx[rr], feature), 2, tolerance=0.05)
+    theta, w_theta = head.direction_options(ctx[rr], feature, 2, tolerance=0.05)
     out = []
     rows_l, lk_l = rows.tolist(), lk_next.tolist()
     for d in range(theta.shape[1]):
-        unit, w_unit = mixture_options(head.unit_dist(ctx[rr], feature, theta[:, d]), 1)
+        unit, w_unit = head.unit_options(ctx[rr], feature, theta[:, d], 1)
         delta = (w_pos + w_theta[:, d] + w_unit[:, 0]).tolist()
         starts = torch.stack([pos[:, 0], pos[:, 1], theta[:, d], unit[:, 0]], 1).tolist()
         for j, r in enumerate(pick_r):
@@ -203,7 +203,7 @@ def _start_options(model: Decoder, inputs, ctx, global_view, owner, canvas, rows
 
 def _action_options(model: Decoder, ctx, rows, kind: int, lk, actions, n_turns: int, n_values: int) -> list:
     kinds = torch.full((len(rows),), kind)
-    turn, w_turn = mixture_options(model.turn_dist(ctx, kinds), n_turns)
+    turn, w_turn = model.turn_options(ctx, kinds, n_turns)
     first = actions == 0  # the first action of a shape: no turn (its direction is the start's)
     out = []
     rows_l = rows.tolist()
@@ -211,14 +211,14 @@ def _action_options(model: Decoder, ctx, rows, kind: int, lk, actions, n_turns: 
         tj = torch.where(first, 0.0, turn[:, j])
         wj = torch.where(first, 0.0 if j == 0 else -torch.inf, w_turn[:, j])
         if kind == LINE:
-            value, w_value = mixture_options(model.length_dist(ctx, kinds, tj), n_values)
+            value, w_value = model.length_options(ctx, kinds, tj, n_values)
         else:
-            value, w_value = mixture_options(model.curve_dist(ctx, kinds, tj), n_values)
+            value, w_value = model.curve_options(ctx, kinds, tj, n_values)
         tj_l = tj.tolist()
         for v in range(value.shape[1]):
             delta = lk + wj + w_value[:, v]
             if kind == ARC:
-                radius, w_radius = mixture_options(model.radius_dist(ctx, kinds, tj, value[:, v]), 1)
+                radius, w_radius = model.radius_options(ctx, kinds, tj, value[:, v], 1)
                 delta = delta + w_radius[:, 0]
                 radius_l = radius[:, 0].tolist()
             value_l, delta_l = value[:, v].tolist(), delta.tolist()
@@ -318,10 +318,10 @@ def _value_heads(model: Decoder, ctx: torch.Tensor, kinds: torch.Tensor, values:
                  true_kinds: list[int]) -> None:
     """`teacher_forced`'s turn / length / curvature / radius heads for the actions of one step (`outs[j]`: the
     record of action j's image), their heaviest components appended."""
-    turn = mixture_options(model.turn_dist(ctx, kinds), 1)[0][:, 0].tolist()
-    length = mixture_options(model.length_dist(ctx, kinds, values[:, TURN]), 1)[0][:, 0].tolist()
-    curve = mixture_options(model.curve_dist(ctx, kinds, values[:, TURN]), 1)[0][:, 0]
-    radius = mixture_options(model.radius_dist(ctx, kinds, values[:, TURN], values[:, CURVE]), 1)[0][:, 0].tolist()
+    turn = model.turn_options(ctx, kinds, 1)[0][:, 0].tolist()
+    length = model.length_options(ctx, kinds, values[:, TURN], 1)[0][:, 0].tolist()
+    curve = model.curve_options(ctx, kinds, values[:, TURN], 1)[0][:, 0]
+    radius = model.radius_options(ctx, kinds, values[:, TURN], values[:, CURVE], 1)[0][:, 0].tolist()
     for j, out in enumerate(outs):
         out["turn"].append(turn[j])
         out["value"].append(length[j] if true_kinds[j] == LINE else float(curve[j]))

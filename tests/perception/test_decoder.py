@@ -134,3 +134,31 @@ def test_teacher_forcing_walks_every_true_step():
     strokes = teacher_forced(model, images, steps, strokes_only=True)  # the other heads skipped: the same strokes
     assert [o["stroke_logp"] for o in strokes] == [o["stroke_logp"] for o in out]
     assert [o["stroke"] for o in strokes] == [o["stroke"] for o in out]
+
+
+def test_head_options_are_the_mixtures_options_exactly():
+    """Decoding reads the heads' heaviest components without building the distributions: the same numbers."""
+    from perception.config import DecoderConfig
+    from perception.model import ARC, Decoder, mixture_options
+
+    torch.manual_seed(0)
+    model = Decoder(DecoderConfig(feature=16, hidden=32, channels=(4, 8, 8, 8), head_hidden=16)).eval()
+    rows = 5
+    ctx = torch.randn(rows, 32 + 2 * 16)
+    kind = torch.full((rows,), ARC)
+    turn, curve = torch.randn(rows), torch.randn(rows)
+    feature, theta = torch.randn(rows, 16), torch.randn(rows)
+    global_view = torch.rand(rows, 2, 64, 64)
+    head = model.start_head
+    pairs = [
+        (model.turn_options(ctx, kind, 3), mixture_options(model.turn_dist(ctx, kind), 3)),
+        (model.length_options(ctx, kind, turn, 2), mixture_options(model.length_dist(ctx, kind, turn), 2)),
+        (model.curve_options(ctx, kind, turn, 2), mixture_options(model.curve_dist(ctx, kind, turn), 2)),
+        (model.radius_options(ctx, kind, turn, curve, 1), mixture_options(model.radius_dist(ctx, kind, turn, curve), 1)),
+        (head.position_options(ctx, global_view, 12), mixture_options(head.position_dist(ctx, global_view), 12)),
+        (head.direction_options(ctx, feature, 2, 0.05), mixture_options(head.direction_dist(ctx, feature), 2, tolerance=0.05)),
+        (head.unit_options(ctx, feature, theta, 1), mixture_options(head.unit_dist(ctx, feature, theta), 1)),
+        ((model.correction_mean(ctx),), (model.correction_dist(ctx).mean,)),
+    ]
+    for fast, slow in pairs:
+        assert all(torch.equal(a, b) for a, b in zip(fast, slow))
