@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from PIL import Image
 
 from dsl.canonical import Segment
@@ -40,13 +41,23 @@ class Hypothesis:
 
 
 def prepare(images: list[np.ndarray]) -> dict[str, torch.Tensor]:
-    """uint8 greyscale images (any size; 512 px framing assumed) -> the decoder's inputs."""
-    grey = [_as_official(np.asarray(im)) for im in images]
-    return {
-        "image": torch.from_numpy(np.stack([255 - g for g in grey]))[:, None].float() / 255.0,
-        "crop": torch.from_numpy(np.stack([prepare_image(g, CANVAS)[0] for g in grey]))[:, None],
-        "box": torch.tensor([crop_box(g) for g in grey], dtype=torch.float32),
-    }
+    """uint8 greyscale images (any size; 512 px framing assumed) -> the decoder's inputs. An image passed
+    more than once (the same array) is prepared once."""
+    first: dict[int, int] = {}
+    index = [first.setdefault(id(im), len(first)) for im in images]
+    grey = [_as_official(np.asarray(im)) for im in {id(im): im for im in images}.values()]
+    image = torch.from_numpy(np.stack([255 - g for g in grey]))[:, None].float() / 255.0
+    crop = torch.from_numpy(np.stack([prepare_image(g, CANVAS)[0] for g in grey]))[:, None]
+    box = torch.tensor([crop_box(g) for g in grey], dtype=torch.float32)
+    if len(grey) == len(images):
+        return {"image": image, "crop": crop, "box": box}
+    rows = torch.tensor(index)
+    return {"image": image[rows], "crop": crop[rows], "box": box[rows]}
+
+
+def _crops_pooled(model: Decoder, inputs: dict) -> dict:
+    """`inputs` with the ink crops pooled to the global view's size once (`Decoder.views` pools them per step otherwise)."""
+    return {**inputs, "crop": F.adaptive_avg_pool2d(inputs["crop"], model.config.global_size)}
 
 
 def _segment(kind: int, values) -> Segment:
@@ -94,6 +105,7 @@ def search(model: Decoder, images: list[np.ndarray], beam: int = 8, samples: int
 
 def _search(model: Decoder, inputs: dict, n_images: int, beam: int, samples: int, widths, generator, gain):
     cfg = model.config
+    inputs = _crops_pooled(model, inputs)
     hyps = [Hypothesis(i, null_state(tuple(inputs["box"][i].tolist())), Image.new("L", (CANVAS, CANVAS), 0))
             for i in range(n_images) for _ in range(max(samples, 1))]
     h = torch.zeros(1, len(hyps), cfg.hidden)
@@ -263,7 +275,7 @@ def teacher_forced(model: Decoder, images: list[np.ndarray], steps: list[dict], 
     turn / length / curvature / radius heads; and each action's stroke log-probabilities (`stroke_logp`).
     `strokes_only`: the stroke types and their log-probabilities only (the other heads are not run; the
     walk, and so the strokes' outputs, are the same)."""
-    cfg, inputs = model.config, prepare(images)
+    cfg, inputs = model.config, _crops_pooled(model, prepare(images))
     n = len(images)
     boxes = [tuple(b) for b in inputs["box"].tolist()]
     states = [null_state(b) for b in boxes]

@@ -30,7 +30,7 @@ import torch.nn.functional as F
 from torch.distributions import Categorical, Independent, MixtureSameFamily, Normal, VonMises
 
 from perception.config import DecoderConfig
-from perception.glimpse import glimpse_grid
+from perception.glimpse import glimpse_grid, glimpse_points, points_grid
 from perception.settings import LOCAL_REACH, START_REACH, STRIP_ACROSS, STRIP_ALONG
 
 N_KINDS = 4  # StepKind
@@ -157,6 +157,9 @@ def sample_per_image(images: torch.Tensor, grids: torch.Tensor, owner: torch.Ten
     """grid_sample of `images` (B, C, H, W) at `grids` (N, h, w, 2), row n from image owner[n] -> (N, C, h, w);
     one call: the grids of each image are stacked and padded."""
     b, (n, h, w, _) = images.shape[0], grids.shape
+    if n and (b == 1 or (n == b and torch.equal(owner, torch.arange(b)))):  # nothing to pad: the same call, the same numbers
+        out = F.grid_sample(images, grids.reshape(b, (n // b) * h, w, 2), align_corners=False)
+        return out.view(b, images.shape[1], n // b, h, w).transpose(1, 2).reshape(n, images.shape[1], h, w)
     counts = torch.bincount(owner, minlength=b)
     order = torch.argsort(owner, stable=True)
     sorted_owner = owner[order]
@@ -196,15 +199,16 @@ class Decoder(nn.Module):
     def views(self, image: torch.Tensor, crop: torch.Tensor, box: torch.Tensor, owner: torch.Tensor,
               state: torch.Tensor, canvas: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Global and local features (N, F) and the global view (N, 2, G, G) of N steps: image (B, 1, 512, 512) ink in [0, 1], crop
-        (B, 1, 128, 128), box (B, 3), owner (N,), state (N, 4), canvas (N, 128, 128) uint8."""
+        (B, 1, 128, 128) or already pooled to (B, 1, G, G) (decoding: once per image, the same numbers), box (B, 3), owner (N,),
+        state (N, 4), canvas (N, 128, 128) uint8."""
         c = self.config
         drawn = canvas[:, None].float() / 255.0
-        global_view = torch.cat([F.adaptive_avg_pool2d(crop[owner], c.global_size), F.adaptive_avg_pool2d(drawn, c.global_size)], 1)
+        ink = crop[owner] if crop.shape[-1] == c.global_size else F.adaptive_avg_pool2d(crop[owner], c.global_size)
+        global_view = torch.cat([ink, F.adaptive_avg_pool2d(drawn, c.global_size)], 1)
         full = state.new_tensor([0.0, 0.0, 512.0]).expand(len(state), 3)
-        grid = glimpse_grid(state, (LOCAL_REACH, LOCAL_REACH), (c.local_size, c.local_size), full)
-        target = sample_per_image(image, grid, owner)
-        grid_c = glimpse_grid(state, (LOCAL_REACH, LOCAL_REACH), (c.local_size, c.local_size), box[owner])
-        mine = F.grid_sample(drawn, grid_c, align_corners=False)
+        points = glimpse_points(state, (LOCAL_REACH, LOCAL_REACH), (c.local_size, c.local_size))
+        target = sample_per_image(image, points_grid(points, full), owner)
+        mine = F.grid_sample(drawn, points_grid(points, box[owner]), align_corners=False)
         return self.global_cnn(global_view), self.local_cnn(torch.cat([target, mine], 1)), global_view
 
     def start_features(self, image, box, owner, canvas, xy) -> torch.Tensor:
