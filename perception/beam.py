@@ -282,22 +282,28 @@ def teacher_forced(model: Decoder, images: list[np.ndarray], steps: list[dict], 
     canvases = [Image.new("L", (CANVAS, CANVAS), 0) for _ in range(n)]
     h = torch.zeros(1, n, cfg.hidden)
     lstm_state = (h, h.clone())
-    prev = (torch.full((n,), -1), torch.full((n,), -1), torch.zeros(n, 4), torch.zeros(n, 4))
+    tokens = _step_tokens(steps)  # (n, T) kinds and strokes, (n, T, 4) values and starts
+    kinds_all, values_all = tokens[0].tolist(), tokens[2]
     out: list[dict] = [{"kind": [], "stroke": [], "stroke_logp": [], "turn": [], "value": [], "radius": []} for _ in range(n)]
     lengths = [len(s["kind"]) for s in steps]
     for t in range(max(lengths)):
         alive = [i for i in range(n) if t < lengths[i]]
+        if strokes_only and all(kinds_all[i][t] == STOP for i in alive):
+            break  # nothing left to judge: the last step's reading is not needed
         idx = torch.tensor(alive)
+        prev = (torch.full((len(alive),), -1), torch.full((len(alive),), -1), torch.zeros(len(alive), 4), torch.zeros(len(alive), 4)) \
+            if t == 0 else tuple(p[idx, t - 1] for p in tokens)
         ctx, _, _, hs, here = _look(model, inputs, idx, [states[i] for i in alive], [canvases[i] for i in alive],
-                                    tuple(p[idx] for p in prev), (lstm_state[0][:, idx], lstm_state[1][:, idx]), t == 0, gain)
+                                    prev, (lstm_state[0][:, idx], lstm_state[1][:, idx]), t == 0, gain)
         lstm_state[0][:, idx], lstm_state[1][:, idx] = hs
         kinds = None if strokes_only else model.kind_dist(ctx).logits.argmax(-1).tolist()
-        true_kind = torch.tensor([int(steps[i]["kind"][t]) for i in alive])
-        values = torch.tensor(np.stack([steps[i]["values"][t] for i in alive]))
-        act = ((true_kind == LINE) | (true_kind == ARC)).nonzero()[:, 0]
-        if len(act):
-            a_rows = act.tolist()
-            strips = torch.tensor([segment_middle(here[r], _segment(int(true_kind[r]), values[r].tolist())) for r in a_rows], dtype=torch.float32)
+        true_kind, values = tokens[0][idx, t], values_all[idx, t]
+        true_l = [kinds_all[i][t] for i in alive]
+        a_rows = [r for r, k in enumerate(true_l) if k in (LINE, ARC)]
+        segments = {r: _segment(true_l[r], values[r].tolist()) for r in a_rows}
+        if a_rows:
+            act = torch.tensor(a_rows)
+            strips = torch.tensor([segment_middle(here[r], segments[r]) for r in a_rows], dtype=torch.float32)
             u = torch.tensor([here[r].u for r in a_rows], dtype=torch.float32)
             feats = model.strip_features(inputs["image"], idx[act], strips, u)
             a_ctx, a_kind, a_val = ctx[act], true_kind[act], values[act]
@@ -308,22 +314,29 @@ def teacher_forced(model: Decoder, images: list[np.ndarray], steps: list[dict], 
                 out[alive[r]]["stroke"].append(strokes[j])
                 out[alive[r]]["stroke_logp"].append(stroke_logp[j])
             if not strokes_only:
-                _value_heads(model, a_ctx, a_kind, a_val, [out[alive[r]] for r in a_rows], [int(true_kind[r]) for r in a_rows])
+                _value_heads(model, a_ctx, a_kind, a_val, [out[alive[r]] for r in a_rows], [true_l[r] for r in a_rows])
         for r, i in enumerate(alive):
             if kinds is not None:
                 out[i]["kind"].append(kinds[r])
-            k = int(true_kind[r])
-            if k == NEXT:
+            if true_l[r] == NEXT:
                 states[i] = state_from_start(steps[i]["start"][t], boxes[i])
-            elif k in (LINE, ARC):
-                seg = _segment(k, values[r].tolist())
+            elif r in segments:
+                seg = segments[r]
                 path, states[i] = walk(here[r], seg.kind, seg.turn, seg.length, seg.radius, seg.curvature)
                 canvases[i] = canvases[i].copy()
                 draw_paths(canvases[i], [path], boxes[i], pen_width(states[i].u))
-            prev[0][i], prev[1][i] = k, int(steps[i]["stroke"][t])
-            prev[2][i] = torch.from_numpy(steps[i]["values"][t])
-            prev[3][i] = torch.from_numpy(steps[i]["start"][t])
     return out
+
+
+def _step_tokens(steps: list[dict]) -> tuple[torch.Tensor, ...]:
+    """The true tokens of every image's steps, padded to the longest: kinds, strokes (n, T), values, starts (n, T, 4)."""
+    n, most = len(steps), max(len(s["kind"]) for s in steps)
+    kinds, strokes = np.full((n, most), STOP, np.int64), np.full((n, most), -1, np.int64)
+    values, starts = np.zeros((n, most, 4), np.float32), np.zeros((n, most, 4), np.float32)
+    for i, s in enumerate(steps):
+        m = len(s["kind"])
+        kinds[i, :m], strokes[i, :m], values[i, :m], starts[i, :m] = s["kind"], s["stroke"], s["values"], s["start"]
+    return tuple(torch.from_numpy(a) for a in (kinds, strokes, values, starts))
 
 
 def _value_heads(model: Decoder, ctx: torch.Tensor, kinds: torch.Tensor, values: torch.Tensor, outs: list[dict],
