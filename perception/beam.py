@@ -112,6 +112,7 @@ def _search(model: Decoder, inputs: dict, n_images: int, beam: int, samples: int
     lstm_state = (h, h.clone())
     prev = (torch.full((len(hyps),), -1), torch.full((len(hyps),), -1), torch.zeros(len(hyps), 4), torch.zeros(len(hyps), 4))
     finished: list[list] = [[] for _ in range(n_images)]
+    boxes = [tuple(b) for b in inputs["box"].tolist()]
     n_strokes, n_turns, n_values = widths
     for t in range(cfg.max_steps):
         if not hyps:
@@ -152,15 +153,15 @@ def _search(model: Decoder, inputs: dict, n_images: int, beam: int, samples: int
             chosen = _first_per_group(parent, noisy, 1)
         else:
             chosen = _first_per_group(owner[parent], total, beam)
-        new_hyps, keep = [], []
+        new_hyps, keep, total_l = [], [], total.tolist()
         for i in chosen.tolist():
             p, kind, stroke, values, start, _ = cands[i]
             hp = hyps[p]
             tokens = hp.tokens + [(kind, stroke, tuple(values), tuple(start))]
             if kind == STOP:
-                finished[hp.image].append((float(total[i]), tokens))
+                finished[hp.image].append((total_l[i], tokens))
                 continue
-            box = tuple(inputs["box"][hp.image].tolist())
+            box = boxes[hp.image]
             canvas = hp.canvas
             if kind == NEXT:
                 state, shapes_n, actions_n = state_from_start(start, box), hp.shapes + 1, 0
@@ -170,7 +171,7 @@ def _search(model: Decoder, inputs: dict, n_images: int, beam: int, samples: int
                 canvas = canvas.copy()
                 draw_paths(canvas, [path], box, pen_width(state.u))
                 shapes_n, actions_n = hp.shapes, hp.actions + 1
-            new_hyps.append(Hypothesis(hp.image, state, canvas, tokens, float(total[i]), shapes_n, actions_n))
+            new_hyps.append(Hypothesis(hp.image, state, canvas, tokens, total_l[i], shapes_n, actions_n))
             keep.append(i)
         if not keep:
             break
@@ -189,10 +190,11 @@ def _start_options(model: Decoder, inputs, ctx, global_view, owner, canvas, rows
     head = model.start_head
     xy, w_xy = head.position_options(ctx, global_view, 4 * n_positions)  # (R, P, 2), (R, P)
     pick_r, pick_p = [], []
+    apart = ((xy[:, :, None] - xy[:, None, :]).norm(dim=-1) > 0.03).tolist()  # (R, P, P)
     for r in range(len(rows)):
         picked: list[int] = []
         for p in range(xy.shape[1]):
-            if all(float((xy[r, p] - xy[r, q]).norm()) > 0.03 for q in picked):
+            if all(apart[r][p][q] for q in picked):
                 picked.append(p)
             if len(picked) == n_positions:
                 break
@@ -214,23 +216,24 @@ def _start_options(model: Decoder, inputs, ctx, global_view, owner, canvas, rows
 
 
 def _action_options(model: Decoder, ctx, rows, kind: int, lk, actions, n_turns: int, n_values: int) -> list:
-    kinds = torch.full((len(rows),), kind)
-    turn, w_turn = model.turn_options(ctx, kinds, n_turns)
+    kind_context = model.kind_context(ctx, torch.full((len(rows),), kind))
+    turn, w_turn = model.turn_options(kind_context, n_turns)
     first = actions == 0  # the first action of a shape: no turn (its direction is the start's)
     out = []
     rows_l = rows.tolist()
     for j in range(turn.shape[1]):
         tj = torch.where(first, 0.0, turn[:, j])
         wj = torch.where(first, 0.0 if j == 0 else -torch.inf, w_turn[:, j])
+        turn_context = model.turn_context(kind_context, tj)
         if kind == LINE:
-            value, w_value = model.length_options(ctx, kinds, tj, n_values)
+            value, w_value = model.length_options(turn_context, n_values)
         else:
-            value, w_value = model.curve_options(ctx, kinds, tj, n_values)
+            value, w_value = model.curve_options(turn_context, n_values)
         tj_l = tj.tolist()
         for v in range(value.shape[1]):
             delta = lk + wj + w_value[:, v]
             if kind == ARC:
-                radius, w_radius = model.radius_options(ctx, kinds, tj, value[:, v], 1)
+                radius, w_radius = model.radius_options(turn_context, value[:, v], 1)
                 delta = delta + w_radius[:, 0]
                 radius_l = radius[:, 0].tolist()
             value_l, delta_l = value[:, v].tolist(), delta.tolist()
@@ -343,10 +346,12 @@ def _value_heads(model: Decoder, ctx: torch.Tensor, kinds: torch.Tensor, values:
                  true_kinds: list[int]) -> None:
     """`teacher_forced`'s turn / length / curvature / radius heads for the actions of one step (`outs[j]`: the
     record of action j's image), their heaviest components appended."""
-    turn = model.turn_options(ctx, kinds, 1)[0][:, 0].tolist()
-    length = model.length_options(ctx, kinds, values[:, TURN], 1)[0][:, 0].tolist()
-    curve = model.curve_options(ctx, kinds, values[:, TURN], 1)[0][:, 0]
-    radius = model.radius_options(ctx, kinds, values[:, TURN], values[:, CURVE], 1)[0][:, 0].tolist()
+    kind_context = model.kind_context(ctx, kinds)
+    turn_context = model.turn_context(kind_context, values[:, TURN])
+    turn = model.turn_options(kind_context, 1)[0][:, 0].tolist()
+    length = model.length_options(turn_context, 1)[0][:, 0].tolist()
+    curve = model.curve_options(turn_context, 1)[0][:, 0]
+    radius = model.radius_options(turn_context, values[:, CURVE], 1)[0][:, 0].tolist()
     for j, out in enumerate(outs):
         out["turn"].append(turn[j])
         out["value"].append(length[j] if true_kinds[j] == LINE else float(curve[j]))

@@ -279,19 +279,27 @@ class Decoder(nn.Module):
         return self.radius_head(torch.cat([self._base(ctx, kind, turn), curve[:, None]], -1))
 
     # The heads' `n` heaviest components (`mixture_options` of the distributions above, the same numbers without
-    # building the distributions): decoding's hot loop.
+    # building the distributions), for decoding's hot loop: `kind_context` once, then the heads along the chain.
 
-    def turn_options(self, ctx, kind, n: int) -> tuple[torch.Tensor, torch.Tensor]:
-        return top_components(*self.turn_head.components(torch.cat([ctx, F.one_hot(kind, N_KINDS).float()], -1)), n)
+    def kind_context(self, ctx, kind) -> torch.Tensor:
+        """[ctx, kind]: what the turn head reads (N, C + 4)."""
+        return torch.cat([ctx, F.one_hot(kind, N_KINDS).float()], -1)
 
-    def length_options(self, ctx, kind, turn, n: int) -> tuple[torch.Tensor, torch.Tensor]:
-        return top_components(*self.length_head.components(self._base(ctx, kind, turn)), n)
+    def turn_context(self, kind_context, turn) -> torch.Tensor:
+        """[ctx, kind, turn]: what the length and curve heads read, and the radius head before the curve."""
+        return torch.cat([kind_context, self._angle(turn)], -1)
 
-    def curve_options(self, ctx, kind, turn, n: int) -> tuple[torch.Tensor, torch.Tensor]:
-        return top_components(*self.curve_head.components(self._base(ctx, kind, turn)), n)
+    def turn_options(self, kind_context, n: int) -> tuple[torch.Tensor, torch.Tensor]:
+        return top_components(*self.turn_head.components(kind_context), n)
 
-    def radius_options(self, ctx, kind, turn, curve, n: int) -> tuple[torch.Tensor, torch.Tensor]:
-        return top_components(*self.radius_head.components(torch.cat([self._base(ctx, kind, turn), curve[:, None]], -1)), n)
+    def length_options(self, turn_context, n: int) -> tuple[torch.Tensor, torch.Tensor]:
+        return top_components(*self.length_head.components(turn_context), n)
+
+    def curve_options(self, turn_context, n: int) -> tuple[torch.Tensor, torch.Tensor]:
+        return top_components(*self.curve_head.components(turn_context), n)
+
+    def radius_options(self, turn_context, curve, n: int) -> tuple[torch.Tensor, torch.Tensor]:
+        return top_components(*self.radius_head.components(torch.cat([turn_context, curve[:, None]], -1)), n)
 
     def stroke_logits(self, ctx, kind, values, strip_feature) -> torch.Tensor:
         return self.stroke_head(torch.cat([self._base(ctx, kind, values[:, TURN]), values, strip_feature], -1))
@@ -369,6 +377,9 @@ def top_components(mean: torch.Tensor, logits: torch.Tensor, n: int, tolerance: 
     logw, order = logw.sort(-1, descending=True)
     mean = mean.gather(-1, order)
     close = (mean[:, :, None] - mean[:, None, :]).abs() < tolerance
+    if int(close.sum()) == close.shape[0] * close.shape[1]:  # no two close: each merges only itself, exactly logw
+        top = logw.topk(min(n, mean.shape[1]), -1)
+        return mean.gather(-1, top.indices), top.values
     leader = close.float().argmax(-1)
     member = F.one_hot(leader, mean.shape[1]).bool()
     merged = logw[:, :, None].expand_as(member).masked_fill(~member, -math.inf).logsumexp(1)

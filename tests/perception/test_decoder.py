@@ -150,11 +150,13 @@ def test_head_options_are_the_mixtures_options_exactly():
     feature, theta = torch.randn(rows, 16), torch.randn(rows)
     global_view = torch.rand(rows, 2, 64, 64)
     head = model.start_head
+    kind_context = model.kind_context(ctx, kind)
+    turn_context = model.turn_context(kind_context, turn)
     pairs = [
-        (model.turn_options(ctx, kind, 3), mixture_options(model.turn_dist(ctx, kind), 3)),
-        (model.length_options(ctx, kind, turn, 2), mixture_options(model.length_dist(ctx, kind, turn), 2)),
-        (model.curve_options(ctx, kind, turn, 2), mixture_options(model.curve_dist(ctx, kind, turn), 2)),
-        (model.radius_options(ctx, kind, turn, curve, 1), mixture_options(model.radius_dist(ctx, kind, turn, curve), 1)),
+        (model.turn_options(kind_context, 3), mixture_options(model.turn_dist(ctx, kind), 3)),
+        (model.length_options(turn_context, 2), mixture_options(model.length_dist(ctx, kind, turn), 2)),
+        (model.curve_options(turn_context, 2), mixture_options(model.curve_dist(ctx, kind, turn), 2)),
+        (model.radius_options(turn_context, curve, 1), mixture_options(model.radius_dist(ctx, kind, turn, curve), 1)),
         (head.position_options(ctx, global_view, 12), mixture_options(head.position_dist(ctx, global_view), 12)),
         (head.direction_options(ctx, feature, 2, 0.05), mixture_options(head.direction_dist(ctx, feature), 2, tolerance=0.05)),
         (head.unit_options(ctx, feature, theta, 1), mixture_options(head.unit_dist(ctx, feature, theta), 1)),
@@ -162,3 +164,19 @@ def test_head_options_are_the_mixtures_options_exactly():
     ]
     for fast, slow in pairs:
         assert all(torch.equal(a, b) for a, b in zip(fast, slow))
+
+
+def test_top_components_without_close_components_is_the_merged_answer():
+    """Rows with no two components within the tolerance take a short cut: the same numbers as when merged."""
+    from perception.model import normalised, top_components
+
+    torch.manual_seed(1)
+    spread = torch.arange(5.0).repeat(4, 1) / 10 + torch.rand(4, 1)  # components 0.1 apart
+    close = spread[:1].clone()
+    close[0, 1] = close[0, 0] + 0.001  # one row with a close pair: every row merged
+    logits = normalised(torch.randn(5, 5))
+    short = top_components(spread, logits[:4], 3)
+    merged = top_components(torch.cat([spread, close]), logits, 3)
+    assert torch.equal(short[0], merged[0][:4]) and torch.equal(short[1], merged[1][:4])
+    w = logits[4].log_softmax(-1)
+    assert torch.isclose(merged[1][4], torch.logaddexp(w[0], w[1])).any()  # the close pair's weights added
