@@ -304,9 +304,10 @@ def teacher_forced(model: Decoder, images: list[np.ndarray], steps: list[dict], 
         true_l = [kinds_all[i][t] for i in alive]
         a_rows = [r for r, k in enumerate(true_l) if k in (LINE, ARC)]
         segments = {r: _segment(true_l[r], values[r].tolist()) for r in a_rows}
+        walked = {r: walk(here[r], seg.kind, seg.turn, seg.length, seg.radius, seg.curvature) for r, seg in segments.items()}
         if a_rows:
             act = torch.tensor(a_rows)
-            strips = torch.tensor([segment_middle(here[r], segments[r]) for r in a_rows], dtype=torch.float32)
+            strips = torch.tensor([segment_middle(here[r], segments[r], walked[r][0]) for r in a_rows], dtype=torch.float32)
             u = torch.tensor([here[r].u for r in a_rows], dtype=torch.float32)
             feats = model.strip_features(inputs["image"], idx[act], strips, u)
             a_ctx, a_kind, a_val = ctx[act], true_kind[act], values[act]
@@ -323,9 +324,8 @@ def teacher_forced(model: Decoder, images: list[np.ndarray], steps: list[dict], 
                 out[i]["kind"].append(kinds[r])
             if true_l[r] == NEXT:
                 states[i] = state_from_start(steps[i]["start"][t], boxes[i])
-            elif r in segments:
-                seg = segments[r]
-                path, states[i] = walk(here[r], seg.kind, seg.turn, seg.length, seg.radius, seg.curvature)
+            elif r in walked:
+                path, states[i] = walked[r]
                 canvases[i] = canvases[i].copy()
                 draw_paths(canvases[i], [path], boxes[i], pen_width(states[i].u))
     return out
