@@ -90,7 +90,7 @@ def _first_per_group(group: torch.Tensor, score: torch.Tensor, count: int) -> to
     return order[rank < count]
 
 
-@torch.no_grad()
+@torch.inference_mode()
 def search(model: Decoder, images: list[np.ndarray], beam: int = 8, samples: int = 0, widths=(3, 3, 2),
            generator: torch.Generator | None = None, gain: float | None = None) -> list[list[tuple[float, list]]]:
     """Per image, the finished hypotheses (logp, tokens). samples > 0: that many ancestral samples per
@@ -268,7 +268,7 @@ def _with_strokes(model: Decoder, image, ctx, hyps, here, partial: list, keep: i
     return out
 
 
-@torch.no_grad()
+@torch.inference_mode()
 def teacher_forced(model: Decoder, images: list[np.ndarray], steps: list[dict], gain: float | None = None,
                    strokes_only: bool = False) -> list[dict]:
     """Step-by-step teacher forcing with the decoder's own turtle: the previous tokens are the truth

@@ -79,8 +79,10 @@ def points_grid(points: tuple[torch.Tensor, torch.Tensor], frame: torch.Tensor) 
 @functools.cache
 def _offsets(reach: tuple[float, float], size: tuple[int, int], device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
     """A glimpse's sample offsets in units along (1, 1, cols) and across (1, rows, 1) the travel direction
-    (made once per glimpse kind and device; never written to)."""
+    (made once per glimpse kind and device; never written to). Made as ordinary tensors even when first asked for
+    under `torch.inference_mode` (decoding), so that training may use them after."""
     rows, cols = size
-    along = torch.linspace(-1.0, 1.0, cols, device=device) * reach[0]
-    across = torch.linspace(-1.0, 1.0, rows, device=device) * reach[1]
+    with torch.inference_mode(False):
+        along = torch.linspace(-1.0, 1.0, cols, device=device) * reach[0]
+        across = torch.linspace(-1.0, 1.0, rows, device=device) * reach[1]
     return along[None, None, :], across[None, :, None]

@@ -180,3 +180,26 @@ def test_top_components_without_close_components_is_the_merged_answer():
     assert torch.equal(short[0], merged[0][:4]) and torch.equal(short[1], merged[1][:4])
     w = logits[4].log_softmax(-1)
     assert torch.isclose(merged[1][4], torch.logaddexp(w[0], w[1])).any()  # the close pair's weights added
+
+
+def test_a_model_trains_after_decoding_in_the_same_process():
+    """Decoding runs under torch.inference_mode; what it caches (glimpse offsets) must stay usable for training."""
+    from perception.beam import search
+    from perception.config import DecoderConfig
+    from perception.glimpse import _offsets
+    from perception.model import Decoder
+
+    _offsets.cache_clear()
+    torch.manual_seed(0)
+    model = Decoder(DecoderConfig(feature=16, hidden=32, channels=(4, 8, 8, 8), head_hidden=16, max_steps=4)).eval()
+    program, pose = sample_training_program(np.random.default_rng(3))
+    image = render_program(program, pose)
+    search(model, [image], beam=2)
+    states = torch.tensor([[256.0, 256.0, 0.3, 40.0]], requires_grad=True)
+    from perception.glimpse import glimpse_grid
+    from perception.settings import LOCAL_REACH
+
+    size = (model.config.local_size,) * 2  # the local glimpse decoding asked for
+    grid = glimpse_grid(states, (LOCAL_REACH, LOCAL_REACH), size, torch.tensor([[0.0, 0.0, 512.0]]))
+    grid.sum().backward()
+    assert states.grad is not None
