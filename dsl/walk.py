@@ -62,9 +62,11 @@ def walk(state: State, kind: ActionKind, turn: float, length: float, radius: flo
     return path, State(float(path[-1, 0]), float(path[-1, 1]), theta - c, state.u)
 
 
-def segment_middle(state: State, seg: Segment) -> tuple[float, float, float, float]:
-    """(x, y, tangent direction, length in units) at the middle of a segment drawn from `state`."""
-    path, _ = walk(state, seg.kind, seg.turn, seg.length, seg.radius, seg.curvature)
+def segment_middle(state: State, seg: Segment, path: np.ndarray | None = None) -> tuple[float, float, float, float]:
+    """(x, y, tangent direction, length in units) at the middle of a segment drawn from `state` (`path`: its
+    centreline, `walk`'s, when already drawn)."""
+    if path is None:
+        path, _ = walk(state, seg.kind, seg.turn, seg.length, seg.radius, seg.curvature)
     theta = state.theta - math.radians(seg.turn)
     if seg.kind is ActionKind.LINE:
         mid = path.mean(0)

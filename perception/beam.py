@@ -4,7 +4,7 @@ A hypothesis is a partial program, its LSTM state, its turtle state and its draw
 the decoder looks at the image from the hypothesis's turtle (`_look`: `Decoder.views`, the LSTM), re-centres
 the turtle (the correction head's mean times `gain`, by default the config's `correction_gain`), and
 offers discrete continuations: NEXT with the heaviest start components (position x direction, best unit), STOP, and LINE / ARC with the heaviest turn and value
-components (close components merged, `mixture_options`); the best of these by score get a stroke strip
+components (close components merged, `perception.model.mixture_options`); the best of these by score get a stroke strip
 each and their top stroke types. The score of an option is its log-probability (continuous values: the
 log-weight of the component they came from). A hypothesis that chooses an action walks its turtle along
 it (`dsl.walk.walk`) and draws it on its canvas, exactly as the training data was drawn.
@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from PIL import Image
 
 from dsl.canonical import Segment
@@ -23,7 +24,7 @@ from perception.data import (CANVAS, _as_official, apply_correction, crop_box, n
                              token_segment)
 from dsl.walk import State, segment_middle, walk
 from perception.glimpse import draw_paths, pen_width
-from perception.model import ARC, CURVE, LINE, NEXT, STOP, TURN, Decoder, mixture_options
+from perception.model import ARC, CURVE, LINE, NEXT, STOP, TURN, Decoder
 from perception.settings import MIN_NEXT_LOGP
 
 
@@ -40,13 +41,23 @@ class Hypothesis:
 
 
 def prepare(images: list[np.ndarray]) -> dict[str, torch.Tensor]:
-    """uint8 greyscale images (any size; 512 px framing assumed) -> the decoder's inputs."""
-    grey = [_as_official(np.asarray(im)) for im in images]
-    return {
-        "image": torch.from_numpy(np.stack([255 - g for g in grey]))[:, None].float() / 255.0,
-        "crop": torch.from_numpy(np.stack([prepare_image(g, CANVAS)[0] for g in grey]))[:, None],
-        "box": torch.tensor([crop_box(g) for g in grey], dtype=torch.float32),
-    }
+    """uint8 greyscale images (any size; 512 px framing assumed) -> the decoder's inputs. An image passed
+    more than once (the same array) is prepared once."""
+    first: dict[int, int] = {}
+    index = [first.setdefault(id(im), len(first)) for im in images]
+    grey = [_as_official(np.asarray(im)) for im in {id(im): im for im in images}.values()]
+    image = torch.from_numpy(np.stack([255 - g for g in grey]))[:, None].float() / 255.0
+    crop = torch.from_numpy(np.stack([prepare_image(g, CANVAS)[0] for g in grey]))[:, None]
+    box = torch.tensor([crop_box(g) for g in grey], dtype=torch.float32)
+    if len(grey) == len(images):
+        return {"image": image, "crop": crop, "box": box}
+    rows = torch.tensor(index)
+    return {"image": image[rows], "crop": crop[rows], "box": box[rows]}
+
+
+def _crops_pooled(model: Decoder, inputs: dict) -> dict:
+    """`inputs` with the ink crops pooled to the global view's size once (`Decoder.views` pools them per step otherwise)."""
+    return {**inputs, "crop": F.adaptive_avg_pool2d(inputs["crop"], model.config.global_size)}
 
 
 def _segment(kind: int, values) -> Segment:
@@ -65,7 +76,7 @@ def _look(model: Decoder, inputs: dict, owner: torch.Tensor, states: list[State]
     ctx = torch.cat([out[:, 0], g, l], -1)
     if first:  # nothing to re-centre on yet
         return ctx, global_view, canvas, lstm_state, list(states)
-    corr = model.correction_dist(ctx).mean * (model.config.correction_gain if gain is None else gain)
+    corr = model.correction_mean(ctx) * (model.config.correction_gain if gain is None else gain)
     return ctx, global_view, canvas, lstm_state, [apply_correction(s, c) for s, c in zip(states, corr.tolist())]
 
 
@@ -79,7 +90,7 @@ def _first_per_group(group: torch.Tensor, score: torch.Tensor, count: int) -> to
     return order[rank < count]
 
 
-@torch.no_grad()
+@torch.inference_mode()
 def search(model: Decoder, images: list[np.ndarray], beam: int = 8, samples: int = 0, widths=(3, 3, 2),
            generator: torch.Generator | None = None, gain: float | None = None) -> list[list[tuple[float, list]]]:
     """Per image, the finished hypotheses (logp, tokens). samples > 0: that many ancestral samples per
@@ -94,12 +105,14 @@ def search(model: Decoder, images: list[np.ndarray], beam: int = 8, samples: int
 
 def _search(model: Decoder, inputs: dict, n_images: int, beam: int, samples: int, widths, generator, gain):
     cfg = model.config
+    inputs = _crops_pooled(model, inputs)
     hyps = [Hypothesis(i, null_state(tuple(inputs["box"][i].tolist())), Image.new("L", (CANVAS, CANVAS), 0))
             for i in range(n_images) for _ in range(max(samples, 1))]
     h = torch.zeros(1, len(hyps), cfg.hidden)
     lstm_state = (h, h.clone())
     prev = (torch.full((len(hyps),), -1), torch.full((len(hyps),), -1), torch.zeros(len(hyps), 4), torch.zeros(len(hyps), 4))
     finished: list[list] = [[] for _ in range(n_images)]
+    boxes = [tuple(b) for b in inputs["box"].tolist()]
     n_strokes, n_turns, n_values = widths
     for t in range(cfg.max_steps):
         if not hyps:
@@ -140,15 +153,15 @@ def _search(model: Decoder, inputs: dict, n_images: int, beam: int, samples: int
             chosen = _first_per_group(parent, noisy, 1)
         else:
             chosen = _first_per_group(owner[parent], total, beam)
-        new_hyps, keep = [], []
+        new_hyps, keep, total_l = [], [], total.tolist()
         for i in chosen.tolist():
             p, kind, stroke, values, start, _ = cands[i]
             hp = hyps[p]
             tokens = hp.tokens + [(kind, stroke, tuple(values), tuple(start))]
             if kind == STOP:
-                finished[hp.image].append((float(total[i]), tokens))
+                finished[hp.image].append((total_l[i], tokens))
                 continue
-            box = tuple(inputs["box"][hp.image].tolist())
+            box = boxes[hp.image]
             canvas = hp.canvas
             if kind == NEXT:
                 state, shapes_n, actions_n = state_from_start(start, box), hp.shapes + 1, 0
@@ -158,7 +171,7 @@ def _search(model: Decoder, inputs: dict, n_images: int, beam: int, samples: int
                 canvas = canvas.copy()
                 draw_paths(canvas, [path], box, pen_width(state.u))
                 shapes_n, actions_n = hp.shapes, hp.actions + 1
-            new_hyps.append(Hypothesis(hp.image, state, canvas, tokens, float(total[i]), shapes_n, actions_n))
+            new_hyps.append(Hypothesis(hp.image, state, canvas, tokens, total_l[i], shapes_n, actions_n))
             keep.append(i)
         if not keep:
             break
@@ -175,12 +188,13 @@ def _start_options(model: Decoder, inputs, ctx, global_view, owner, canvas, rows
     """NEXT options: the heaviest distinct start positions (closer than 3 % of the crop: one), per
     position the 2 heaviest directions and the best unit."""
     head = model.start_head
-    xy, w_xy = mixture_options(head.position_dist(ctx, global_view), 4 * n_positions)  # (R, P, 2), (R, P)
+    xy, w_xy = head.position_options(ctx, global_view, 4 * n_positions)  # (R, P, 2), (R, P)
     pick_r, pick_p = [], []
+    apart = ((xy[:, :, None] - xy[:, None, :]).norm(dim=-1) > 0.03).tolist()  # (R, P, P)
     for r in range(len(rows)):
         picked: list[int] = []
         for p in range(xy.shape[1]):
-            if all(float((xy[r, p] - xy[r, q]).norm()) > 0.03 for q in picked):
+            if all(apart[r][p][q] for q in picked):
                 picked.append(p)
             if len(picked) == n_positions:
                 break
@@ -189,11 +203,11 @@ def _start_options(model: Decoder, inputs, ctx, global_view, owner, canvas, rows
     rr, pp = torch.tensor(pick_r), torch.tensor(pick_p)
     pos, w_pos = xy[rr, pp], w_xy[rr, pp]
     feature = model.start_features(inputs["image"], inputs["box"], owner[rr], canvas[rr], pos)
-    theta, w_theta = mixture_options(head.direction_dist(ctx[rr], feature), 2, tolerance=0.05)
+    theta, w_theta = head.direction_options(ctx[rr], feature, 2, tolerance=0.05)
     out = []
     rows_l, lk_l = rows.tolist(), lk_next.tolist()
     for d in range(theta.shape[1]):
-        unit, w_unit = mixture_options(head.unit_dist(ctx[rr], feature, theta[:, d]), 1)
+        unit, w_unit = head.unit_options(ctx[rr], feature, theta[:, d], 1)
         delta = (w_pos + w_theta[:, d] + w_unit[:, 0]).tolist()
         starts = torch.stack([pos[:, 0], pos[:, 1], theta[:, d], unit[:, 0]], 1).tolist()
         for j, r in enumerate(pick_r):
@@ -202,23 +216,24 @@ def _start_options(model: Decoder, inputs, ctx, global_view, owner, canvas, rows
 
 
 def _action_options(model: Decoder, ctx, rows, kind: int, lk, actions, n_turns: int, n_values: int) -> list:
-    kinds = torch.full((len(rows),), kind)
-    turn, w_turn = mixture_options(model.turn_dist(ctx, kinds), n_turns)
+    kind_context = model.kind_context(ctx, torch.full((len(rows),), kind))
+    turn, w_turn = model.turn_options(kind_context, n_turns)
     first = actions == 0  # the first action of a shape: no turn (its direction is the start's)
     out = []
     rows_l = rows.tolist()
     for j in range(turn.shape[1]):
         tj = torch.where(first, 0.0, turn[:, j])
         wj = torch.where(first, 0.0 if j == 0 else -torch.inf, w_turn[:, j])
+        turn_context = model.turn_context(kind_context, tj)
         if kind == LINE:
-            value, w_value = mixture_options(model.length_dist(ctx, kinds, tj), n_values)
+            value, w_value = model.length_options(turn_context, n_values)
         else:
-            value, w_value = mixture_options(model.curve_dist(ctx, kinds, tj), n_values)
+            value, w_value = model.curve_options(turn_context, n_values)
         tj_l = tj.tolist()
         for v in range(value.shape[1]):
             delta = lk + wj + w_value[:, v]
             if kind == ARC:
-                radius, w_radius = mixture_options(model.radius_dist(ctx, kinds, tj, value[:, v]), 1)
+                radius, w_radius = model.radius_options(turn_context, value[:, v], 1)
                 delta = delta + w_radius[:, 0]
                 radius_l = radius[:, 0].tolist()
             value_l, delta_l = value[:, v].tolist(), delta.tolist()
@@ -253,7 +268,7 @@ def _with_strokes(model: Decoder, image, ctx, hyps, here, partial: list, keep: i
     return out
 
 
-@torch.no_grad()
+@torch.inference_mode()
 def teacher_forced(model: Decoder, images: list[np.ndarray], steps: list[dict], gain: float | None = None,
                    strokes_only: bool = False) -> list[dict]:
     """Step-by-step teacher forcing with the decoder's own turtle: the previous tokens are the truth
@@ -263,29 +278,36 @@ def teacher_forced(model: Decoder, images: list[np.ndarray], steps: list[dict], 
     turn / length / curvature / radius heads; and each action's stroke log-probabilities (`stroke_logp`).
     `strokes_only`: the stroke types and their log-probabilities only (the other heads are not run; the
     walk, and so the strokes' outputs, are the same)."""
-    cfg, inputs = model.config, prepare(images)
+    cfg, inputs = model.config, _crops_pooled(model, prepare(images))
     n = len(images)
     boxes = [tuple(b) for b in inputs["box"].tolist()]
     states = [null_state(b) for b in boxes]
     canvases = [Image.new("L", (CANVAS, CANVAS), 0) for _ in range(n)]
     h = torch.zeros(1, n, cfg.hidden)
     lstm_state = (h, h.clone())
-    prev = (torch.full((n,), -1), torch.full((n,), -1), torch.zeros(n, 4), torch.zeros(n, 4))
+    tokens = _step_tokens(steps)  # (n, T) kinds and strokes, (n, T, 4) values and starts
+    kinds_all, values_all = tokens[0].tolist(), tokens[2]
     out: list[dict] = [{"kind": [], "stroke": [], "stroke_logp": [], "turn": [], "value": [], "radius": []} for _ in range(n)]
     lengths = [len(s["kind"]) for s in steps]
     for t in range(max(lengths)):
         alive = [i for i in range(n) if t < lengths[i]]
+        if strokes_only and all(kinds_all[i][t] == STOP for i in alive):
+            break  # nothing left to judge: the last step's reading is not needed
         idx = torch.tensor(alive)
+        prev = (torch.full((len(alive),), -1), torch.full((len(alive),), -1), torch.zeros(len(alive), 4), torch.zeros(len(alive), 4)) \
+            if t == 0 else tuple(p[idx, t - 1] for p in tokens)
         ctx, _, _, hs, here = _look(model, inputs, idx, [states[i] for i in alive], [canvases[i] for i in alive],
-                                    tuple(p[idx] for p in prev), (lstm_state[0][:, idx], lstm_state[1][:, idx]), t == 0, gain)
+                                    prev, (lstm_state[0][:, idx], lstm_state[1][:, idx]), t == 0, gain)
         lstm_state[0][:, idx], lstm_state[1][:, idx] = hs
         kinds = None if strokes_only else model.kind_dist(ctx).logits.argmax(-1).tolist()
-        true_kind = torch.tensor([int(steps[i]["kind"][t]) for i in alive])
-        values = torch.tensor(np.stack([steps[i]["values"][t] for i in alive]))
-        act = ((true_kind == LINE) | (true_kind == ARC)).nonzero()[:, 0]
-        if len(act):
-            a_rows = act.tolist()
-            strips = torch.tensor([segment_middle(here[r], _segment(int(true_kind[r]), values[r].tolist())) for r in a_rows], dtype=torch.float32)
+        true_kind, values = tokens[0][idx, t], values_all[idx, t]
+        true_l = [kinds_all[i][t] for i in alive]
+        a_rows = [r for r, k in enumerate(true_l) if k in (LINE, ARC)]
+        segments = {r: _segment(true_l[r], values[r].tolist()) for r in a_rows}
+        walked = {r: walk(here[r], seg.kind, seg.turn, seg.length, seg.radius, seg.curvature) for r, seg in segments.items()}
+        if a_rows:
+            act = torch.tensor(a_rows)
+            strips = torch.tensor([segment_middle(here[r], segments[r], walked[r][0]) for r in a_rows], dtype=torch.float32)
             u = torch.tensor([here[r].u for r in a_rows], dtype=torch.float32)
             feats = model.strip_features(inputs["image"], idx[act], strips, u)
             a_ctx, a_kind, a_val = ctx[act], true_kind[act], values[act]
@@ -296,32 +318,40 @@ def teacher_forced(model: Decoder, images: list[np.ndarray], steps: list[dict], 
                 out[alive[r]]["stroke"].append(strokes[j])
                 out[alive[r]]["stroke_logp"].append(stroke_logp[j])
             if not strokes_only:
-                _value_heads(model, a_ctx, a_kind, a_val, [out[alive[r]] for r in a_rows], [int(true_kind[r]) for r in a_rows])
+                _value_heads(model, a_ctx, a_kind, a_val, [out[alive[r]] for r in a_rows], [true_l[r] for r in a_rows])
         for r, i in enumerate(alive):
             if kinds is not None:
                 out[i]["kind"].append(kinds[r])
-            k = int(true_kind[r])
-            if k == NEXT:
+            if true_l[r] == NEXT:
                 states[i] = state_from_start(steps[i]["start"][t], boxes[i])
-            elif k in (LINE, ARC):
-                seg = _segment(k, values[r].tolist())
-                path, states[i] = walk(here[r], seg.kind, seg.turn, seg.length, seg.radius, seg.curvature)
+            elif r in walked:
+                path, states[i] = walked[r]
                 canvases[i] = canvases[i].copy()
                 draw_paths(canvases[i], [path], boxes[i], pen_width(states[i].u))
-            prev[0][i], prev[1][i] = k, int(steps[i]["stroke"][t])
-            prev[2][i] = torch.from_numpy(steps[i]["values"][t])
-            prev[3][i] = torch.from_numpy(steps[i]["start"][t])
     return out
+
+
+def _step_tokens(steps: list[dict]) -> tuple[torch.Tensor, ...]:
+    """The true tokens of every image's steps, padded to the longest: kinds, strokes (n, T), values, starts (n, T, 4)."""
+    n, most = len(steps), max(len(s["kind"]) for s in steps)
+    kinds, strokes = np.full((n, most), STOP, np.int64), np.full((n, most), -1, np.int64)
+    values, starts = np.zeros((n, most, 4), np.float32), np.zeros((n, most, 4), np.float32)
+    for i, s in enumerate(steps):
+        m = len(s["kind"])
+        kinds[i, :m], strokes[i, :m], values[i, :m], starts[i, :m] = s["kind"], s["stroke"], s["values"], s["start"]
+    return tuple(torch.from_numpy(a) for a in (kinds, strokes, values, starts))
 
 
 def _value_heads(model: Decoder, ctx: torch.Tensor, kinds: torch.Tensor, values: torch.Tensor, outs: list[dict],
                  true_kinds: list[int]) -> None:
     """`teacher_forced`'s turn / length / curvature / radius heads for the actions of one step (`outs[j]`: the
     record of action j's image), their heaviest components appended."""
-    turn = mixture_options(model.turn_dist(ctx, kinds), 1)[0][:, 0].tolist()
-    length = mixture_options(model.length_dist(ctx, kinds, values[:, TURN]), 1)[0][:, 0].tolist()
-    curve = mixture_options(model.curve_dist(ctx, kinds, values[:, TURN]), 1)[0][:, 0]
-    radius = mixture_options(model.radius_dist(ctx, kinds, values[:, TURN], values[:, CURVE]), 1)[0][:, 0].tolist()
+    kind_context = model.kind_context(ctx, kinds)
+    turn_context = model.turn_context(kind_context, values[:, TURN])
+    turn = model.turn_options(kind_context, 1)[0][:, 0].tolist()
+    length = model.length_options(turn_context, 1)[0][:, 0].tolist()
+    curve = model.curve_options(turn_context, 1)[0][:, 0]
+    radius = model.radius_options(turn_context, values[:, CURVE], 1)[0][:, 0].tolist()
     for j, out in enumerate(outs):
         out["turn"].append(turn[j])
         out["value"].append(length[j] if true_kinds[j] == LINE else float(curve[j]))

@@ -70,11 +70,11 @@ class StepKind(enum.IntEnum):
 
 def ink_box(image: np.ndarray) -> tuple[int, int, int] | None:
     """(left, top, side) of the square crop around the ink of a 512 px image, with a margin; None if blank."""
-    ink = 255 - image
-    rows, cols = np.nonzero(ink > INK_THRESHOLD)
+    ink = (255 - image) > INK_THRESHOLD
+    rows, cols = np.flatnonzero(ink.any(1)), np.flatnonzero(ink.any(0))  # the inked rows and columns
     if rows.size == 0:
         return None
-    top, bottom, left, right = rows.min(), rows.max() + 1, cols.min(), cols.max() + 1
+    top, bottom, left, right = rows[0], rows[-1] + 1, cols[0], cols[-1] + 1
     side = max(bottom - top, right - left)
     side = max(int(math.ceil(side * (1 + 2 * CROP_MARGIN) + 6)), MIN_CROP)
     cy, cx = (top + bottom) / 2.0, (left + right) / 2.0

@@ -164,7 +164,7 @@ class StrokeReading:
     logp: float = 0.0  # nats: the log-probability of the program's strokes, summed over its actions
 
 
-@torch.no_grad()
+@torch.inference_mode()
 def read_strokes(model: Decoder, images: list[np.ndarray], program: ImageProgram, poses: list) -> list[StrokeReading]:
     """Per image (`poses[k]`: the program's poses in image k), the decoder teacher-forced along the program
     (`perception.beam.teacher_forced`, the tracing it was taught: `dsl.walk.target_tracing`)

@@ -15,6 +15,8 @@ so both see exactly the same glimpses of the same kind of state.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import torch
 from PIL import Image, ImageDraw
@@ -51,16 +53,36 @@ def glimpse_grid(states: torch.Tensor, reach: tuple[float, float], size: tuple[i
     """Sampling grids for `grid_sample`: states (N, 4) = (x, y, theta, u) in 512 px; a window of
     +-reach[0] units along theta and +-reach[1] across, sampled at size = (rows, cols); `frame` (N, 3)
     = (left, top, side) of the image being sampled in 512 px (a 512 image: (0, 0, 512)). -> (N, rows, cols, 2)."""
-    rows, cols = size
-    along = torch.linspace(-1.0, 1.0, cols) * reach[0]
-    across = torch.linspace(-1.0, 1.0, rows) * reach[1]
-    a, c = along[None, None, :], across[None, :, None]  # (1, 1, C), (1, R, 1)
-    x, y, theta, u = (states[:, i, None, None] for i in range(4))
+    return points_grid(glimpse_points(states, reach, size), frame)
+
+
+def glimpse_points(states: torch.Tensor, reach: tuple[float, float], size: tuple[int, int]) -> tuple[torch.Tensor, torch.Tensor]:
+    """`glimpse_grid`'s sample points in 512 px, x and y (N, rows, cols) each (one glimpse, any frames)."""
+    a, c = _offsets(reach, size, states.device)  # (1, 1, C), (1, R, 1)
+    x, y, theta, u = states[:, :, None, None].unbind(1)
     cos, sin = theta.cos(), theta.sin()
     # glimpse +x along the travel direction, +y to its right (pixel frame: a rotation, no mirror)
     px = x + u * (a * cos - c * sin)
     py = y + u * (a * sin + c * cos)
-    left, top, side = (frame[:, i, None, None] for i in range(3))
+    return px, py
+
+
+def points_grid(points: tuple[torch.Tensor, torch.Tensor], frame: torch.Tensor) -> torch.Tensor:
+    """Sample points (`glimpse_points`) in the frames (N, 3) = (left, top, side) -> grids (N, rows, cols, 2)."""
+    px, py = points
+    left, top, side = frame[:, :, None, None].unbind(1)
     gx = (px - left) / side * 2 - 1
     gy = (py - top) / side * 2 - 1
     return torch.stack([gx, gy], -1)
+
+
+@functools.cache
+def _offsets(reach: tuple[float, float], size: tuple[int, int], device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """A glimpse's sample offsets in units along (1, 1, cols) and across (1, rows, 1) the travel direction
+    (made once per glimpse kind and device; never written to). Made as ordinary tensors even when first asked for
+    under `torch.inference_mode` (decoding), so that training may use them after."""
+    rows, cols = size
+    with torch.inference_mode(False):
+        along = torch.linspace(-1.0, 1.0, cols, device=device) * reach[0]
+        across = torch.linspace(-1.0, 1.0, rows, device=device) * reach[1]
+    return along[None, None, :], across[None, :, None]

@@ -30,7 +30,7 @@ import torch.nn.functional as F
 from torch.distributions import Categorical, Independent, MixtureSameFamily, Normal, VonMises
 
 from perception.config import DecoderConfig
-from perception.glimpse import glimpse_grid
+from perception.glimpse import glimpse_grid, glimpse_points, points_grid
 from perception.settings import LOCAL_REACH, START_REACH, STRIP_ACROSS, STRIP_ALONG
 
 N_KINDS = 4  # StepKind
@@ -82,6 +82,12 @@ class MixtureHead(nn.Module):
         std = F.softplus(raw_std) + self.min_std
         return MixtureSameFamily(Categorical(logits=logits, validate_args=False), Normal(mean, std, validate_args=False), validate_args=False)
 
+    def components(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The mixture's component means and normalised logits, as `forward`'s distribution holds them (R, K) each,
+        without building it (decoding's hot loop: `top_components`)."""
+        logits, mean, _ = self.net(x).chunk(3, dim=-1)
+        return mean, normalised(logits)
+
 
 class StartHead(nn.Module):
     """Where a shape starts. Position: a heat map over the global view — a mixture of 2-D Gaussians, one
@@ -107,28 +113,53 @@ class StartHead(nn.Module):
         self.min_std = config.min_std
 
     def position_dist(self, ctx: torch.Tensor, global_view: torch.Tensor) -> MixtureSameFamily:
+        logit, mean, raw = self._position(ctx, global_view)
+        std = (F.softplus(raw) / self.cells + self.min_std / 4)[..., None].expand_as(mean)
+        return MixtureSameFamily(Categorical(logits=logit, validate_args=False),
+                                 Independent(Normal(mean, std, validate_args=False), 1, validate_args=False), validate_args=False)
+
+    def position_options(self, ctx: torch.Tensor, global_view: torch.Tensor, n: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """`mixture_options(self.position_dist(ctx, global_view), n)` without building the distribution."""
+        logit, mean, _ = self._position(ctx, global_view)
+        return top_components(mean, normalised(logit), n)
+
+    def _position(self, ctx: torch.Tensor, global_view: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The position mixture's logits (R, cells^2), means (R, cells^2, 2) and raw spreads (R, cells^2)."""
         x = self.map(torch.cat([global_view, self.coords.expand(len(global_view), -1, -1, -1)], 1))
         gamma, beta = self.film(ctx).chunk(2, -1)
         x = x * (1 + gamma[:, :, None, None]) + beta[:, :, None, None]
         logit, dx, dy, raw = self.out(F.relu(x)).flatten(2).unbind(1)  # (R, cells^2) each
-        mean = self.centres + torch.stack([dx, dy], -1).tanh() / self.cells
-        std = (F.softplus(raw) / self.cells + self.min_std / 4)[..., None].expand_as(mean)
-        return MixtureSameFamily(Categorical(logits=logit, validate_args=False),
-                                 Independent(Normal(mean, std, validate_args=False), 1, validate_args=False), validate_args=False)
+        return logit, self.centres + torch.stack([dx, dy], -1).tanh() / self.cells, raw
 
     def direction_dist(self, ctx: torch.Tensor, feature: torch.Tensor) -> MixtureSameFamily:
         logits, loc, raw = self.direction(torch.cat([ctx, feature], -1)).chunk(3, -1)
         return MixtureSameFamily(Categorical(logits=logits, validate_args=False),
                                  VonMises(loc, F.softplus(raw) + 1.0, validate_args=False), validate_args=False)
 
+    def direction_options(self, ctx: torch.Tensor, feature: torch.Tensor, n: int, tolerance: float) -> tuple[torch.Tensor, torch.Tensor]:
+        """`mixture_options(self.direction_dist(ctx, feature), n, tolerance)` without building the distribution."""
+        logits, loc, _ = self.direction(torch.cat([ctx, feature], -1)).chunk(3, -1)
+        return top_components(loc, normalised(logits), n, tolerance)
+
     def unit_dist(self, ctx: torch.Tensor, feature: torch.Tensor, theta: torch.Tensor) -> MixtureSameFamily:
-        return self.unit(torch.cat([ctx, feature, theta.cos()[:, None], theta.sin()[:, None]], -1))
+        return self.unit(self._unit_input(ctx, feature, theta))
+
+    def unit_options(self, ctx: torch.Tensor, feature: torch.Tensor, theta: torch.Tensor, n: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """`mixture_options(self.unit_dist(ctx, feature, theta), n)` without building the distribution."""
+        return top_components(*self.unit.components(self._unit_input(ctx, feature, theta)), n)
+
+    @staticmethod
+    def _unit_input(ctx: torch.Tensor, feature: torch.Tensor, theta: torch.Tensor) -> torch.Tensor:
+        return torch.cat([ctx, feature, theta.cos()[:, None], theta.sin()[:, None]], -1)
 
 
 def sample_per_image(images: torch.Tensor, grids: torch.Tensor, owner: torch.Tensor) -> torch.Tensor:
     """grid_sample of `images` (B, C, H, W) at `grids` (N, h, w, 2), row n from image owner[n] -> (N, C, h, w);
     one call: the grids of each image are stacked and padded."""
     b, (n, h, w, _) = images.shape[0], grids.shape
+    if n and (b == 1 or (n == b and torch.equal(owner, torch.arange(b)))):  # nothing to pad: the same call, the same numbers
+        out = F.grid_sample(images, grids.reshape(b, (n // b) * h, w, 2), align_corners=False)
+        return out.view(b, images.shape[1], n // b, h, w).transpose(1, 2).reshape(n, images.shape[1], h, w)
     counts = torch.bincount(owner, minlength=b)
     order = torch.argsort(owner, stable=True)
     sorted_owner = owner[order]
@@ -168,15 +199,16 @@ class Decoder(nn.Module):
     def views(self, image: torch.Tensor, crop: torch.Tensor, box: torch.Tensor, owner: torch.Tensor,
               state: torch.Tensor, canvas: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Global and local features (N, F) and the global view (N, 2, G, G) of N steps: image (B, 1, 512, 512) ink in [0, 1], crop
-        (B, 1, 128, 128), box (B, 3), owner (N,), state (N, 4), canvas (N, 128, 128) uint8."""
+        (B, 1, 128, 128) or already pooled to (B, 1, G, G) (decoding: once per image, the same numbers), box (B, 3), owner (N,),
+        state (N, 4), canvas (N, 128, 128) uint8."""
         c = self.config
         drawn = canvas[:, None].float() / 255.0
-        global_view = torch.cat([F.adaptive_avg_pool2d(crop[owner], c.global_size), F.adaptive_avg_pool2d(drawn, c.global_size)], 1)
+        ink = crop[owner] if crop.shape[-1] == c.global_size else F.adaptive_avg_pool2d(crop[owner], c.global_size)
+        global_view = torch.cat([ink, F.adaptive_avg_pool2d(drawn, c.global_size)], 1)
         full = state.new_tensor([0.0, 0.0, 512.0]).expand(len(state), 3)
-        grid = glimpse_grid(state, (LOCAL_REACH, LOCAL_REACH), (c.local_size, c.local_size), full)
-        target = sample_per_image(image, grid, owner)
-        grid_c = glimpse_grid(state, (LOCAL_REACH, LOCAL_REACH), (c.local_size, c.local_size), box[owner])
-        mine = F.grid_sample(drawn, grid_c, align_corners=False)
+        points = glimpse_points(state, (LOCAL_REACH, LOCAL_REACH), (c.local_size, c.local_size))
+        target = sample_per_image(image, points_grid(points, full), owner)
+        mine = F.grid_sample(drawn, points_grid(points, box[owner]), align_corners=False)
         return self.global_cnn(global_view), self.local_cnn(torch.cat([target, mine], 1)), global_view
 
     def start_features(self, image, box, owner, canvas, xy) -> torch.Tensor:
@@ -246,12 +278,39 @@ class Decoder(nn.Module):
     def radius_dist(self, ctx, kind, turn, curve) -> MixtureSameFamily:
         return self.radius_head(torch.cat([self._base(ctx, kind, turn), curve[:, None]], -1))
 
+    # The heads' `n` heaviest components (`mixture_options` of the distributions above, the same numbers without
+    # building the distributions), for decoding's hot loop: `kind_context` once, then the heads along the chain.
+
+    def kind_context(self, ctx, kind) -> torch.Tensor:
+        """[ctx, kind]: what the turn head reads (N, C + 4)."""
+        return torch.cat([ctx, F.one_hot(kind, N_KINDS).float()], -1)
+
+    def turn_context(self, kind_context, turn) -> torch.Tensor:
+        """[ctx, kind, turn]: what the length and curve heads read, and the radius head before the curve."""
+        return torch.cat([kind_context, self._angle(turn)], -1)
+
+    def turn_options(self, kind_context, n: int) -> tuple[torch.Tensor, torch.Tensor]:
+        return top_components(*self.turn_head.components(kind_context), n)
+
+    def length_options(self, turn_context, n: int) -> tuple[torch.Tensor, torch.Tensor]:
+        return top_components(*self.length_head.components(turn_context), n)
+
+    def curve_options(self, turn_context, n: int) -> tuple[torch.Tensor, torch.Tensor]:
+        return top_components(*self.curve_head.components(turn_context), n)
+
+    def radius_options(self, turn_context, curve, n: int) -> tuple[torch.Tensor, torch.Tensor]:
+        return top_components(*self.radius_head.components(torch.cat([turn_context, curve[:, None]], -1)), n)
+
     def stroke_logits(self, ctx, kind, values, strip_feature) -> torch.Tensor:
         return self.stroke_head(torch.cat([self._base(ctx, kind, values[:, TURN]), values, strip_feature], -1))
 
     def correction_dist(self, ctx) -> Independent:
         mean, raw = self.correction_head(ctx).chunk(2, -1)
         return Independent(Normal(mean, F.softplus(raw) + 1e-3, validate_args=False), 1, validate_args=False)
+
+    def correction_mean(self, ctx) -> torch.Tensor:
+        """`correction_dist(ctx).mean` without building the distribution (decoding)."""
+        return self.correction_head(ctx).chunk(2, -1)[0]
 
     # ------------------------------------------------------------------------------ training
 
@@ -298,16 +357,29 @@ class Decoder(nn.Module):
         return {"config": asdict(self.config), "model": self.state_dict()}
 
 
+def normalised(logits: torch.Tensor) -> torch.Tensor:
+    """Mixture logits normalised as `Categorical(logits=...)` holds them."""
+    return logits - logits.logsumexp(dim=-1, keepdim=True)
+
+
 def mixture_options(mixture: MixtureSameFamily, n: int, tolerance: float = 0.02) -> tuple[torch.Tensor, torch.Tensor]:
     """The n heaviest component means of a mixture (R rows) with their log-weights, components closer than
     `tolerance` merged into the heavier one: values (R, n), log-weights (R, n)."""
-    mean, logw = mixture.component_distribution.mean, mixture.mixture_distribution.logits.log_softmax(-1)
+    return top_components(mixture.component_distribution.mean, mixture.mixture_distribution.logits, n, tolerance)
+
+
+def top_components(mean: torch.Tensor, logits: torch.Tensor, n: int, tolerance: float = 0.02) -> tuple[torch.Tensor, torch.Tensor]:
+    """`mixture_options` of a mixture given by its component means (R, K) or (R, K, 2) and normalised logits (R, K)."""
+    logw = logits.log_softmax(-1)
     if mean.dim() == logw.dim() + 1:  # Independent 2-D components: no merging
         top = logw.topk(min(n, logw.shape[1]), -1)
         return mean.gather(1, top.indices[..., None].expand(-1, -1, mean.shape[-1])), top.values
     logw, order = logw.sort(-1, descending=True)
     mean = mean.gather(-1, order)
     close = (mean[:, :, None] - mean[:, None, :]).abs() < tolerance
+    if int(close.sum()) == close.shape[0] * close.shape[1]:  # no two close: each merges only itself, exactly logw
+        top = logw.topk(min(n, mean.shape[1]), -1)
+        return mean.gather(-1, top.indices), top.values
     leader = close.float().argmax(-1)
     member = F.one_hot(leader, mean.shape[1]).bool()
     merged = logw[:, :, None].expand_as(member).masked_fill(~member, -math.inf).logsumexp(1)

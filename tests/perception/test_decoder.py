@@ -134,3 +134,72 @@ def test_teacher_forcing_walks_every_true_step():
     strokes = teacher_forced(model, images, steps, strokes_only=True)  # the other heads skipped: the same strokes
     assert [o["stroke_logp"] for o in strokes] == [o["stroke_logp"] for o in out]
     assert [o["stroke"] for o in strokes] == [o["stroke"] for o in out]
+
+
+def test_head_options_are_the_mixtures_options_exactly():
+    """Decoding reads the heads' heaviest components without building the distributions: the same numbers."""
+    from perception.config import DecoderConfig
+    from perception.model import ARC, Decoder, mixture_options
+
+    torch.manual_seed(0)
+    model = Decoder(DecoderConfig(feature=16, hidden=32, channels=(4, 8, 8, 8), head_hidden=16)).eval()
+    rows = 5
+    ctx = torch.randn(rows, 32 + 2 * 16)
+    kind = torch.full((rows,), ARC)
+    turn, curve = torch.randn(rows), torch.randn(rows)
+    feature, theta = torch.randn(rows, 16), torch.randn(rows)
+    global_view = torch.rand(rows, 2, 64, 64)
+    head = model.start_head
+    kind_context = model.kind_context(ctx, kind)
+    turn_context = model.turn_context(kind_context, turn)
+    pairs = [
+        (model.turn_options(kind_context, 3), mixture_options(model.turn_dist(ctx, kind), 3)),
+        (model.length_options(turn_context, 2), mixture_options(model.length_dist(ctx, kind, turn), 2)),
+        (model.curve_options(turn_context, 2), mixture_options(model.curve_dist(ctx, kind, turn), 2)),
+        (model.radius_options(turn_context, curve, 1), mixture_options(model.radius_dist(ctx, kind, turn, curve), 1)),
+        (head.position_options(ctx, global_view, 12), mixture_options(head.position_dist(ctx, global_view), 12)),
+        (head.direction_options(ctx, feature, 2, 0.05), mixture_options(head.direction_dist(ctx, feature), 2, tolerance=0.05)),
+        (head.unit_options(ctx, feature, theta, 1), mixture_options(head.unit_dist(ctx, feature, theta), 1)),
+        ((model.correction_mean(ctx),), (model.correction_dist(ctx).mean,)),
+    ]
+    for fast, slow in pairs:
+        assert all(torch.equal(a, b) for a, b in zip(fast, slow))
+
+
+def test_top_components_without_close_components_is_the_merged_answer():
+    """Rows with no two components within the tolerance take a short cut: the same numbers as when merged."""
+    from perception.model import normalised, top_components
+
+    torch.manual_seed(1)
+    spread = torch.arange(5.0).repeat(4, 1) / 10 + torch.rand(4, 1)  # components 0.1 apart
+    close = spread[:1].clone()
+    close[0, 1] = close[0, 0] + 0.001  # one row with a close pair: every row merged
+    logits = normalised(torch.randn(5, 5))
+    short = top_components(spread, logits[:4], 3)
+    merged = top_components(torch.cat([spread, close]), logits, 3)
+    assert torch.equal(short[0], merged[0][:4]) and torch.equal(short[1], merged[1][:4])
+    w = logits[4].log_softmax(-1)
+    assert torch.isclose(merged[1][4], torch.logaddexp(w[0], w[1])).any()  # the close pair's weights added
+
+
+def test_a_model_trains_after_decoding_in_the_same_process():
+    """Decoding runs under torch.inference_mode; what it caches (glimpse offsets) must stay usable for training."""
+    from perception.beam import search
+    from perception.config import DecoderConfig
+    from perception.glimpse import _offsets
+    from perception.model import Decoder
+
+    _offsets.cache_clear()
+    torch.manual_seed(0)
+    model = Decoder(DecoderConfig(feature=16, hidden=32, channels=(4, 8, 8, 8), head_hidden=16, max_steps=4)).eval()
+    program, pose = sample_training_program(np.random.default_rng(3))
+    image = render_program(program, pose)
+    search(model, [image], beam=2)
+    states = torch.tensor([[256.0, 256.0, 0.3, 40.0]], requires_grad=True)
+    from perception.glimpse import glimpse_grid
+    from perception.settings import LOCAL_REACH
+
+    size = (model.config.local_size,) * 2  # the local glimpse decoding asked for
+    grid = glimpse_grid(states, (LOCAL_REACH, LOCAL_REACH), size, torch.tensor([[0.0, 0.0, 512.0]]))
+    grid.sum().backward()
+    assert states.grad is not None
