@@ -7,9 +7,7 @@ hypothesis explains an image.
      (LIBRARY_SURE_A), set A is read as library shapes first: if at least MIN_A_EXPLAINED of its readings draw
      one free-form program with the same stamped strokes (`_shared_free_form`: a free-form program may draw a
      library shape, a square, a triangle; only the free-form generator repeats an action's stroke in every
-     image), that program is H (step 3); else the problem is read as library shapes (step 4). When it is sure
-     of fewer but at least LIBRARY_FIRST_A, set A is read as library shapes first as well, and goes on so when
-     none of those readings lies on the free-form grid (`_off_grid`); else, and with fewer sure, step 2.
+     image), that program is H (step 3); else the problem is read as library shapes (step 4).
   2. form: otherwise the DECODE_FIRST set-A images the classifier is least sure of are decoded (beam FORM_BEAM). Their
      free-form readings are the hypotheses; each is checked on every set-A image (its centreline fit,
      `search.near_miss.check` without neighbours), and the one that explains the most of them is the
@@ -67,7 +65,7 @@ from search.neighbourhood import forward_free_form
 from search.template import make_target
 from solver.readings import Perceived
 from solver.reconcile import reconcile_with_context
-from solver.settings import (DECODE_FIRST, FORM_BEAM, FORM_GRID_SHARE, LEVEL_PX, LIBRARY_FIRST_A, LIBRARY_SURE_A,
+from solver.settings import (DECODE_FIRST, FORM_BEAM, FORM_GRID_SHARE, LEVEL_PX, LIBRARY_SURE_A,
                              MIN_A_EXPLAINED, SPLIT_BEAM, STROKE_LOGP_SLACK)
 from solver.traced import free_form_reading, grid_share
 
@@ -202,14 +200,7 @@ def perceive_problem(perception, images: list[np.ndarray], positives: int, negat
             guesses[k] = found
         confidence = {k: perception.plan(images[k], guesses[k], ()).confidence for k in a}
     results: list = [None] * len(images)
-    sure = sum(confidence[k] >= TRACE_BELOW_CONFIDENCE for k in a)
-    done = None
-    if LIBRARY_FIRST_A <= sure < LIBRARY_SURE_A:  # set A read as library shapes: none on the free-form grid?
-        with stages("search"):
-            done = dict(zip(a, perception.library_reads([images[k] for k in a], [guesses[k] for k in a], False)))
-        if not _off_grid(done):
-            done = None  # (its unsure images are read in full if the problem is read as library shapes after all)
-    if done is None and sure < LIBRARY_SURE_A:
+    if sum(confidence[k] >= TRACE_BELOW_CONFIDENCE for k in a) < LIBRARY_SURE_A:
         first = sorted(a, key=lambda k: (confidence[k], k))[:DECODE_FIRST]
         with stages("decode"):
             decoded = dict(zip(first, perception.decode_each([images[k] for k in first], beam=FORM_BEAM)))
@@ -228,9 +219,8 @@ def perceive_problem(perception, images: list[np.ndarray], positives: int, negat
         seen += [r.program for r in results if r is not None and r.program is not None]
         free_form_seen = any(free_form_reading(program) is not None for program in seen)
     else:  # set A read as library shapes first: does it draw one free-form program, strokes and all?
-        if done is None:
-            with stages("search"):
-                done = dict(zip(a, perception.library_reads([images[k] for k in a], [guesses[k] for k in a], False)))
+        with stages("search"):
+            done = dict(zip(a, perception.library_reads([images[k] for k in a], [guesses[k] for k in a], False)))
         formed, context = _shared_free_form(perception, images, positives, done, stages), None
         if formed is None and _drawable_library_shapes(guesses[:positives]):
             formed, context = _stamped_free_form(perception, images, positives, stages)
@@ -238,14 +228,6 @@ def perceive_problem(perception, images: list[np.ndarray], positives: int, negat
             return _checked(perception, images, results, positives, negatives, formed, stages, context)
         return _library_problem(perception, images, results, guesses, positives, negatives, stages, False, done)
     return _library_problem(perception, images, results, guesses, positives, negatives, stages, free_form_seen)
-
-
-def _off_grid(done: dict) -> bool:
-    """Whether none of set A's library readings (`done`: image -> `LibraryRead`) lies on the free-form grid
-    (`solver.traced.free_form_reading`): the basic and abstract generators' library shapes seldom do, a free-form
-    program's images read as library shapes often do (LIBRARY_FIRST_A)."""
-    return not any(found.reading is not None and free_form_reading(found.reading.program) is not None
-                   for found in done.values())
 
 
 def _shared_free_form(perception, images, positives: int, done: dict, stages: Stages) -> Formed | None:

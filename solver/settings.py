@@ -116,11 +116,6 @@ UNDECIDED = 0.5  # a chosen rule scoring less than this: the text says the evide
 LIBRARY_SURE_A = 5  # set-A images (of 6) the classifier must be sure of for the problem to be read as library
 # shapes at once (generated tuning set, seed 3131, 20 problems per type: free-form problems have at most 4,
 # abstract ones at least 3 and mostly 6; basic ones spread, and their free-form attempt costs two readings)
-LIBRARY_FIRST_A = 3  # with at least this many sure (and fewer than LIBRARY_SURE_A), set A is read as library shapes
-# first too, and the problem goes on as library when none of those readings lies on the free-form grid (`_off_grid`).
-# Generated tuning seeds 1212 + 3131 (80 problems per type, classifier sure >= 0.9): 14 basic and 11 abstract problems
-# have 3-4 sure set-A images, and decoded two images for nothing (0.3-1.5 s a problem); 5 free-form problems do,
-# 4 of them with 2-6 set-A library readings on the grid (no basic problem has one; 3 of 80 abstract ones have 1-2)
 DECODE_FIRST = 2  # set-A images read in full to form the free-form hypotheses
 FORM_BEAM = 3  # beam width decoding them: their top reading is all a hypothesis needs (generated ff tuning seeds
 # 3131 + 4343, 120 problems: the same labels and confidences as the full BEAM = 6, 15 % less time per problem; 2 lost 2)

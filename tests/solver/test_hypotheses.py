@@ -208,37 +208,3 @@ def test_a_set_a_of_stamped_circles_the_classifier_is_sure_of_is_decoded_as_free
     assert [r.evidence["verdict"] for r in results] == ["hypothesis"] * 6 + ["stroke"] * 2 + ["hypothesis", "stroke"]
     assert same_image(results[8].program, circle)
 
-
-class PartlySure(FixedDecoder):
-    """FixedDecoder whose classifier is sure (0.99) of the images in `sure` (by identity) and unsure (0.5) of the others."""
-
-    def __init__(self, reading, sure, **kwargs):
-        super().__init__(reading, **kwargs)
-        self.sure = {id(image) for image in sure}
-
-    def plan(self, image, guesses, props):
-        from dataclasses import replace
-
-        return replace(super().plan(image, guesses, props), confidence=0.99 if id(image) in self.sure else 0.5)
-
-
-def test_a_set_a_partly_sure_whose_library_readings_are_off_the_grid_is_read_as_library_shapes_undecoded():
-    oblong = parse_image([["line_normal_1.000-0.500", "line_normal_0.450-0.750", "line_normal_1.000-0.750",
-                           "line_normal_0.450-0.750"]])  # a rectangle no free-form program draws
-    rng = np.random.default_rng(21)
-    images = [_drawn(oblong, rng) for _ in range(10)]
-    with PartlySure(oblong, images[:4]) as perception:  # sure of 4 of set A (LIBRARY_FIRST_A <= 4 < LIBRARY_SURE_A)
-        results = perception.perceive(images, positives=6, negatives=2)
-        assert perception.decoded == 0 and "decode" not in perception.stage_seconds
-    assert all(r.evidence["verdict"] == "library" for r in results)
-
-
-def test_a_set_a_partly_sure_whose_library_readings_lie_on_the_grid_is_decoded_as_free_form():
-    program = _square(["normal", "circle", "circle", "triangle"])  # a free-form program drawing a library shape
-    near_miss = _square(["normal", "circle", "zigzag", "triangle"])
-    rng = np.random.default_rng(22)
-    images = [_drawn(p, rng) for p in [program] * 6 + [near_miss] * 2 + [program, near_miss]]
-    with PartlySure(program, images[:3]) as perception:
-        results = perception.perceive(images, positives=6, negatives=2)
-        assert perception.decoded == 2  # set A's library readings lie on the grid: the free-form attempt is made
-    assert [r.evidence["verdict"] for r in results[:6]] == ["hypothesis"] * 6
