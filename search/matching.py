@@ -39,7 +39,6 @@ class ShapeMatch:
 @dataclass(frozen=True, slots=True)
 class Descriptor:
     points: np.ndarray  # (MATCH_POINTS, 2) centred, unit RMS radius
-    tree: cKDTree
     polar: np.ndarray  # (RADIUS_BINS, ANGLE_BINS) point histogram
     invariant: np.ndarray  # rotation-invariant summary for the pre-filter
 
@@ -78,7 +77,7 @@ def _invariant(points: np.ndarray) -> np.ndarray:
 
 def describe(shape: Shape) -> Descriptor:
     points = _normalised_points(shape)
-    return Descriptor(points, cKDTree(points), _polar_histogram(points), _invariant(points))
+    return Descriptor(points, _polar_histogram(points), _invariant(points))
 
 
 def _rotate(points: np.ndarray, angle: float) -> np.ndarray:
@@ -86,13 +85,8 @@ def _rotate(points: np.ndarray, angle: float) -> np.ndarray:
     return points @ np.array([[c, s], [-s, c]])
 
 
-def _chamfer(a: Descriptor, b: Descriptor, angle: float) -> float:
-    """Symmetric mean nearest-point distance between `a` rotated by `angle` and `b`."""
-    return _chamfers(a, b, (angle,))[0]
-
-
 def _chamfers(a: Descriptor, b: Descriptor, angles) -> list[float]:
-    """`_chamfer` at several angles (`chamfers_at`, compiled)."""
+    """The symmetric mean nearest-point distance between `a` rotated by each of `angles` and `b` (`chamfers_at`)."""
     return chamfers_at(a.points, b.points, np.asarray(angles, dtype=np.float64)).tolist()
 
 
@@ -186,7 +180,7 @@ class LibraryIndex:
     def descriptor(self, i: int) -> Descriptor:
         if i not in self._descriptors:
             points = self.points[i]
-            self._descriptors[i] = Descriptor(points, cKDTree(points), _polar_histogram(points), self.invariants[i])
+            self._descriptors[i] = Descriptor(points, _polar_histogram(points), self.invariants[i])
         return self._descriptors[i]
 
     def _same_drawing(self, i: int, j: int) -> bool:
