@@ -264,10 +264,10 @@ class Decoder(nn.Module):
         return Categorical(logits=self.kind_head(ctx), validate_args=False)
 
     def turn_dist(self, ctx, kind) -> MixtureSameFamily:
-        return self.turn_head(torch.cat([ctx, F.one_hot(kind, N_KINDS).float()], -1))
+        return self.turn_head(self.kind_context(ctx, kind))
 
     def _base(self, ctx, kind, turn):
-        return torch.cat([ctx, F.one_hot(kind, N_KINDS).float(), self._angle(turn)], -1)
+        return self.turn_context(self.kind_context(ctx, kind), turn)
 
     def length_dist(self, ctx, kind, turn) -> MixtureSameFamily:
         return self.length_head(self._base(ctx, kind, turn))
