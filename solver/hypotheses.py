@@ -128,12 +128,27 @@ def _checked_one(job: tuple) -> tuple:
     target = make_target(image)
     judge = _stroke_judge(checkpoint, image, hypothesis, target)
     if in_context:
-        poses = tuple(p.pose(target) for p in stroke_placements(hypothesis, target, judge))
-        return None, _strokes_chunk((checkpoint, [image], hypothesis, [poses]))[0]
+        return None, _strokes_chunk((checkpoint, [image], hypothesis, [_judged_poses(hypothesis, target, judge)]))[0]
     decided = verdict(check(hypothesis, target, True, judge), hypothesis)
     if decided.program is None or decided.evidence["verdict"] != "hypothesis":
         return decided, None
     return decided, _strokes_chunk((checkpoint, [image], hypothesis, [decided.poses]))[0]
+
+
+def _judged_poses(hypothesis: ImageProgram, target, judge) -> tuple:
+    return tuple(p.pose(target) for p in stroke_placements(hypothesis, target, judge))
+
+
+def _context_margin(checkpoint, images: list, hypothesis: ImageProgram) -> float:
+    """The least stroke margin of set-A images that draw H (`_checked_one` of each `in_context`): each image's poses
+    found on its own (`search.near_miss.stroke_placements`), their strokes read in one batch (the decoder's steps
+    cost about a third per image in a batch of six as alone)."""
+    from solver.perceive import _strokes_chunk
+
+    targets = [make_target(image) for image in images]
+    poses = [_judged_poses(hypothesis, target, _stroke_judge(checkpoint, image, hypothesis, target))
+             for image, target in zip(images, targets)]
+    return min(reading.margin for reading in _strokes_chunk((checkpoint, list(images), hypothesis, poses)))
 
 
 def _stroke_judge(checkpoint, image: np.ndarray, hypothesis: ImageProgram, target):
@@ -306,8 +321,9 @@ def _library_problem(perception, images, results, guesses, positives, negatives,
             results[k] = replace(found.reading, evidence={"verdict": "library", "classifier": round(found.plan.confidence, 4)})
     unsure = [k for k in rest if done[k].unsure]
     # one ink blob the classifier is unsure of: touching shapes? Decoded, so that the plan splits the ink among the
-    # decoder's two shapes (`PixelPerception.plan`): read without, every such image read as one shape
-    touching = [k for k in rest if done[k].touching]
+    # decoder's two shapes (`PixelPerception.plan`): read without, every such image read as one shape. On the CPU
+    # each is decoded and read in its own job above (`solver.perceive._library_one`); here when it was not
+    touching = [k for k in rest if done[k].touching and done[k].reading is None]
     if touching:
         plans = {}
         with stages("decode"):
@@ -400,8 +416,7 @@ def _checked(perception, images, results, positives: int, negatives: int, formed
         if k in queries and context_margin is None and reading is not None and reading.margin < -STROKE_LOGP_SLACK:
             with stages("check"):  # a query's strokes read otherwise than H's: how far do set A's stray? (here,
                 # while the workers go on)
-                context_margin = min(_checked_one((perception.checkpoint, images[j], hypothesis, True))[1].margin
-                                     for j in formed.explained)
+                context_margin = _context_margin(perception.checkpoint, [images[j] for j in formed.explained], hypothesis)
         results[k] = _with_strokes(decided, reading, hypothesis, context_margin)
         evidence[k] = results[k].evidence if results[k] is not None else decided.evidence
         if k in queries and (results[k] is None or _in_doubt(evidence[k])):

@@ -51,7 +51,7 @@ from solver.readings import PerceptionError, Perceived, pixel_fit, require_progr
 from solver.reconcile import reconcile_with_context
 from solver.settings import (BEAM, CLASSIFIER_PRIOR, DECODE_BATCH, LIBRARY_DECODED, LIBRARY_LOGP_SCALE, LIBRARY_TOP,
                              PAIR_TOP, PART_BUDGET_SHARE, REFINE_BUDGET_MS, REFINE_CANDIDATES, REFINE_POLISH_EVALS,
-                             SEED_LIBRARY_SHAPES, SPLIT_BELOW_CONFIDENCE, SPLIT_READINGS, SPLIT_TOUCHING, TOP_K,
+                             SEED_LIBRARY_SHAPES, SPLIT_BEAM, SPLIT_BELOW_CONFIDENCE, SPLIT_READINGS, SPLIT_TOUCHING, TOP_K,
                              TRACE_BELOW_CONFIDENCE)
 from solver.traced import free_form_reading, grid_share
 
@@ -272,17 +272,39 @@ def may_be_touching(plan: LibraryPlan) -> bool:
 
 def _library_one(job: tuple) -> LibraryRead:
     """One image of a library problem in one job: classified (unless its `guesses` are given), planned and,
-    when the classifier is sure of it (or no free-form program was seen in the problem) and it is no touching
-    pair, read as library shapes (`refine_perceived` from the plan, without the decoder)."""
-    checkpoint, image, guesses, free_form_seen, budget_ms = job
+    when the classifier is sure of it (or no free-form program was seen in the problem), read as library shapes
+    (`refine_perceived` from the plan, without the decoder). One ink blob the classifier is unsure of
+    (`may_be_touching`) is decoded first in the same job when `split` (the decoder's checkpoint and top_k) is
+    given, so that its plan splits the ink among the decoder's two shapes (`decoded_plan`); without `split` it is
+    left unread (`touching`) for the caller. In one job, a touching pair waits for no other image: decoded in a
+    second round of jobs after all images' reads, it had kept one worker idle while the other decoded."""
+    checkpoint, image, guesses, free_form_seen, budget_ms, split = job
     if guesses is None:
         guesses = _guesses_one((checkpoint, image))
     plan = library_plan(guesses, shapes_read=1)
     if plan.confidence < TRACE_BELOW_CONFIDENCE and free_form_seen:
         return LibraryRead(plan, guesses=guesses, unsure=True)
     if may_be_touching(plan):
-        return LibraryRead(plan, guesses=guesses, touching=True)
+        if split is None:
+            return LibraryRead(plan, guesses=guesses, touching=True)
+        decoder_checkpoint, top_k = split
+        props = decoded_in_batches(_worker_decoder(decoder_checkpoint), [image], top_k, SPLIT_BEAM)[0]
+        with one_thread():
+            plan = decoded_plan(image, guesses, props, _worker_classifier(checkpoint))
+        return LibraryRead(plan, refine_perceived(image, (), budget_ms, plan, True), guesses=guesses, touching=True)
     return LibraryRead(plan, refine_perceived(image, (), budget_ms, plan, True))
+
+
+def decoded_plan(image: np.ndarray, guesses: dict, props: tuple, classifier) -> LibraryPlan:
+    """One image's `LibraryPlan` from the classifier's `guesses` and the decoder's proposals `props` (none: the
+    image was not decoded, and is taken for one shape); one ink blob the classifier is unsure of is split among
+    the two shapes of the decoder's readings (`_split_plan`)."""
+    shapes_read = len(props[0].program.shapes) if props else 1
+    plan = library_plan(guesses, shapes_read)
+    if props and may_be_touching(plan):
+        readings = [p.program for p in props if len(p.program.shapes) == 2][:SPLIT_READINGS]
+        plan = _split_plan(plan, guesses, classifier, image, readings)
+    return plan
 
 
 def _budget(budget_ms: float | None, share: float = 1.0) -> dict:
@@ -405,12 +427,7 @@ class PixelPerception:
     def plan(self, image: np.ndarray, guesses: dict, props: tuple) -> LibraryPlan:
         """One image's `LibraryPlan` from the classifier's `guesses` and the decoder's proposals `props`
         (none: the image was not decoded, and is taken for one shape)."""
-        shapes_read = len(props[0].program.shapes) if props else 1
-        plan = library_plan(guesses, shapes_read)
-        if props and may_be_touching(plan):
-            readings = [p.program for p in props if len(p.program.shapes) == 2][:SPLIT_READINGS]
-            plan = _split_plan(plan, guesses, self.classifier(), image, readings)
-        return plan
+        return decoded_plan(image, guesses, props, self.classifier())
 
     def library(self, images: list[np.ndarray], proposals: list[tuple], guesses: list | None = None) -> list[LibraryPlan | None]:
         """The shape classifier's `LibraryPlan` per image (None for an image whose decoded top reading is
@@ -473,7 +490,8 @@ class PixelPerception:
     def library_reads(self, images: list[np.ndarray], guesses: list, free_form_seen: bool) -> list[LibraryRead]:
         """`_library_one` of each image (its classifier's `guesses`, None where not made yet), one image per job
         across the worker processes: classified, planned and read in the same job."""
-        return self.map(_library_one, [(self.shapes_checkpoint, image, found, free_form_seen, self.budget_ms)
+        split = (self.checkpoint, self.top_k) if self.use_decoder and self.device == "cpu" else None
+        return self.map(_library_one, [(self.shapes_checkpoint, image, found, free_form_seen, self.budget_ms, split)
                                        for image, found in zip(images, guesses)])
 
     def read_as_library(self, images: list[np.ndarray], plans: list[LibraryPlan]) -> list[Perceived]:

@@ -352,3 +352,26 @@ def test_a_full_trace_that_misses_ink_is_tried_with_arcs_turning_both_ways(monke
     monkeypatch.setattr(traced, "ARCS_AGREE_RETRY", False)
     monkeypatch.setattr(trace, "trace_free_form", fake(agreeing))
     assert traced._full_trace(None, [], None).program == short
+
+
+def test_a_touching_pair_is_decoded_and_read_in_its_own_job_as_in_separate_rounds(monkeypatch):
+    """`_library_one` with the decoder at hand decodes a touching pair, splits its plan and reads it in one job:
+    the same reading as the rounds `_library_problem` makes without it (decode, plan, read as library shapes)."""
+    import solver.perceive as perceive
+    from dsl.library import load_library
+    from dsl.types import ImageProgram
+    from solver.settings import SPLIT_BEAM
+
+    library = load_library()
+    program = ImageProgram((library["square"].shape, library["closed_circle"].shape))
+    image = render_program(program, [Pose(-60.0, 0.0, 0.0, 180.0), Pose(20.0, -40.0, 90.0, 160.0)])  # one ink blob
+    monkeypatch.setattr(perceive, "SPLIT_BELOW_CONFIDENCE", 1.01)  # taken for touching whatever the classifier thinks
+    left = perceive._library_one((None, image, None, False, None, None))
+    assert left.touching and left.reading is None  # without the decoder: left to the caller
+    one_job = perceive._library_one((None, image, None, False, None, (None, perceive.TOP_K)))
+    assert one_job.touching and one_job.reading is not None
+    with perceive.PixelPerception(budget_ms=None) as perception:
+        [props] = perception.decode_each([image], beam=SPLIT_BEAM)
+        plan = perception.plan(image, left.guesses, props)
+        [rounds] = perception.read_as_library([image], [plan])
+    assert one_job.reading.program == rounds.program
