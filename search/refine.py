@@ -49,7 +49,7 @@ from search.neighbourhood import (
 from search.settings import (CONSENSUS_TEMPERATURES, FINAL_STRUCTURE_WEIGHT, FREE_FORM_SHARE, INSERT_GAIN,
                              LIBRARY_STRUCTURES, LIBRARY_TOP, LOGP_WEIGHT, NON_LIBRARY_COST, OFF_GRID_COST, OVERRUN_MS,
                              PIXEL_WEIGHT, POLISH_MS, PROJECTED_STRUCTURES, PROJECTIONS, QUICK_EVALS, RESCORE,
-                             STROKE_RESERVE_MS, STRUCTURE_MARGIN)
+                             RANK_WITH_STROKES, STROKE_RESERVE_MS, STRUCTURE_MARGIN)
 from search.template import Target, make_target, template
 
 NEW_POSE_EDITS = ("split", "merge", "library")  # edits after which poses are fitted from scratch
@@ -347,8 +347,9 @@ def refine_image(
     always scored, and count); `polish_evals` bounds the pose-polishing evaluations of the stroke stage
     (shared by the structures given strokes; the winner's second round gets a third of it). With
     `budget_ms=None` the run is deterministic: every chosen structure gets strokes. `structures`: at most
-    this many structures, within STRUCTURE_MARGIN of the best, get strokes and are ranked by their pixel
-    score (default: 1 when the best structure is free-form, LIBRARY_STRUCTURES otherwise). `shape_logp(shape)`: a log-probability (the proposals' units) of a library
+    this many structures, within STRUCTURE_MARGIN of the best, are polished and ranked by their pixel score
+    (default: 1 when the best structure is free-form, LIBRARY_STRUCTURES otherwise), drawn as they are
+    (RANK_WITH_STROKES False: the winner's strokes are chosen after) or each with its strokes chosen. `shape_logp(shape)`: a log-probability (the proposals' units) of a library
     shape, None for other shapes; a candidate made of shapes that all have one pays it in place of its
     proposal's (library shapes reached by edits pay their own)."""
     started = time.perf_counter()
@@ -401,16 +402,29 @@ def refine_image(
         evals = int(max(evals, strokes.MIN_POLISH_EVALS))
         # several structures: one round each (polish, strokes), a second round for the winner only
         passes = 1 if len(chosen) > 1 else strokes.STROKE_PASSES
-        program, placements = strokes.assign_strokes(
-            scored.program, list(placements), target, context.strokes_from, evals, passes
-        )
+        if len(chosen) > 1 and not RANK_WITH_STROKES:
+            program = scored.program
+            placements = pose.polish([template(x) for x in program.shapes], list(placements), target, evals)
+        else:
+            program, placements = strokes.assign_strokes(
+                scored.program, list(placements), target, context.strokes_from, evals, passes
+            )
         templates = [template(s) for s in program.shapes]
         pixel = PIXEL_WEIGHT * pose.pixel_cost(templates, placements, target)
         finals.append((pixel + FINAL_STRUCTURE_WEIGHT * scored.score, len(finals), program,
                        tuple(p.pose(target) for p in placements), scored, pixel, placements))
         stage_ms = _elapsed(stage_started)
     finals.sort(key=lambda f: (f[0], f[1]))
-    if len(chosen) > 1 and strokes.STROKE_PASSES > 1:
+    if len(chosen) > 1 and not RANK_WITH_STROKES:
+        first = finals[0]
+        evals = max(polish_evals // len(chosen), strokes.MIN_POLISH_EVALS)
+        program, placements = strokes.assign_strokes(
+            first[2], list(first[6]), target, first[4].info[1].strokes_from, evals, strokes.STROKE_PASSES
+        )
+        pixel = PIXEL_WEIGHT * pose.pixel_cost([template(s) for s in program.shapes], placements, target)
+        finals[0] = (first[0] - first[5] + pixel, first[1], program, tuple(p.pose(target) for p in placements),
+                     first[4], pixel, placements)
+    elif len(chosen) > 1 and strokes.STROKE_PASSES > 1:
         first = finals[0]
         evals = max(polish_evals // 3, strokes.MIN_POLISH_EVALS)
         program, placements = strokes.assign_strokes(
