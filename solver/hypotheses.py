@@ -4,7 +4,7 @@ hypothesis explains an image.
 
 `perceive_problem` (the problem's images in solving order: set A, set B, the queries):
   1. classify: the shape classifier names set A's images. When it is sure of nearly all of them
-     (LIBRARY_SURE_A), set A is read as library shapes first: if at least MIN_A_EXPLAINED of its readings draw
+     (LIBRARY_SURE_A), set A is read as library shapes first (every image is, in one round of jobs): if at least MIN_A_EXPLAINED of its readings draw
      one free-form program with the same stamped strokes (`_shared_free_form`: a free-form program may draw a
      library shape, a square, a triangle; only the free-form generator repeats an action's stroke in every
      image), that program is H (step 3); else the problem is read as library shapes (step 4).
@@ -65,7 +65,7 @@ from search.neighbourhood import forward_free_form
 from search.template import make_target
 from solver.readings import Perceived
 from solver.reconcile import reconcile_with_context
-from solver.settings import (DECODE_FIRST, FORM_BEAM, FORM_GRID_SHARE, LEVEL_PX, LIBRARY_SURE_A,
+from solver.settings import (CHECKED_READ_BEAM, DECODE_FIRST, FORM_BEAM, FORM_GRID_SHARE, LEVEL_PX, LIBRARY_SURE_A,
                              MIN_A_EXPLAINED, SPLIT_BEAM, STROKE_LOGP_SLACK)
 from solver.traced import free_form_reading, grid_share
 
@@ -233,10 +233,12 @@ def perceive_problem(perception, images: list[np.ndarray], positives: int, negat
         seen = [props[0].program for props in decoded.values() if props]
         seen += [r.program for r in results if r is not None and r.program is not None]
         free_form_seen = any(free_form_reading(program) is not None for program in seen)
-    else:  # set A read as library shapes first: does it draw one free-form program, strokes and all?
+    else:  # set A read as library shapes first: does it draw one free-form program, strokes and all? Every image is
+        # read so in the same round of jobs (no round waits for the slowest of set A's; when set A draws a free-form
+        # program, rare here, the other images' library reads go unused)
         with stages("search"):
-            done = dict(zip(a, perception.library_reads([images[k] for k in a], [guesses[k] for k in a], False)))
-        formed, context = _shared_free_form(perception, images, positives, done, stages), None
+            done = dict(enumerate(perception.library_reads(images, guesses, False)))
+        formed, context = _shared_free_form(perception, images, positives, {k: done[k] for k in a}, stages), None
         if formed is None and _drawable_library_shapes(guesses[:positives]):
             formed, context = _stamped_free_form(perception, images, positives, stages)
         if formed is not None:
@@ -312,9 +314,10 @@ def _library_problem(perception, images, results, guesses, positives, negatives,
     done = dict(done or {})
     rest = [k for k, r in enumerate(results) if r is None]
     unread = [k for k in rest if k not in done]
-    with stages("search"):  # one job per image: classified (set A's already are), planned, read as library shapes
-        done.update(zip(unread, perception.library_reads([images[k] for k in unread], [guesses[k] for k in unread],
-                                                         free_form_seen)))
+    if unread:
+        with stages("search"):  # one job per image: classified (set A's already are), planned, read as library shapes
+            done.update(zip(unread, perception.library_reads([images[k] for k in unread], [guesses[k] for k in unread],
+                                                             free_form_seen)))
     for k, found in done.items():
         guesses[k] = found.guesses if found.guesses is not None else guesses[k]
         if found.reading is not None:
@@ -421,12 +424,20 @@ def _checked(perception, images, results, positives: int, negatives: int, formed
         evidence[k] = results[k].evidence if results[k] is not None else decided.evidence
         if k in queries and (results[k] is None or _in_doubt(evidence[k])):
             with stages("read"):
-                results[k] = _read_instead(results[k], evidence[k], perception.read_in_full([images[k]])[0])
+                results[k] = _read_instead(results[k], evidence[k], _read_checked(perception, [images[k]])[0])
     rest = [k for k, r in enumerate(results) if r is None]  # set-A and set-B images nothing explains
     with stages("read"):
-        for k, r in zip(rest, perception.read_in_full([images[k] for k in rest])):
+        for k, r in zip(rest, _read_checked(perception, [images[k] for k in rest])):
             results[k] = _read_instead(None, evidence.get(k, {}), r)
     return results
+
+
+def _read_checked(perception, images: list) -> list[Perceived]:
+    """Images of a free-form problem read in full once H is known (a doubtful query, an image nothing explains):
+    decoded with beam CHECKED_READ_BEAM (their top readings are what the tracer mends), then read as any image is."""
+    if not images:
+        return []
+    return perception.read_in_full(images, None, perception.decode_each(images, beam=CHECKED_READ_BEAM))
 
 
 def _read_instead(checked: Perceived | None, evidence: dict, reading: Perceived) -> Perceived:

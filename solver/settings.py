@@ -117,6 +117,10 @@ LIBRARY_SURE_A = 5  # set-A images (of 6) the classifier must be sure of for the
 # shapes at once (generated tuning set, seed 3131, 20 problems per type: free-form problems have at most 4,
 # abstract ones at least 3 and mostly 6; basic ones spread, and their free-form attempt costs two readings)
 DECODE_FIRST = 2  # set-A images read in full to form the free-form hypotheses
+CHECKED_READ_BEAM = 3  # beam width decoding the images of a free-form problem read in full once H is known (doubtful
+# queries, images nothing explains; `solver.hypotheses._read_checked`): generated ff tuning seeds 3131 + 1212 + 5151,
+# 120 problems, the doubtful queries alone: the same labels, rules and confidences as BEAM = 6, read stage 0.38 ->
+# 0.34 s a problem (mean)
 FORM_BEAM = 3  # beam width decoding them: their top reading is all a hypothesis needs (generated ff tuning seeds
 # 3131 + 4343, 120 problems: the same labels and confidences as the full BEAM = 6, 15 % less time per problem; 2 lost 2)
 FORM_GRID_SHARE = 0.9  # share of a decoded set-A image's top reading on the free-form grid (solver.traced.grid_share)

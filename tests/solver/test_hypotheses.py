@@ -190,8 +190,11 @@ def test_a_set_a_of_one_library_shape_drawn_with_strokes_at_random_stays_library
     programs = [_square(list(rng.choice(strokes, 4))) for _ in range(10)]  # the basic generator's strokes
     images = [_drawn(p, rng) for p in programs]
     with PixelPerception() as perception:
+        rounds, reads = [], perception.library_reads
+        perception.library_reads = lambda images, *args: rounds.append(len(images)) or reads(images, *args)
         results = perception.perceive(images, positives=6, negatives=2)
     assert all(r.evidence["verdict"] == "library" for r in results)
+    assert rounds == [10]  # every image read in one round of jobs
 
 
 def test_a_set_a_of_stamped_circles_the_classifier_is_sure_of_is_decoded_as_free_form():
