@@ -349,9 +349,10 @@ def refine_image(
     `budget_ms=None` the run is deterministic: every chosen structure gets strokes. `structures`: at most
     this many structures, within STRUCTURE_MARGIN of the best, are polished and ranked by their pixel score
     (default: 1 when the best structure is free-form, LIBRARY_STRUCTURES otherwise), drawn as they are
-    (RANK_WITH_STROKES False: the winner's strokes are chosen after) or each with its strokes chosen. `shape_logp(shape)`: a log-probability (the proposals' units) of a library
-    shape, None for other shapes; a candidate made of shapes that all have one pays it in place of its
-    proposal's (library shapes reached by edits pay their own)."""
+    (RANK_WITH_STROKES False: the winner's strokes are chosen after) or each with its strokes chosen.
+    `shape_logp(shape)`: a log-probability (the proposals' units) of a library shape, None for other shapes; a
+    candidate made of shapes that all have one pays it in place of its proposal's (library shapes reached by edits
+    pay their own)."""
     started = time.perf_counter()
     proposals = list(proposals)
     if not proposals:

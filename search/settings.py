@@ -91,8 +91,9 @@ RANK_WITH_STROKES = False  # those structures ranked by their pixel score with s
 # drawn as they are (the library's normal strokes), polished, the winner's strokes chosen after (False): generated
 # tuning seeds 3131 + 1212, 80 basic + 80 abstract problems: 6 problems' labels or rules changed, all 6 for the
 # better (basic 1212: accuracy 96.25 -> 100 %, rule_match 95 -> 100 %; abstract rule_match 3131 95 -> 97.5 %,
-# accuracy 1212 98.75 -> 100 %); 7 % less CPU per library read (gen3131, 84 basic images). Strokes let a look-alike
-# draw stamps and zigzags it has no geometry for
+# accuracy 1212 98.75 -> 100 %); 15 % less CPU per library read (seed 3131's first 6 problems, 84 images each,
+# one process, both settings alternated twice: basic 49.8 -> 42.4 ms, abstract 32.4 -> 27.7 ms). Strokes let a
+# look-alike draw stamps and zigzags it has no geometry for
 OVERRUN_MS = 0.0  # a further structure gets strokes only if the last one's stroke stage fits in the budget + this
 FINAL_STRUCTURE_WEIGHT = 0.6  # final rank: pixel score + this x structure score (0.3 before the counted budget)
 PIXEL_WEIGHT = 100.0  # pixel score = PIXEL_WEIGHT * mean |grey difference| (0-1)

@@ -4,10 +4,11 @@ hypothesis explains an image.
 
 `perceive_problem` (the problem's images in solving order: set A, set B, the queries):
   1. classify: the shape classifier names set A's images. When it is sure of nearly all of them
-     (LIBRARY_SURE_A), set A is read as library shapes first (every image is, in one round of jobs): if at least MIN_A_EXPLAINED of its readings draw
-     one free-form program with the same stamped strokes (`_shared_free_form`: a free-form program may draw a
-     library shape, a square, a triangle; only the free-form generator repeats an action's stroke in every
-     image), that program is H (step 3); else the problem is read as library shapes (step 4).
+     (LIBRARY_SURE_A), set A is read as library shapes first (every image is, in one round of jobs): if at least
+     MIN_A_EXPLAINED of its readings draw one free-form program with the same stamped strokes
+     (`_shared_free_form`: a free-form program may draw a library shape, a square, a triangle; only the free-form
+     generator repeats an action's stroke in every image), that program is H (step 3); else the problem is read as
+     library shapes (step 4).
   2. form: otherwise the DECODE_FIRST set-A images the classifier is least sure of are decoded (beam FORM_BEAM). Their
      free-form readings are the hypotheses; each is checked on every set-A image (its centreline fit,
      `search.near_miss.check` without neighbours), and the one that explains the most of them is the
