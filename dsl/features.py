@@ -191,12 +191,38 @@ def shape_counts(facts: ShapeGeometryFacts, shape: Shape) -> dict[str, int]:
     }
 
 
+_COMPUTED: dict = {}  # features computed in another process (`remember_features`), by normal-stroke program
+COMPUTED_LIMIT = 4096  # programs kept so (the memo is emptied beyond: a long run's later problems bring their own)
+
+
+def _normal_strokes(program: ImageProgram) -> ImageProgram:
+    return ImageProgram(tuple(shape.with_strokes(StrokeType.NORMAL) for shape in program.shapes))
+
+
 def image_features(program: ImageProgram) -> ImageFeatures:
     """Attributes (keyed by `dsl.library.ATTRIBUTES`, None = not applicable) and counts of an image.
     Memoised per program drawn with normal strokes (stroke types never change a feature), so a library
     shape drawn with other strokes is computed once; the caller gets its own dictionaries."""
-    cached = _image_features(ImageProgram(tuple(shape.with_strokes(StrokeType.NORMAL) for shape in program.shapes)))
+    key = _normal_strokes(program)
+    cached = _COMPUTED.get(key)
+    if cached is None:
+        cached = _image_features(key)
     return ImageFeatures(dict(cached.attributes), dict(cached.counts))
+
+
+def shape_features(program: ImageProgram) -> tuple:
+    """The features of each shape of `program` alone, as `remember_features` takes them: a worker process that
+    read an image computes what the problem's facts will ask of each shape (`solver.facts.shape_facts`)."""
+    keys = [_normal_strokes(ImageProgram((shape,))) for shape in program.shapes]
+    return tuple((key, _image_features(key)) for key in keys)
+
+
+def remember_features(known) -> None:
+    """Features another process computed ((normal-stroke program, ImageFeatures), ...: `shape_features`), so that
+    `image_features` here need not compute them again."""
+    if len(_COMPUTED) > COMPUTED_LIMIT:
+        _COMPUTED.clear()
+    _COMPUTED.update(known)
 
 
 @functools.lru_cache(maxsize=4096)

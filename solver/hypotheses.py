@@ -58,6 +58,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from dsl.canonical import image_key, same_image
+from dsl.features import remember_features
 from dsl.free_form import free_form_drawable
 from dsl.library import load_library
 from dsl.types import DATASET_STROKE_TYPES, ImageProgram, Shape, StrokeType
@@ -99,6 +100,7 @@ class Verdict:
     program: ImageProgram | None  # None: nothing explains the image; it is read in full
     evidence: dict
     poses: tuple = ()
+    features: tuple = ()  # the program's shapes' features, computed in the job (`dsl.features.shape_features`)
 
 
 def verdict(found: Check, hypothesis: ImageProgram) -> Verdict:
@@ -131,6 +133,13 @@ def _checked_one(job: tuple) -> tuple:
     if in_context:
         return None, _strokes_chunk((checkpoint, [image], hypothesis, [_judged_poses(hypothesis, target, judge)]))[0]
     decided = verdict(check(hypothesis, target, True, judge), hypothesis)
+    if decided.program is not None:  # what the problem's facts will ask of its shapes, here in the worker
+        from dsl.features import shape_features
+
+        try:
+            decided = replace(decided, features=shape_features(decided.program))
+        except Exception:  # a shape the features cannot take is left to the facts, which report it
+            pass
     if decided.program is None or decided.evidence["verdict"] != "hypothesis":
         return decided, None
     return decided, _strokes_chunk((checkpoint, [image], hypothesis, [decided.poses]))[0]
@@ -417,6 +426,7 @@ def _checked(perception, images, results, positives: int, negatives: int, formed
     for k in order:
         with stages("check"):
             decided, reading = next(found)
+            remember_features(decided.features)
         if k in queries and context_margin is None and reading is not None and reading.margin < -STROKE_LOGP_SLACK:
             with stages("check"):  # a query's strokes read otherwise than H's: how far do set A's stray? (here,
                 # while the workers go on)

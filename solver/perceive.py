@@ -262,6 +262,7 @@ class LibraryRead:
     guesses: dict | None = None
     unsure: bool = False
     touching: bool = False
+    features: tuple = ()  # the reading's shapes' features, computed in the job (`dsl.features.shape_features`)
 
 
 def may_be_touching(plan: LibraryPlan) -> bool:
@@ -291,8 +292,22 @@ def _library_one(job: tuple) -> LibraryRead:
         props = decoded_in_batches(_worker_decoder(decoder_checkpoint), [image], top_k, SPLIT_BEAM)[0]
         with one_thread():
             plan = decoded_plan(image, guesses, props, _worker_classifier(checkpoint))
-        return LibraryRead(plan, refine_perceived(image, (), budget_ms, plan, True), guesses=guesses, touching=True)
-    return LibraryRead(plan, refine_perceived(image, (), budget_ms, plan, True))
+        return _with_features(LibraryRead(plan, refine_perceived(image, (), budget_ms, plan, True), guesses=guesses,
+                                          touching=True))
+    return _with_features(LibraryRead(plan, refine_perceived(image, (), budget_ms, plan, True)))
+
+
+def _with_features(read: LibraryRead) -> LibraryRead:
+    """`read` with its reading's shape features computed here, in the job, not later in the process that induces the
+    rule (`dsl.features.remember_features`): that process had computed them one image after another."""
+    from dsl.features import shape_features
+
+    if read.reading is None or read.reading.program is None:
+        return read
+    try:
+        return replace(read, features=shape_features(read.reading.program))
+    except Exception:  # a shape the features cannot take is left to the facts, which report it
+        return read
 
 
 def decoded_plan(image: np.ndarray, guesses: dict, props: tuple, classifier) -> LibraryPlan:
@@ -490,9 +505,14 @@ class PixelPerception:
     def library_reads(self, images: list[np.ndarray], guesses: list, free_form_seen: bool) -> list[LibraryRead]:
         """`_library_one` of each image (its classifier's `guesses`, None where not made yet), one image per job
         across the worker processes: classified, planned and read in the same job."""
+        from dsl.features import remember_features
+
         split = (self.checkpoint, self.top_k) if self.use_decoder and self.device == "cpu" else None
-        return self.map(_library_one, [(self.shapes_checkpoint, image, found, free_form_seen, self.budget_ms, split)
+        done = self.map(_library_one, [(self.shapes_checkpoint, image, found, free_form_seen, self.budget_ms, split)
                                        for image, found in zip(images, guesses)])
+        for read in done:
+            remember_features(read.features)
+        return done
 
     def read_as_library(self, images: list[np.ndarray], plans: list[LibraryPlan]) -> list[Perceived]:
         """Images the classifier is sure of, read as library shapes from its plans, without the decoder."""

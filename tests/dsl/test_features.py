@@ -194,3 +194,20 @@ def test_nearly_regular_polygons_are_regular():
     oblong = (Action.line(0.7), Action.line(0.5, 90), Action.line(0.7, 90), Action.line(0.5, 90))
     assert features(*near_square).attributes["exist_regular"] == 1
     assert features(*oblong).attributes["exist_regular"] == 0
+
+
+def test_features_computed_in_another_process_are_taken_as_they_are():
+    from dsl import features
+    from dsl.syntax import parse_image
+
+    program = parse_image([["line_zigzag_1.000-0.500", "line_normal_1.000-0.750", "line_circle_1.000-0.750"]])
+    known = features.shape_features(program)
+    assert [key.shapes[0].actions[0].stroke.value for key, _ in known] == ["normal"]  # keyed by normal strokes
+    features._COMPUTED.clear()
+    marked = features.ImageFeatures({**known[0][1].attributes, "closed_shape": 7}, dict(known[0][1].counts))
+    features.remember_features([(known[0][0], marked)])
+    try:
+        assert features.image_features(program).attributes["closed_shape"] == 7  # not computed again here
+    finally:
+        features._COMPUTED.clear()
+    assert features.image_features(program).attributes == known[0][1].attributes
