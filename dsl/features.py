@@ -210,11 +210,17 @@ def image_features(program: ImageProgram) -> ImageFeatures:
     return ImageFeatures(dict(cached.attributes), dict(cached.counts))
 
 
-def shape_features(program: ImageProgram) -> tuple:
+def shape_features(program: ImageProgram | None) -> tuple:
     """The features of each shape of `program` alone, as `remember_features` takes them: a worker process that
-    read an image computes what the problem's facts will ask of each shape (`solver.facts.shape_facts`)."""
+    read an image computes what the problem's facts will ask of each shape (`solver.facts.shape_facts`). Nothing
+    for no program, or when a shape cannot be taken (the facts compute it again then, and report the fault)."""
+    if program is None:
+        return ()
     keys = [_normal_strokes(ImageProgram((shape,))) for shape in program.shapes]
-    return tuple((key, _image_features(key)) for key in keys)
+    try:
+        return tuple((key, _image_features(key)) for key in keys)
+    except Exception:
+        return ()
 
 
 def remember_features(known) -> None:

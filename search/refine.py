@@ -49,7 +49,7 @@ from search.neighbourhood import (
 from search.settings import (CONSENSUS_TEMPERATURES, FINAL_STRUCTURE_WEIGHT, FREE_FORM_SHARE, INSERT_GAIN,
                              LIBRARY_STRUCTURES, LIBRARY_TOP, LOGP_WEIGHT, NON_LIBRARY_COST, OFF_GRID_COST, OVERRUN_MS,
                              PIXEL_WEIGHT, POLISH_MS, PROJECTED_STRUCTURES, PROJECTIONS, QUICK_EVALS, RESCORE,
-                             RANK_WITH_STROKES, STROKE_RESERVE_MS, STRUCTURE_MARGIN)
+                             STROKE_RESERVE_MS, STRUCTURE_MARGIN)
 from search.template import Target, make_target, template
 
 NEW_POSE_EDITS = ("split", "merge", "library")  # edits after which poses are fitted from scratch
@@ -345,11 +345,11 @@ def refine_image(
     it, and the pose polishing of the stroke stage gets fewer evaluations when time is short (the stroke
     choice itself always runs). `max_candidates` bounds the structures scored (the starting ones are
     always scored, and count); `polish_evals` bounds the pose-polishing evaluations of the stroke stage
-    (shared by the structures given strokes; the winner's second round gets a third of it). With
-    `budget_ms=None` the run is deterministic: every chosen structure gets strokes. `structures`: at most
-    this many structures, within STRUCTURE_MARGIN of the best, are polished and ranked by their pixel score
-    (default: 1 when the best structure is free-form, LIBRARY_STRUCTURES otherwise), drawn as they are
-    (RANK_WITH_STROKES False: the winner's strokes are chosen after) or each with its strokes chosen.
+    (shared by the structures ranked; the winner's stroke choice gets as many again). With `budget_ms=None` the
+    run is deterministic: every chosen structure is ranked. `structures`: at most this many structures, within
+    STRUCTURE_MARGIN of the best, are polished and ranked by their pixel score (default: 1 when the best structure
+    is free-form, LIBRARY_STRUCTURES otherwise); several are drawn as they are (the library's normal strokes) and
+    the winner's strokes are chosen after, a lone one gets its strokes at once.
     `shape_logp(shape)`: a log-probability (the proposals' units) of a library shape, None for other shapes; a
     candidate made of shapes that all have one pays it in place of its proposal's (library shapes reached by edits
     pay their own)."""
@@ -393,7 +393,7 @@ def refine_image(
     stage_ms = 0.0
     for scored in chosen:
         if finals and budget_ms is not None and _elapsed(started) + stage_ms > budget_ms + OVERRUN_MS:
-            break  # out of time: the structures not given strokes are left to the runners-up
+            break  # out of time: the structures not ranked are left to the runners-up
         stage_started = time.perf_counter()
         placements, context = scored.info
         evals = polish_evals / len(chosen)
@@ -401,14 +401,12 @@ def refine_image(
             share = (budget_ms - _elapsed(started)) / POLISH_MS
             evals = min(polish_evals * share / (len(chosen) - len(finals)), evals)
         evals = int(max(evals, strokes.MIN_POLISH_EVALS))
-        # several structures: one round each (polish, strokes), a second round for the winner only
-        passes = 1 if len(chosen) > 1 else strokes.STROKE_PASSES
-        if len(chosen) > 1 and not RANK_WITH_STROKES:
+        if len(chosen) > 1:  # look-alikes ranked as they are drawn (strokes let one draw ink it has no geometry for)
             program = scored.program
             placements = pose.polish([template(x) for x in program.shapes], list(placements), target, evals)
         else:
             program, placements = strokes.assign_strokes(
-                scored.program, list(placements), target, context.strokes_from, evals, passes
+                scored.program, list(placements), target, context.strokes_from, evals, strokes.STROKE_PASSES
             )
         templates = [template(s) for s in program.shapes]
         pixel = PIXEL_WEIGHT * pose.pixel_cost(templates, placements, target)
@@ -416,7 +414,7 @@ def refine_image(
                        tuple(p.pose(target) for p in placements), scored, pixel, placements))
         stage_ms = _elapsed(stage_started)
     finals.sort(key=lambda f: (f[0], f[1]))
-    if len(chosen) > 1 and not RANK_WITH_STROKES:
+    if len(chosen) > 1:  # the winner's strokes
         first = finals[0]
         evals = max(polish_evals // len(chosen), strokes.MIN_POLISH_EVALS)
         program, placements = strokes.assign_strokes(
@@ -425,16 +423,6 @@ def refine_image(
         pixel = PIXEL_WEIGHT * pose.pixel_cost([template(s) for s in program.shapes], placements, target)
         finals[0] = (first[0] - first[5] + pixel, first[1], program, tuple(p.pose(target) for p in placements),
                      first[4], pixel, placements)
-    elif len(chosen) > 1 and strokes.STROKE_PASSES > 1:
-        first = finals[0]
-        evals = max(polish_evals // 3, strokes.MIN_POLISH_EVALS)
-        program, placements = strokes.assign_strokes(
-            first[2], list(first[6]), target, first[4].info[1].strokes_from, evals, strokes.STROKE_PASSES - 1
-        )
-        pixel = PIXEL_WEIGHT * pose.pixel_cost([template(s) for s in program.shapes], placements, target)
-        if pixel <= first[5]:
-            finals[0] = (first[0] - first[5] + pixel, first[1], program, tuple(p.pose(target) for p in placements),
-                         first[4], pixel, placements)
     timings["strokes"] = _elapsed(started) - timings["search"] - timings["rescore"]
     best = finals[0]
     others = [Alternative(f[2], f[4].score, f[3]) for f in finals[1:]]

@@ -84,17 +84,16 @@ OFF_GRID_COST = 0.15  # chamfer pixels per action whose values are neither free-
 NON_LIBRARY_COST = 0.3  # chamfer pixels per shape that is neither free-form nor a library shape
 INSERT_GAIN = 6.0  # weight of the unexplained ink near a joint in the estimate of an insertion
 QUICK_EVALS = 16  # sparse-score evaluations refining a neighbour's pose from its parent's
-LIBRARY_STRUCTURES = 3  # structures whose strokes are assigned and whose pixel score decides when the best has a
+LIBRARY_STRUCTURES = 3  # structures polished and ranked by their pixel score when the best has a
 # library (non-free-form) shape, else 1: look-alike library shapes are told apart by their pixel scores only
 STRUCTURE_MARGIN = 0.5  # ... if their structure score is within this of the best
-RANK_WITH_STROKES = False  # those structures ranked by their pixel score with strokes chosen for each (True), or
-# drawn as they are (the library's normal strokes), polished, the winner's strokes chosen after (False): generated
-# tuning seeds 3131 + 1212, 80 basic + 80 abstract problems: 6 problems' labels or rules changed, all 6 for the
-# better (basic 1212: accuracy 96.25 -> 100 %, rule_match 95 -> 100 %; abstract rule_match 3131 95 -> 97.5 %,
-# accuracy 1212 98.75 -> 100 %); 15 % less CPU per library read (seed 3131's first 6 problems, 84 images each,
-# one process, both settings alternated twice: basic 49.8 -> 42.4 ms, abstract 32.4 -> 27.7 ms). Strokes let a
-# look-alike draw stamps and zigzags it has no geometry for
-OVERRUN_MS = 0.0  # a further structure gets strokes only if the last one's stroke stage fits in the budget + this
+# Several structures are ranked drawn as they are (the library's normal strokes, polished) and the winner's strokes
+# chosen after, not each with strokes of its own (strokes let a look-alike draw stamps and zigzags it has no geometry
+# for): generated tuning seeds 3131 + 1212, 80 basic + 80 abstract problems: 6 problems' labels or rules changed, all
+# 6 for the better (basic 1212: accuracy 96.25 -> 100 %, rule_match 95 -> 100 %; abstract rule_match 3131 95 ->
+# 97.5 %, accuracy 1212 98.75 -> 100 %); 15 % less CPU per library read (seed 3131's first 6 problems, 84 images
+# each, one process, both ways alternated twice: basic 49.8 -> 42.4 ms, abstract 32.4 -> 27.7 ms)
+OVERRUN_MS = 0.0  # a further structure is ranked only if the last one's stage fits in the budget + this
 FINAL_STRUCTURE_WEIGHT = 0.6  # final rank: pixel score + this x structure score (0.3 before the counted budget)
 PIXEL_WEIGHT = 100.0  # pixel score = PIXEL_WEIGHT * mean |grey difference| (0-1)
 LIBRARY_TOP = 3  # library shapes proposed per shape of a starting proposal

@@ -58,7 +58,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from dsl.canonical import image_key, same_image
-from dsl.features import remember_features
+from dsl.features import remember_features, shape_features
 from dsl.free_form import free_form_drawable
 from dsl.library import load_library
 from dsl.types import DATASET_STROKE_TYPES, ImageProgram, Shape, StrokeType
@@ -133,13 +133,8 @@ def _checked_one(job: tuple) -> tuple:
     if in_context:
         return None, _strokes_chunk((checkpoint, [image], hypothesis, [_judged_poses(hypothesis, target, judge)]))[0]
     decided = verdict(check(hypothesis, target, True, judge), hypothesis)
-    if decided.program is not None:  # what the problem's facts will ask of its shapes, here in the worker
-        from dsl.features import shape_features
-
-        try:
-            decided = replace(decided, features=shape_features(decided.program))
-        except Exception:  # a shape the features cannot take is left to the facts, which report it
-            pass
+    # what the problem's facts will ask of its shapes, here in the worker
+    decided = replace(decided, features=shape_features(decided.program))
     if decided.program is None or decided.evidence["verdict"] != "hypothesis":
         return decided, None
     return decided, _strokes_chunk((checkpoint, [image], hypothesis, [decided.poses]))[0]

@@ -292,22 +292,16 @@ def _library_one(job: tuple) -> LibraryRead:
         props = decoded_in_batches(_worker_decoder(decoder_checkpoint), [image], top_k, SPLIT_BEAM)[0]
         with one_thread():
             plan = decoded_plan(image, guesses, props, _worker_classifier(checkpoint))
-        return _with_features(LibraryRead(plan, refine_perceived(image, (), budget_ms, plan, True), guesses=guesses,
-                                          touching=True))
-    return _with_features(LibraryRead(plan, refine_perceived(image, (), budget_ms, plan, True)))
+        return _read(plan, refine_perceived(image, (), budget_ms, plan, True), guesses=guesses, touching=True)
+    return _read(plan, refine_perceived(image, (), budget_ms, plan, True))
 
 
-def _with_features(read: LibraryRead) -> LibraryRead:
-    """`read` with its reading's shape features computed here, in the job, not later in the process that induces the
-    rule (`dsl.features.remember_features`): that process had computed them one image after another."""
+def _read(plan: LibraryPlan, reading: Perceived, **fields) -> LibraryRead:
+    """A `LibraryRead` with its reading's shape features computed here, in the job, not later in the process that
+    induces the rule (`dsl.features.remember_features`): that process had computed them one image after another."""
     from dsl.features import shape_features
 
-    if read.reading is None or read.reading.program is None:
-        return read
-    try:
-        return replace(read, features=shape_features(read.reading.program))
-    except Exception:  # a shape the features cannot take is left to the facts, which report it
-        return read
+    return LibraryRead(plan, reading, features=shape_features(reading.program), **fields)
 
 
 def decoded_plan(image: np.ndarray, guesses: dict, props: tuple, classifier) -> LibraryPlan:

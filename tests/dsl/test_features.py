@@ -211,3 +211,9 @@ def test_features_computed_in_another_process_are_taken_as_they_are():
     finally:
         features._COMPUTED.clear()
     assert features.image_features(program).attributes == known[0][1].attributes
+
+
+def test_no_program_has_no_shape_features():
+    from dsl import features
+
+    assert features.shape_features(None) == ()
