@@ -138,24 +138,44 @@ def stroke_placements(program: ImageProgram, target: Target, judge=None) -> list
     `search.pose.turned`) tried with the strokes drawn, the best kept, and polished on the pixel score. The
     best: by `judge` (placement lists -> a score each, higher better: e.g. how likely the decoder finds the
     program's strokes there), else by the pixel score."""
+    many = None if judge is None else (lambda asked: [judge(candidates) for _, candidates in asked])
+    return stroke_placements_many(program, [target], many)[0]
+
+
+def stroke_placements_many(program: ImageProgram, targets: list[Target], judge=None) -> list[list[Placement]]:
+    """`stroke_placements` of one program in several images, their symmetric poses judged together: `judge`
+    takes a list of (image index, placement lists), one entry per image with poses to tell apart, and gives
+    their scores, a list per entry (one batch of the decoder for all images, where it is the judge)."""
     normal = [template(shape.with_strokes(StrokeType.NORMAL)) for shape in program.shapes]
     drawn = [template(shape) for shape in program.shapes]
-    placements, _ = fit(normal, target)
+    placements = [fit(normal, target)[0] for target in targets]
     for s in range(len(drawn)):
-        fits = [refine(normal, placements[:s] + [start] + placements[s + 1:], target, SYMMETRY_EVALS, movable=(s,))
-                for start in turned(normal[s], placements[s], target, len(SYMMETRY_TURNS), SYMMETRY_TURNS)]
-        own = SparseProblem(normal, target).cost(placements)
-        best = min([own] + [value for _, value in fits])
-        options = _distinct([placements[s]] + [p[s] for p, value in fits if value <= best + SYMMETRY_TOLERANCE])
-        if len(options) > 1:
-            window = shape_window(drawn[s], placements[s], target)
-            options = sorted(options, key=lambda o: pixel_cost(drawn, placements[:s] + [o] + placements[s + 1:], target, window))
+        asked = {}
+        for k, target in enumerate(targets):
+            options = _symmetric_options(normal, drawn, placements[k], target, s)
             if judge is not None and len(options) > 1:
-                options = options[:SYMMETRY_JUDGED]
-                scores = judge([placements[:s] + [o] + placements[s + 1:] for o in options])
-                options = [options[max(range(len(options)), key=lambda k: (scores[k], -k))]]
-            placements[s] = options[0]
-    return polish(drawn, placements, target, STROKE_POLISH_EVALS)
+                asked[k] = options[:SYMMETRY_JUDGED]
+            placements[k][s] = options[0]
+        if asked:
+            scores = judge([(k, [placements[k][:s] + [o] + placements[k][s + 1:] for o in options])
+                            for k, options in asked.items()])
+            for (k, options), found in zip(asked.items(), scores):
+                placements[k][s] = options[max(range(len(options)), key=lambda j: (found[j], -j))]
+    return [polish(drawn, found, target, STROKE_POLISH_EVALS) for found, target in zip(placements, targets)]
+
+
+def _symmetric_options(normal: list, drawn: list, placements: list, target: Target, s: int) -> list[Placement]:
+    """Shape s's poses its centreline fits about as well as its fitted one (`placements[s]` first when it is
+    alone), best by the pixel score with its strokes drawn first."""
+    fits = [refine(normal, placements[:s] + [start] + placements[s + 1:], target, SYMMETRY_EVALS, movable=(s,))
+            for start in turned(normal[s], placements[s], target, len(SYMMETRY_TURNS), SYMMETRY_TURNS)]
+    own = SparseProblem(normal, target).cost(placements)
+    best = min([own] + [value for _, value in fits])
+    options = _distinct([placements[s]] + [p[s] for p, value in fits if value <= best + SYMMETRY_TOLERANCE])
+    if len(options) > 1:
+        window = shape_window(drawn[s], placements[s], target)
+        options = sorted(options, key=lambda o: pixel_cost(drawn, placements[:s] + [o] + placements[s + 1:], target, window))
+    return options
 
 
 def check(program: ImageProgram, target: Target, neighbours: bool = True, judge=None) -> Check:

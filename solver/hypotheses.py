@@ -62,7 +62,7 @@ from dsl.features import remember_features, shape_features
 from dsl.free_form import free_form_drawable
 from dsl.library import load_library
 from dsl.types import DATASET_STROKE_TYPES, ImageProgram, Shape, StrokeType
-from search.near_miss import Check, check, stroke_placements
+from search.near_miss import Check, check, stroke_placements, stroke_placements_many
 from search.neighbourhood import forward_free_form
 from search.template import make_target
 from solver.readings import Perceived
@@ -145,14 +145,25 @@ def _judged_poses(hypothesis: ImageProgram, target, judge) -> tuple:
 
 
 def _context_margin(checkpoint, images: list, hypothesis: ImageProgram) -> float:
-    """The least stroke margin of set-A images that draw H (`_checked_one` of each `in_context`): each image's poses
-    found on its own (`search.near_miss.stroke_placements`), their strokes read in one batch (the decoder's steps
-    cost about a third per image in a batch of six as alone)."""
+    """The least stroke margin of set-A images that draw H (`_checked_one` of each `in_context`): the poses of
+    every image found together (`search.near_miss.stroke_placements_many`, the symmetric poses of all images
+    judged in one batch of the decoder), their strokes then read in one batch (the decoder's steps cost about a
+    third per image in a batch of six as alone)."""
     from solver.perceive import _strokes_chunk
 
     targets = [make_target(image) for image in images]
-    poses = [_judged_poses(hypothesis, target, _stroke_judge(checkpoint, image, hypothesis, target))
-             for image, target in zip(images, targets)]
+
+    def judge(asked: list) -> list[list[float]]:  # the images with symmetric poses to tell apart, in one batch
+        batch, poses, sizes = [], [], []
+        for k, candidates in asked:
+            batch += [images[k]] * len(candidates)
+            poses += [tuple(p.pose(targets[k]) for p in placements) for placements in candidates]
+            sizes.append(len(candidates))
+        found = [reading.logp for reading in _strokes_chunk((checkpoint, batch, hypothesis, poses))]
+        return [found[sum(sizes[:j]):sum(sizes[:j + 1])] for j in range(len(sizes))]
+
+    placements = stroke_placements_many(hypothesis, targets, judge)
+    poses = [tuple(p.pose(target) for p in found) for found, target in zip(placements, targets)]
     return min(reading.margin for reading in _strokes_chunk((checkpoint, list(images), hypothesis, poses)))
 
 
