@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import ndimage
 
 from dsl.limits import MAX_IMAGE_PIXELS
 
@@ -47,13 +46,25 @@ def unreadable_reason(pixels: object) -> str | None:
     share = float(ink.mean())
     if share > MAX_INK_SHARE:
         return f"not a line drawing: {100 * share:.0f} % of the pixels are ink (drawings: under 4 %)"
-    rows, cols = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))
-    ink = ink[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1]  # the ink's box: the same counts, outside it no ink
-    neighbours = ndimage.convolve(ink.astype(np.uint8), np.ones((3, 3), np.uint8), mode="constant") - ink
-    isolated = float((ink & (neighbours == 0)).sum()) / float(ink.sum())
+    isolated = _isolated_share(ink)
     if isolated > MAX_ISOLATED_SHARE:
         return f"noise, not a line drawing: {100 * isolated:.0f} % of the ink pixels are isolated specks"
     return None
+
+
+def _isolated_share(ink: np.ndarray) -> float:
+    """The share of ink pixels none of whose 8 neighbours is ink, in the ink's box (outside it no ink): the
+    neighbours counted by adding the eight shifted boxes (a 3 x 3 convolution cost several times as much)."""
+    rows, cols = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))
+    padded = np.pad(ink[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1], 1).view(np.uint8)
+    h, w = padded.shape[0] - 2, padded.shape[1] - 2
+    neighbours = np.zeros((h, w), np.uint8)
+    for dr in (0, 1, 2):
+        for dc in (0, 1, 2):
+            if (dr, dc) != (1, 1):
+                neighbours += padded[dr:dr + h, dc:dc + w]
+    box = padded[1:-1, 1:-1].astype(bool)
+    return float((box & (neighbours == 0)).sum()) / float(box.sum())
 
 
 @dataclass(slots=True)

@@ -49,7 +49,7 @@ import solver.traced as tracing
 from search.refine import Proposal, refine_image
 from solver.readings import PerceptionError, Perceived, pixel_fit, require_programs
 from solver.reconcile import reconcile_with_context
-from solver.settings import (BEAM, CLASSIFIER_PRIOR, DECODE_BATCH, LIBRARY_DECODED, LIBRARY_LOGP_SCALE, LIBRARY_TOP,
+from solver.settings import (BEAM, CLASSIFIER_PRIOR, CLASSIFY_BATCH, DECODE_BATCH, LIBRARY_DECODED, LIBRARY_LOGP_SCALE, LIBRARY_TOP,
                              PAIR_TOP, PART_BUDGET_SHARE, REFINE_BUDGET_MS, REFINE_CANDIDATES, REFINE_POLISH_EVALS,
                              SEED_LIBRARY_SHAPES, SPLIT_BEAM, SPLIT_BELOW_CONFIDENCE, SPLIT_READINGS, SPLIT_TOUCHING,
                              TOP_K, TRACE_BELOW_CONFIDENCE)
@@ -219,6 +219,17 @@ def _guesses_one(job: tuple) -> dict:
     model = _worker_classifier(checkpoint)
     with one_thread():
         return library_guesses(model, image, top=model.classes)
+
+
+def _guesses_chunk(job: tuple) -> list[dict]:
+    """The shape classifier's guesses for a few images in one batch (`perception.shapes.library_guesses_many`),
+    on one thread; the batches are CLASSIFY_BATCH images whatever the number of workers."""
+    from perception.shapes import library_guesses_many
+
+    checkpoint, images = job
+    model = _worker_classifier(checkpoint)
+    with one_thread():
+        return library_guesses_many(model, images, top=model.classes)
 
 
 def _decode_chunk(job: tuple) -> list[tuple]:
@@ -429,9 +440,10 @@ class PixelPerception:
         return self._classifier
 
     def guesses(self, images: list[np.ndarray]) -> list[dict]:
-        """The shape classifier's guesses per image (`perception.shapes.library_guesses`, every group), one
-        image per job across the worker processes."""
-        return self.map(_guesses_one, [(self.shapes_checkpoint, image) for image in images])
+        """The shape classifier's guesses per image (`perception.shapes.library_guesses`, every group),
+        CLASSIFY_BATCH images per job across the worker processes."""
+        jobs = [(self.shapes_checkpoint, images[k:k + CLASSIFY_BATCH]) for k in range(0, len(images), CLASSIFY_BATCH)]
+        return [found for done in self.map(_guesses_chunk, jobs) for found in done]
 
     def plan(self, image: np.ndarray, guesses: dict, props: tuple) -> LibraryPlan:
         """One image's `LibraryPlan` from the classifier's `guesses` and the decoder's proposals `props`
