@@ -326,6 +326,10 @@ def _rescored(search: _StructureSearch, ranked: list, count: int) -> list:
     return sorted(out)
 
 
+def _normal(program: ImageProgram) -> ImageProgram:
+    return ImageProgram(tuple(shape.with_strokes(StrokeType.NORMAL) for shape in program.shapes))
+
+
 def _elapsed(started: float) -> float:
     return (time.perf_counter() - started) * 1000.0
 
@@ -338,6 +342,7 @@ def refine_image(
     structures: int | None = None,
     shape_logp=None,
     polish_evals: int = strokes.POLISH_EVALS,
+    stroke_types: bool = True,
 ) -> Refinement:
     """The program that draws `image`, searched near `proposals` (objects with `program` and `logp`).
 
@@ -352,7 +357,8 @@ def refine_image(
     the winner's strokes are chosen after, a lone one gets its strokes at once.
     `shape_logp(shape)`: a log-probability (the proposals' units) of a library shape, None for other shapes; a
     candidate made of shapes that all have one pays it in place of its proposal's (library shapes reached by edits
-    pay their own)."""
+    pay their own). `stroke_types=False`: no stroke is chosen, every action is drawn normal (the poses polished so),
+    for an image whose stroke types nothing asks of (a library problem's, outside set A: `solver.hypotheses`)."""
     started = time.perf_counter()
     proposals = list(proposals)
     if not proposals:
@@ -401,8 +407,9 @@ def refine_image(
             share = (budget_ms - _elapsed(started)) / POLISH_MS
             evals = min(polish_evals * share / (len(chosen) - len(finals)), evals)
         evals = int(max(evals, strokes.MIN_POLISH_EVALS))
-        if len(chosen) > 1:  # look-alikes ranked as they are drawn (strokes let one draw ink it has no geometry for)
-            program = scored.program
+        if len(chosen) > 1 or not stroke_types:  # look-alikes ranked as they are drawn (strokes let one draw ink
+            # it has no geometry for)
+            program = scored.program if stroke_types else _normal(scored.program)
             placements = pose.polish([template(x) for x in program.shapes], list(placements), target, evals)
         else:
             program, placements = strokes.assign_strokes(
@@ -414,7 +421,7 @@ def refine_image(
                        tuple(p.pose(target) for p in placements), scored, pixel, placements))
         stage_ms = _elapsed(stage_started)
     finals.sort(key=lambda f: (f[0], f[1]))
-    if len(chosen) > 1:  # the winner's strokes
+    if len(chosen) > 1 and stroke_types:  # the winner's strokes
         first = finals[0]
         evals = max(polish_evals // len(chosen), strokes.MIN_POLISH_EVALS)
         program, placements = strokes.assign_strokes(

@@ -63,7 +63,7 @@ from dsl.free_form import free_form_drawable
 from dsl.library import load_library
 from dsl.types import DATASET_STROKE_TYPES, ImageProgram, Shape, StrokeType
 from search.near_miss import Check, check, stroke_placements, stroke_placements_many
-from search.neighbourhood import forward_free_form
+from search.neighbourhood import forward_free_form, normal_strokes_only
 from search.template import make_target
 from solver.readings import Perceived
 from solver.reconcile import reconcile_with_context
@@ -251,14 +251,19 @@ def perceive_problem(perception, images: list[np.ndarray], positives: int, negat
         free_form_seen = any(free_form_reading(program) is not None for program in seen)
     else:  # set A read as library shapes first: does it draw one free-form program, strokes and all? Every image is
         # read so in the same round of jobs (no round waits for the slowest of set A's; when set A draws a free-form
-        # program, rare here, the other images' library reads go unused)
+        # program, rare here, the other images' library reads go unused). The stroke types of the images outside set
+        # A are not chosen (`_strokes_asked`)
         with stages("search"):
-            done = dict(enumerate(perception.library_reads(images, guesses, False)))
+            done = dict(enumerate(perception.library_reads(images, guesses, False, [k in a for k in range(len(images))])))
         formed, context = _shared_free_form(perception, images, positives, {k: done[k] for k in a}, stages), None
         if formed is None and _drawable_library_shapes(guesses[:positives]):
             formed, context = _stamped_free_form(perception, images, positives, stages)
         if formed is not None:
             return _checked(perception, images, results, positives, negatives, formed, stages, context)
+        if _strokes_asked({k: done[k] for k in a}):
+            rest = list(range(positives, len(images)))
+            with stages("search"):
+                done.update(zip(rest, perception.library_reads([images[k] for k in rest], [done[k].guesses or guesses[k] for k in rest], False)))
         return _library_problem(perception, images, results, guesses, positives, negatives, stages, False, done)
     return _library_problem(perception, images, results, guesses, positives, negatives, stages, free_form_seen)
 
@@ -280,6 +285,22 @@ def _shared_free_form(perception, images, positives: int, done: dict, stages: St
         if sum(same_image(program, other) for other in programs.values()) >= MIN_A_EXPLAINED:
             return _formed(perception, images, positives, {k: program}, stages)
     return None
+
+
+def _strokes_asked(done: dict) -> bool:
+    """Whether the stroke types of a library problem's other images can matter: set A's library readings (`done`)
+    draw one program in at least MIN_A_EXPLAINED images, all its actions normal, on shapes that take stamps. A
+    free-form problem can look so (its program's strokes all normal, `_shared_free_form` asks for a stamp) and its
+    set-B images then differ from it in a stroke; the basic and abstract generators draw a shape that takes stamps
+    with each action's stroke at random per image (spec 3.4), and attributes and shape categories are blind to
+    strokes. Elsewhere the stroke types of the images outside set A are left unchosen: a third of a library read's
+    time."""
+    programs = [found.reading.program for found in done.values() if found.reading is not None and found.reading.program]
+    for program in programs:
+        if (not _stamped(program) and not all(normal_strokes_only(shape) for shape in program.shapes)
+                and sum(same_image(program, other) for other in programs) >= MIN_A_EXPLAINED):
+            return True
+    return False
 
 
 @functools.cache

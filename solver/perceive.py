@@ -290,7 +290,7 @@ def _library_one(job: tuple) -> LibraryRead:
     given, so that its plan splits the ink among the decoder's two shapes (`decoded_plan`); without `split` it is
     left unread (`touching`) for the caller. In one job, a touching pair waits for no other image: decoded in a
     second round of jobs after all images' reads, it had kept one worker idle while the other decoded."""
-    checkpoint, image, guesses, free_form_seen, budget_ms, split = job
+    checkpoint, image, guesses, free_form_seen, budget_ms, split, stroke_types = job
     if guesses is None:
         guesses = _guesses_one((checkpoint, image))
     plan = library_plan(guesses, shapes_read=1)
@@ -303,8 +303,8 @@ def _library_one(job: tuple) -> LibraryRead:
         props = decoded_in_batches(_worker_decoder(decoder_checkpoint), [image], top_k, SPLIT_BEAM)[0]
         with one_thread():
             plan = decoded_plan(image, guesses, props, _worker_classifier(checkpoint))
-        return _read(plan, refine_perceived(image, (), budget_ms, plan, True), guesses=guesses, touching=True)
-    return _read(plan, refine_perceived(image, (), budget_ms, plan, True))
+        return _read(plan, refine_perceived(image, (), budget_ms, plan, True, stroke_types), guesses=guesses, touching=True)
+    return _read(plan, refine_perceived(image, (), budget_ms, plan, True, stroke_types))
 
 
 def _read(plan: LibraryPlan, reading: Perceived, **fields) -> LibraryRead:
@@ -336,11 +336,11 @@ def _budget(budget_ms: float | None, share: float = 1.0) -> dict:
     return {"budget_ms": None, "max_candidates": REFINE_CANDIDATES, "polish_evals": round(REFINE_POLISH_EVALS * share)}
 
 
-def _refine_parts(plan: LibraryPlan, budget_ms: float | None) -> Perceived:
+def _refine_parts(plan: LibraryPlan, budget_ms: float | None, stroke_types: bool = True) -> Perceived:
     """Each ink part searched alone (PART_BUDGET_SHARE of the budget each); the programs, poses and scores joined."""
     priors = plan.part_priors if CLASSIFIER_PRIOR and plan.part_priors else (None,) * len(plan.parts)
     results = [
-        refine_image(image, list(props), shape_logp=prior, **_budget(budget_ms, PART_BUDGET_SHARE))
+        refine_image(image, list(props), shape_logp=prior, stroke_types=stroke_types, **_budget(budget_ms, PART_BUDGET_SHARE))
         for (image, props), prior in zip(plan.parts, priors)
     ]
     program = ImageProgram(tuple(shape for r in results for shape in r.program.shapes))
@@ -349,10 +349,12 @@ def _refine_parts(plan: LibraryPlan, budget_ms: float | None) -> Perceived:
 
 
 def refine_perceived(
-    image: np.ndarray, proposals: tuple, budget_ms: float | None, library: LibraryPlan | None = None, decoded: bool = True
+    image: np.ndarray, proposals: tuple, budget_ms: float | None, library: LibraryPlan | None = None, decoded: bool = True,
+    stroke_types: bool = True,
 ) -> Perceived:
     """One image's program from the decoder's `proposals` and the classifier's `library` plan (see the
-    module docstring); `decoded=False`: `proposals` are seed programs, searched as they are."""
+    module docstring); `decoded=False`: `proposals` are seed programs, searched as they are. `stroke_types=False`:
+    a library shape's actions are all drawn normal, no stroke chosen (`search.refine.refine_image`)."""
     try:
         free_form = free_form_reading(proposals[0].program) if decoded and proposals else None
         if free_form is not None:  # the decoder reads free-form programs better than refinement does
@@ -366,7 +368,7 @@ def refine_perceived(
             second = tracing.SECOND_TRACE and gated and grid_share(proposals[0].program) >= tracing.GRID_SHARE
         starts, parted = proposals, None
         if decoded and library is not None and library.parts:  # two separate shapes: each searched alone
-            parted = replace(_refine_parts(library, budget_ms), proposals=proposals)
+            parted = replace(_refine_parts(library, budget_ms, stroke_types), proposals=proposals)
             if not library.whole:
                 return tracing.second_trace(image, parted, proposals) if second else parted
         if decoded:  # library-like: searched from the classifier's library shapes, else the generic seeds
@@ -376,7 +378,7 @@ def refine_perceived(
                 tuple(whole) if whole else tuple(Proposal(s.program, floor) for s in seed_proposals())
             )
         prior = library.whole_prior if decoded and CLASSIFIER_PRIOR and library is not None and library.whole else None
-        result = refine_image(image, list(starts), shape_logp=prior, **_budget(budget_ms))
+        result = refine_image(image, list(starts), shape_logp=prior, stroke_types=stroke_types, **_budget(budget_ms))
         searched = Perceived(result.program, result.poses, result.score, proposals)
         if parted is not None:  # touching shapes split by the decoder's reading, and the whole blob searched
             searched = min((searched, parted), key=lambda reading: pixel_fit(image, reading.program)[0])
@@ -508,14 +510,17 @@ class PixelPerception:
         except Exception as error:
             raise PerceptionError(f"decoding failed: {error}") from error
 
-    def library_reads(self, images: list[np.ndarray], guesses: list, free_form_seen: bool) -> list[LibraryRead]:
+    def library_reads(self, images: list[np.ndarray], guesses: list, free_form_seen: bool,
+                      stroke_types: list[bool] | None = None) -> list[LibraryRead]:
         """`_library_one` of each image (its classifier's `guesses`, None where not made yet), one image per job
-        across the worker processes: classified, planned and read in the same job."""
+        across the worker processes: classified, planned and read in the same job. `stroke_types`: per image,
+        whether its actions' stroke types are chosen (default: every image's)."""
         from dsl.features import remember_features
 
         split = (self.checkpoint, self.top_k) if self.use_decoder and self.device == "cpu" else None
-        done = self.map(_library_one, [(self.shapes_checkpoint, image, found, free_form_seen, self.budget_ms, split)
-                                       for image, found in zip(images, guesses)])
+        stroke_types = [True] * len(images) if stroke_types is None else stroke_types
+        done = self.map(_library_one, [(self.shapes_checkpoint, image, found, free_form_seen, self.budget_ms, split, chosen)
+                                       for image, found, chosen in zip(images, guesses, stroke_types)])
         for read in done:
             remember_features(read.features)
         return done

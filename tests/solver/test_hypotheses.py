@@ -195,6 +195,24 @@ def test_a_set_a_of_one_library_shape_drawn_with_strokes_at_random_stays_library
         results = perception.perceive(images, positives=6, negatives=2)
     assert all(r.evidence["verdict"] == "library" for r in results)
     assert rounds == [10]  # every image read in one round of jobs
+    # no rule of a library problem asks for the strokes of the images outside set A: they are left normal
+    assert all(action.stroke.value == "normal" for r in results[6:] for shape in r.program.shapes for action in shape.actions)
+    assert any(action.stroke.value != "normal" for r in results[:6] for shape in r.program.shapes for action in shape.actions)
+
+
+def test_a_set_a_of_one_library_shape_drawn_normal_gets_the_other_images_strokes_read():
+    # a free-form program drawing a square with normal strokes: set B differs from it in a stroke, which a
+    # second round of library reads chooses (`_strokes_asked`)
+    rng = np.random.default_rng(14)
+    square, zigzag = _square(["normal"] * 4), _square(["normal", "zigzag", "normal", "normal"])
+    images = [_drawn(p, rng) for p in [square] * 6 + [zigzag] * 4]
+    with PixelPerception() as perception:
+        rounds, reads = [], perception.library_reads
+        perception.library_reads = lambda images, *args: rounds.append(len(images)) or reads(images, *args)
+        results = perception.perceive(images, positives=6, negatives=2)
+    assert rounds == [10, 4]
+    assert all(same_image(r.program, square) for r in results[:6])
+    assert sum(same_image(r.program, zigzag) for r in results[6:]) >= 3
 
 
 def test_a_set_a_of_stamped_circles_the_classifier_is_sure_of_is_decoded_as_free_form():

@@ -366,9 +366,9 @@ def test_a_touching_pair_is_decoded_and_read_in_its_own_job_as_in_separate_round
     program = ImageProgram((library["square"].shape, library["closed_circle"].shape))
     image = render_program(program, [Pose(-60.0, 0.0, 0.0, 180.0), Pose(20.0, -40.0, 90.0, 160.0)])  # one ink blob
     monkeypatch.setattr(perceive, "SPLIT_BELOW_CONFIDENCE", 1.01)  # taken for touching whatever the classifier thinks
-    left = perceive._library_one((None, image, None, False, None, None))
+    left = perceive._library_one((None, image, None, False, None, None, True))
     assert left.touching and left.reading is None  # without the decoder: left to the caller
-    one_job = perceive._library_one((None, image, None, False, None, (None, perceive.TOP_K)))
+    one_job = perceive._library_one((None, image, None, False, None, (None, perceive.TOP_K), True))
     assert one_job.touching and one_job.reading is not None
     with perceive.PixelPerception(budget_ms=None) as perception:
         [props] = perception.decode_each([image], beam=SPLIT_BEAM)
