@@ -260,10 +260,7 @@ def perceive_problem(perception, images: list[np.ndarray], positives: int, negat
             formed, context = _stamped_free_form(perception, images, positives, stages)
         if formed is not None:
             return _checked(perception, images, results, positives, negatives, formed, stages, context)
-        if _strokes_asked({k: done[k] for k in a}):
-            rest = list(range(positives, len(images)))
-            with stages("search"):
-                done.update(zip(rest, perception.library_reads([images[k] for k in rest], [done[k].guesses or guesses[k] for k in rest], False)))
+        _strokes_read(perception, images, guesses, positives, done, stages)
         return _library_problem(perception, images, results, guesses, positives, negatives, stages, False, done)
     return _library_problem(perception, images, results, guesses, positives, negatives, stages, free_form_seen)
 
@@ -285,6 +282,17 @@ def _shared_free_form(perception, images, positives: int, done: dict, stages: St
         if sum(same_image(program, other) for other in programs.values()) >= MIN_A_EXPLAINED:
             return _formed(perception, images, positives, {k: program}, stages)
     return None
+
+
+def _strokes_read(perception, images, guesses: list, positives: int, done: dict, stages: Stages) -> None:
+    """The images outside set A read again as library shapes with their stroke types chosen, in `done` (image ->
+    `LibraryRead`), when set A's readings ask for them (`_strokes_asked`)."""
+    if not _strokes_asked({k: found for k, found in done.items() if k < positives}):
+        return
+    rest = [k for k in done if k >= positives and done[k].reading is not None]
+    with stages("search"):
+        done.update(zip(rest, perception.library_reads([images[k] for k in rest],
+                                                       [done[k].guesses or guesses[k] for k in rest], False)))
 
 
 def _strokes_asked(done: dict) -> bool:
@@ -351,10 +359,14 @@ def _library_problem(perception, images, results, guesses, positives, negatives,
     done = dict(done or {})
     rest = [k for k, r in enumerate(results) if r is None]
     unread = [k for k in rest if k not in done]
-    if unread:
-        with stages("search"):  # one job per image: classified (set A's already are), planned, read as library shapes
+    if unread:  # one job per image: classified (set A's already are), planned, read as library shapes; where no
+        # free-form program was seen, the stroke types of set A's only (`_strokes_asked`)
+        chosen = [free_form_seen or k < positives for k in unread]
+        with stages("search"):
             done.update(zip(unread, perception.library_reads([images[k] for k in unread], [guesses[k] for k in unread],
-                                                             free_form_seen)))
+                                                             free_form_seen, chosen)))
+        if not all(chosen):
+            _strokes_read(perception, images, guesses, positives, done, stages)
     for k, found in done.items():
         guesses[k] = found.guesses if found.guesses is not None else guesses[k]
         if found.reading is not None:
