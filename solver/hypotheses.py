@@ -67,8 +67,8 @@ from search.neighbourhood import forward_free_form, normal_strokes_only
 from search.template import make_target
 from solver.readings import Perceived
 from solver.reconcile import reconcile_with_context
-from solver.settings import (CHECKED_READ_BEAM, DECODE_FIRST, FORM_BEAM, FORM_GRID_SHARE, LEVEL_PX, LIBRARY_SURE_A,
-                             MIN_A_EXPLAINED, SPLIT_BEAM, STROKE_LOGP_SLACK)
+from solver.settings import (CHECK_BATCH, CHECKED_READ_BEAM, DECODE_FIRST, DRAWABLE_A, FORM_BEAM, FORM_GRID_SHARE,
+                             LEVEL_PX, LIBRARY_SURE_A, MIN_A_EXPLAINED, SPLIT_BEAM, STROKE_LOGP_SLACK)
 from solver.traced import free_form_reading, grid_share
 
 
@@ -128,16 +128,30 @@ def _checked_one(job: tuple) -> tuple:
     from solver.perceive import _strokes_chunk
 
     checkpoint, image, hypothesis, in_context = job
+    if not in_context:
+        return _checked_many((checkpoint, [image], hypothesis))[0]
     target = make_target(image)
     judge = _stroke_judge(checkpoint, image, hypothesis, target)
-    if in_context:
-        return None, _strokes_chunk((checkpoint, [image], hypothesis, [_judged_poses(hypothesis, target, judge)]))[0]
-    decided = verdict(check(hypothesis, target, True, judge), hypothesis)
-    # what the problem's facts will ask of its shapes, here in the worker
-    decided = replace(decided, features=shape_features(decided.program))
-    if decided.program is None or decided.evidence["verdict"] != "hypothesis":
-        return decided, None
-    return decided, _strokes_chunk((checkpoint, [image], hypothesis, [decided.poses]))[0]
+    return None, _strokes_chunk((checkpoint, [image], hypothesis, [_judged_poses(hypothesis, target, judge)]))[0]
+
+
+def _checked_many(job: tuple) -> list[tuple]:
+    """`_checked_one` of a few images in one job (not in context), the strokes of those whose geometry is H's read
+    in one batch of the decoder (its steps cost about half per image in a batch of three as alone). In a worker
+    process."""
+    from solver.perceive import _strokes_chunk
+
+    checkpoint, images, hypothesis = job
+    decided = []
+    for image in images:
+        target = make_target(image)
+        found = verdict(check(hypothesis, target, True, _stroke_judge(checkpoint, image, hypothesis, target)), hypothesis)
+        decided.append(replace(found, features=shape_features(found.program)))  # what the problem's facts will ask
+        # of its shapes, here in the worker
+    read = [k for k, found in enumerate(decided) if found.program is not None and found.evidence["verdict"] == "hypothesis"]
+    readings = dict(zip(read, _strokes_chunk((checkpoint, [images[k] for k in read], hypothesis,
+                                              [decided[k].poses for k in read])))) if read else {}
+    return [(found, readings.get(k)) for k, found in enumerate(decided)]
 
 
 def _judged_poses(hypothesis: ImageProgram, target, judge) -> tuple:
@@ -319,9 +333,9 @@ def _drawable_names() -> frozenset:
 
 def _drawable_library_shapes(guesses: list) -> bool:
     """Whether the classifier names a library shape a free-form program also draws first for at least
-    MIN_A_EXPLAINED of set A's images (their `guesses`, one ink part each)."""
+    DRAWABLE_A of set A's images (their `guesses`, one ink part each)."""
     tops = [found["whole"][0][0] for found in guesses if found is not None and found["whole"] and len(found["parts"]) != 2]
-    return sum(any(name in _drawable_names() for name in group) for group in tops) >= MIN_A_EXPLAINED
+    return sum(any(name in _drawable_names() for name in group) for group in tops) >= DRAWABLE_A
 
 
 def _stamped_free_form(perception, images, positives: int, stages: Stages) -> tuple:
@@ -459,7 +473,11 @@ def _checked(perception, images, results, positives: int, negatives: int, formed
     queries = list(range(positives + negatives, len(images)))
     order = queries + list(range(positives, positives + negatives))  # the queries first: a doubtful one is read
     # in full here, in this process, while the workers check the others
-    found = perception.imap(_checked_one, [(perception.checkpoint, images[k], hypothesis, False) for k in order])
+    # a job per query (each comes back as soon as it is checked), set B's in jobs of CHECK_BATCH (their strokes read
+    # in one batch): the same jobs whatever the number of workers
+    chunks = [[k] for k in queries] + [order[j:j + CHECK_BATCH] for j in range(len(queries), len(order), CHECK_BATCH)]
+    found = (one for done in perception.imap(_checked_many, [(perception.checkpoint, [images[k] for k in chunk], hypothesis)
+                                                             for chunk in chunks]) for one in done)
     context_margin = min(reading.margin for reading in context) if context else None
     evidence = {}
     for k in order:

@@ -119,6 +119,8 @@ LIBRARY_SURE_A = 4  # set-A images (of 6) the classifier must be sure of for the
 # problems; read as library shapes at once (against 5) the same labels, 1 abstract rule more right and 1 free-form
 # rule fewer (its set A read as `bird4`, labels still right), median seconds of those basic problems 1.30 -> 0.82,
 # abstract 0.94 -> 0.54. With 3: 9 free-form problems, 2 labels lost
+CHECK_BATCH = 3  # set-B images of a free-form problem checked against H in one job, their strokes read in one batch
+# of the decoder (`solver.hypotheses._checked_many`; the queries are checked one per job, each back as soon as done)
 DECODE_FIRST = 2  # set-A images read in full to form the free-form hypotheses
 CHECKED_READ_BEAM = 3  # beam width decoding the images of a free-form problem read in full once H is known (doubtful
 # queries, images nothing explains; `solver.hypotheses._read_checked`): generated ff tuning seeds 3131 + 1212 + 5151,
@@ -132,6 +134,12 @@ FORM_GRID_SHARE = 0.9  # share of a decoded set-A image's top reading on the fre
 # no basic problem's, and 1 of 40 basic problems has a top reading with share >= 0.9 (3 >= 0.6); 7070, one free-form
 # problem (ff_nact7_0001) has no proposal on the grid, and a top reading with share 1.0. Before, 12 of seed 1212's 40
 # basic problems read their two images in full (0.3-2.6 s a problem) and found no program
+DRAWABLE_A = 3  # set-A images (of 6) whose classifier names a library shape a free-form program also draws, from
+# which a problem read as library shapes at once decodes set A to look for a stamped free-form program
+# (`_stamped_free_form`). Generated tuning seeds 3131 + 1212 + 5151 + 5252, problems read as library shapes at once:
+# free-form 9 (counts 0, 0, 0, 0, 3, 3, 6, 6, 6), basic 130 (all 0-1 but one 6), abstract 157 (one 3, six 2); 4 missed
+# ff_nact4_0001 of seed 3131 (a circle of four stamped quarter arcs the classifier names `closed_circle` in 3
+# images, `symm_trans_turtle` in 3)
 MIN_A_EXPLAINED = 4  # set-A images (of 6) a hypothesis must explain to be taken as the problem's program
 STROKE_LOGP_SLACK = 2.0  # nats: an action takes the decoder's stroke when it prefers it to H's by more than this
 # (tuning set, seed 3131, 40 problems, true H: 2 of 40 positive queries flagged, 1 of 91 stroke near misses missed)
