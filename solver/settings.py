@@ -166,10 +166,10 @@ PART_BUDGET_SHARE = 0.5  # each ink part of a two-part image is searched with th
 SPLIT_TOUCHING = True  # an image of one ink blob read as two shapes is also searched part by part (`_split_plan`)
 SPLIT_BELOW_CONFIDENCE = 0.5  # ... when the classifier's top probability for the whole blob is under this
 SPLIT_READINGS = 3  # the decoder's best readings of two shapes tried in turn until one splits the ink
-SPLIT_BEAM = 2  # beam width decoding an image that may be touching shapes (`_library_problem`): the split needs
+SPLIT_BEAM = 1  # beam width decoding an image that may be touching shapes (`_library_problem`): the split needs
 # readings of two shapes, not the best reading (generated tuning seeds 1212 + 3131, 80 basic problems: against the
-# full BEAM = 6 the same labels, confidences and rules; 2 problems with one context image fewer misfit; CPU per
-# decoded image 0.55 -> 0.35 s, one process)
+# full BEAM = 6 the same labels, confidences and rules with beam 2; beam 1 against 2 the same records, CPU per
+# touching image read 0.31 -> 0.26 s, 26 touching images of the first 25 basic problems of each seed, one process)
 CLASSIFIER_PRIOR = True  # library shapes reached by the search's edits pay the classifier's log-probability
 LIBRARY_LOGP_SCALE = 10.0  # the classifier's log-probabilities are given to the search times this (0.2 px per nat)
 # library shapes the enumerator starts from when no decoder is used (the "search without the decoder" ablation)
