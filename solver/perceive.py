@@ -49,10 +49,10 @@ import solver.traced as tracing
 from search.refine import Proposal, refine_image
 from solver.readings import PerceptionError, Perceived, pixel_fit, require_programs
 from solver.reconcile import reconcile_with_context
-from solver.settings import (BEAM, CLASSIFIER_PRIOR, CLASSIFY_BATCH, DECODE_BATCH, LIBRARY_DECODED, LIBRARY_LOGP_SCALE, LIBRARY_TOP,
-                             PAIR_TOP, PART_BUDGET_SHARE, REFINE_BUDGET_MS, REFINE_CANDIDATES, REFINE_POLISH_EVALS,
-                             SEED_LIBRARY_SHAPES, SPLIT_BEAM, SPLIT_BELOW_CONFIDENCE, SPLIT_READINGS, SPLIT_TOUCHING,
-                             TOP_K, TRACE_BELOW_CONFIDENCE)
+from solver.settings import (BEAM, CLASSIFIER_PRIOR, CLASSIFY_BATCH, DECODE_BATCH, LIBRARY_DECODED, LIBRARY_LOGP_SCALE,
+                             LIBRARY_TOP, PAIR_TOP, PART_BUDGET_SHARE, REFINE_BUDGET_MS, REFINE_CANDIDATES,
+                             REFINE_POLISH_EVALS, SEED_LIBRARY_SHAPES, SPLIT_BEAM, SPLIT_BELOW_CONFIDENCE, SPLIT_READINGS,
+                             SPLIT_TOUCHING, TOP_K, TRACE_BELOW_CONFIDENCE)
 from solver.traced import free_form_reading, grid_share
 
 __all__ = [
