@@ -142,10 +142,12 @@ def stroke_placements(program: ImageProgram, target: Target, judge=None) -> list
     return stroke_placements_many(program, [target], many)[0]
 
 
-def stroke_placements_many(program: ImageProgram, targets: list[Target], judge=None) -> list[list[Placement]]:
+def stroke_placements_many(program: ImageProgram, targets: list[Target], judge=None,
+                           polish_evals: int = STROKE_POLISH_EVALS) -> list[list[Placement]]:
     """`stroke_placements` of one program in several images, their symmetric poses judged together: `judge`
     takes a list of (image index, placement lists), one entry per image with poses to tell apart, and gives
-    their scores, a list per entry (one batch of the decoder for all images, where it is the judge)."""
+    their scores, a list per entry (one batch of the decoder for all images, where it is the judge); the first
+    best score wins. `polish_evals=0`: the placements as judged, not polished."""
     normal = [template(shape.with_strokes(StrokeType.NORMAL)) for shape in program.shapes]
     drawn = [template(shape) for shape in program.shapes]
     placements = [fit(normal, target)[0] for target in targets]
@@ -161,7 +163,9 @@ def stroke_placements_many(program: ImageProgram, targets: list[Target], judge=N
                             for k, options in asked.items()])
             for (k, options), found in zip(asked.items(), scores):
                 placements[k][s] = options[max(range(len(options)), key=lambda j: (found[j], -j))]
-    return [polish(drawn, found, target, STROKE_POLISH_EVALS) for found, target in zip(placements, targets)]
+    if not polish_evals:
+        return placements
+    return [polish(drawn, found, target, polish_evals) for found, target in zip(placements, targets)]
 
 
 def _symmetric_options(normal: list, drawn: list, placements: list, target: Target, s: int) -> list[Placement]:

@@ -159,13 +159,17 @@ def _judged_poses(hypothesis: ImageProgram, target, judge) -> tuple:
 
 
 def _context_margin(checkpoint, images: list, hypothesis: ImageProgram) -> float:
-    """The least stroke margin of set-A images that draw H (`_checked_one` of each `in_context`): the poses of
-    every image found together (`search.near_miss.stroke_placements_many`, the symmetric poses of all images
-    judged in one batch of the decoder), their strokes then read in one batch (the decoder's steps cost about a
-    third per image in a batch of six as alone)."""
+    """The least stroke margin of set-A images that draw H: the poses of every image found together
+    (`search.near_miss.stroke_placements_many`, the symmetric poses of all images judged in one batch of the
+    decoder), each image's margin read where its pose was judged (the judge's reading of the pose it chose), or, for
+    an image with no pose to tell apart, at its fitted pose (one more batch). Not polished on the pixel score, as
+    `_checked_one` does for one image: on generated tuning seeds 1212 + 5151 (24 problems, 64 judged set-A images)
+    the judged reading's margin lies within 0.13 nats (median; at most 1.3) of the polished pose's, at 40 % less
+    time (no polish, no second reading)."""
     from solver.perceive import _strokes_chunk
 
     targets = [make_target(image) for image in images]
+    judged: dict = {}  # image -> the margin of the reading of the pose its judge chose (the last shape judged)
 
     def judge(asked: list) -> list[list[float]]:  # the images with symmetric poses to tell apart, in one batch
         batch, poses, sizes = [], [], []
@@ -173,12 +177,21 @@ def _context_margin(checkpoint, images: list, hypothesis: ImageProgram) -> float
             batch += [images[k]] * len(candidates)
             poses += [tuple(p.pose(targets[k]) for p in placements) for placements in candidates]
             sizes.append(len(candidates))
-        found = iter(reading.logp for reading in _strokes_chunk((checkpoint, batch, hypothesis, poses)))
-        return [[next(found) for _ in range(size)] for size in sizes]
+        found = iter(_strokes_chunk((checkpoint, batch, hypothesis, poses)))
+        scores = []
+        for (k, _), size in zip(asked, sizes):
+            readings = [next(found) for _ in range(size)]
+            scores.append([reading.logp for reading in readings])
+            judged[k] = max(readings, key=lambda reading: reading.logp).margin  # the first best: the one chosen
+        return scores
 
-    placements = stroke_placements_many(hypothesis, targets, judge)
-    poses = [tuple(p.pose(target) for p in found) for found, target in zip(placements, targets)]
-    return min(reading.margin for reading in _strokes_chunk((checkpoint, list(images), hypothesis, poses)))
+    placements = stroke_placements_many(hypothesis, targets, judge, polish_evals=0)
+    rest = [k for k in range(len(images)) if k not in judged]
+    margins = list(judged.values())
+    if rest:
+        margins += [reading.margin for reading in _strokes_chunk(
+            (checkpoint, [images[k] for k in rest], hypothesis, [tuple(p.pose(targets[k]) for p in placements[k]) for k in rest]))]
+    return min(margins)
 
 
 def _stroke_judge(checkpoint, image: np.ndarray, hypothesis: ImageProgram, target):
