@@ -7,8 +7,9 @@ hypothesis explains an image.
      (LIBRARY_SURE_A), set A is read as library shapes first (every image is, in one round of jobs): if at least
      MIN_A_EXPLAINED of its readings draw one free-form program with the same stamped strokes
      (`_shared_free_form`: a free-form program may draw a library shape, a square, a triangle; only the free-form
-     generator repeats an action's stroke in every image), that program is H (step 3); else the problem is read as
-     library shapes (step 4).
+     generator repeats an action's stroke in every image), that program is H (step 3); when DRAWABLE_A of them are
+     named as shapes a free-form program also draws (a circle of four stamped quarter arcs), set A is decoded and
+     checked as in step 2 for a stamped H (`_stamped_free_form`); else the problem is read as library shapes (step 4).
   2. form: otherwise the DECODE_FIRST set-A images the classifier is least sure of are decoded (beam FORM_BEAM). Their
      free-form readings are the hypotheses; each is checked on every set-A image (its centreline fit,
      `search.near_miss.check` without neighbours), and the one that explains the most of them is the
@@ -22,11 +23,12 @@ hypothesis explains an image.
      readings are reconciled as before (`solver.reconcile`).
   3. check: every set-B image and query is checked against H and H's one-action neighbours
      (`search.near_miss`): the best of them by the centreline fit; an image whose geometry is H's has its
-     strokes judged by the decoder walking H at its pose, in the same job (`_checked_one`, `_with_strokes`):
+     strokes judged by the decoder walking H at its pose, in the same job (`_checked_many`: a query per job, set B
+     CHECK_BATCH to a job, their strokes read in one batch; `_with_strokes`):
      where it prefers another stroke for an action, that action takes it. The pose: where a shape's centreline
      fits its ink equally in several poses (a symmetric shape turned), the one where the decoder finds H's strokes
-     most likely (`_stroke_judge`). Set A's strokes are judged so too: how far the decoder strays on images that
-     draw H. A query keeps what its check found when that is H, one of H's neighbours where H does not explain
+     most likely (`_stroke_judge`). Set A's strokes are judged so too, when a query's strokes read otherwise (at
+     the judged poses, unpolished: `_context_margin`): how far the decoder strays on images that draw H. A query keeps what its check found when that is H, one of H's neighbours where H does not explain
      it, or a stroke near miss beyond what set A shows (`sure_stroke`); a query whose check is in doubt (another
      stroke near miss, or a neighbour where H explains it too: `_in_doubt`) is read in full, and that reading is
      its program. The queries are checked first, and a doubtful one is read here while the workers check set B.
@@ -37,7 +39,9 @@ hypothesis explains an image.
      reads as library shapes (the classifier is sure of nearly all of it, or the decoder and the full readings
      of step 2 found no free-form program in it), every image is read as library shapes: on generated basic
      problems (tuning seed 3131, 38 images the classifier is unsure of) the full reading named the same shapes
-     as the library reading (30 exact, 32 right categories, each) at 13 times the CPU time.
+     as the library reading (30 exact, 32 right categories, each) at 13 times the CPU time. The stroke types of
+     the images outside set A are not chosen there (attributes and shape categories are blind to strokes) unless
+     set A's readings share one program drawn all normal on a shape that takes stamps (`_strokes_asked`).
      One ink blob the classifier is unsure of (under SPLIT_BELOW_CONFIDENCE) may be touching shapes: it is
      decoded, so that its plan splits the ink among the decoder's two shapes (`PixelPerception.plan`); read
      without the decoder, every touching pair was read as one shape (generated basic problems, seeds 4141 /

@@ -106,3 +106,18 @@ def test_train_shapes_writes_a_checkpoint_that_loads(tmp_path):
                  "--workers", "1", "--threads", "1"]) == 0
     model = load_classifier(out)
     assert model.classes == len(shape_groups()) and model.groups == shape_groups()
+
+
+def test_guesses_in_a_batch_are_the_guesses_of_each_image():
+    from perception.shapes import library_guesses_many
+
+    square, circle = _shape("square"), _shape("closed_circle")
+    images = [render_program(ImageProgram((square, circle)), [Pose(-250, 100, 0, 150), Pose(120, -100, 0, 150)]),
+              render_program(ImageProgram((circle,)), [Pose(-30, 10, 40, 180)]),
+              render_program(ImageProgram((square,)), [Pose(300, 300, 0, 60)])]  # near the frame's corner
+    model = load_classifier()
+    for one, batched in zip([library_guesses(model, image) for image in images], library_guesses_many(model, images)):
+        assert [names for names, _ in one["whole"]] == [names for names, _ in batched["whole"]]
+        assert [p for _, p in one["whole"]] == pytest.approx([p for _, p in batched["whole"]], abs=1e-5)
+        assert len(one["parts"]) == len(batched["parts"])
+        assert all(np.array_equal(a, b) for a, b in zip(one["part_images"], batched["part_images"]))

@@ -96,3 +96,17 @@ def test_a_fuzzed_program_in_a_problem_is_a_clear_error_or_a_solution(value, ind
         assert str(error).startswith("queries image 0" if index == 6 else f"set A image {index}")
         return
     assert len(solution.labels) == 2
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 10_000), st.floats(0.0005, 0.05))
+def test_the_speck_share_is_the_share_of_ink_pixels_with_no_inked_neighbour(seed, density):
+    from scipy import ndimage
+
+    from solver.evidence import _isolated_share
+
+    rng = np.random.default_rng(seed)
+    ink = rng.random((64, 80)) < density
+    ink[rng.integers(64), rng.integers(80)] = True
+    neighbours = ndimage.convolve(ink.astype(np.uint8), np.ones((3, 3), np.uint8), mode="constant") - ink
+    assert _isolated_share(ink) == pytest.approx(float((ink & (neighbours == 0)).sum()) / float(ink.sum()))

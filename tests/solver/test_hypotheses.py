@@ -1,6 +1,7 @@
 import math
 
 import numpy as np
+import pytest
 
 from dsl.canonical import same_image
 from dsl.raster import render_program
@@ -122,6 +123,36 @@ def test_set_a_strokes_are_judged_where_the_decoder_finds_them_for_a_symmetric_s
         for _ in range(5):
             _, reading = _checked_one((None, _drawn(program, rng), program, True))
             assert reading.margin > 0.0
+
+
+def test_set_a_stroke_context_of_symmetric_shapes_is_read_where_their_poses_are_judged():
+    from solver.hypotheses import _context_margin
+
+    # the least margin over set A, each image read where its judge found H's strokes most likely: positive for
+    # images that draw H (a circle of stamped quarter arcs: every turn fits its ink), negative when one does not
+    circle = parse_image([["arc_zigzag_0.500_0.625-0.500", "arc_square_0.500_0.625-0.500",
+                           "arc_circle_0.500_0.625-0.500", "arc_triangle_0.500_0.625-0.500"]])
+    other = parse_image([["arc_zigzag_0.500_0.625-0.500", "arc_square_0.500_0.625-0.500",
+                          "arc_normal_0.500_0.625-0.500", "arc_triangle_0.500_0.625-0.500"]])
+    rng = np.random.default_rng(8)
+    images = [_drawn(circle, rng) for _ in range(4)]
+    assert _context_margin(None, images, circle) > 0.0
+    assert _context_margin(None, images + [_drawn(other, rng)], circle) < 0.0
+
+
+def test_images_checked_in_one_job_are_checked_as_each_alone():
+    from solver.hypotheses import _checked_many, _checked_one
+
+    rng = np.random.default_rng(9)
+    images = [_drawn(p, rng) for p in (H, TURNED, ZIGZAG)]
+    together = _checked_many((None, images, H))
+    for image, (decided, reading) in zip(images, together):
+        alone, alone_reading = _checked_one((None, image, H, False))
+        assert decided.evidence["verdict"] == alone.evidence["verdict"]
+        assert (reading is None) == (alone_reading is None)
+        if reading is not None:
+            assert reading.margin == pytest.approx(alone_reading.margin, abs=1e-3)
+    assert [decided.evidence["verdict"] for decided, _ in together][:2] == ["hypothesis", "neighbour"]
 
 
 def test_a_stroke_near_miss_traced_the_other_way_is_written_in_the_hypothesis_frame():
