@@ -195,15 +195,11 @@ _COMPUTED: dict = {}  # features computed in another process (`remember_features
 COMPUTED_LIMIT = 4096  # programs kept so (the memo is emptied beyond: a long run's later problems bring their own)
 
 
-def _normal_strokes(program: ImageProgram) -> ImageProgram:
-    return ImageProgram(tuple(shape.with_strokes(StrokeType.NORMAL) for shape in program.shapes))
-
-
 def image_features(program: ImageProgram) -> ImageFeatures:
     """Attributes (keyed by `dsl.library.ATTRIBUTES`, None = not applicable) and counts of an image.
     Memoised per program drawn with normal strokes (stroke types never change a feature), so a library
     shape drawn with other strokes is computed once; the caller gets its own dictionaries."""
-    key = _normal_strokes(program)
+    key = program.with_strokes(StrokeType.NORMAL)
     cached = _COMPUTED.get(key)
     if cached is None:
         cached = _image_features(key)
@@ -216,7 +212,7 @@ def shape_features(program: ImageProgram | None) -> tuple:
     for no program, or when a shape cannot be taken (the facts compute it again then, and report the fault)."""
     if program is None:
         return ()
-    keys = [_normal_strokes(ImageProgram((shape,))) for shape in program.shapes]
+    keys = [ImageProgram((shape.with_strokes(StrokeType.NORMAL),)) for shape in program.shapes]
     try:
         return tuple((key, _image_features(key)) for key in keys)
     except Exception:

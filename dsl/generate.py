@@ -129,7 +129,7 @@ def place(
 ) -> tuple[Pose, ...]:
     """Poses of the first valid trial (every checkpoint inside ±360); the last trial if none is valid.
     The checkpoints do not depend on stroke types, so the trials draw the program with normal strokes."""
-    skeleton = ImageProgram(tuple(s.with_strokes(StrokeType.NORMAL) for s in program.shapes))
+    skeleton = program.with_strokes(StrokeType.NORMAL)
     for _ in range(trials):
         poses = sample_pose(rng, len(program.shapes), scale_range)
         if execute_image(skeleton, poses).valid:

@@ -119,6 +119,9 @@ class ImageProgram:
     def n_actions(self) -> int:
         return sum(len(s) for s in self.shapes)
 
+    def with_strokes(self, stroke: StrokeType) -> "ImageProgram":
+        return ImageProgram(tuple(shape.with_strokes(stroke) for shape in self.shapes))
+
 
 @dataclass(frozen=True, slots=True)
 class Pose:

@@ -326,10 +326,6 @@ def _rescored(search: _StructureSearch, ranked: list, count: int) -> list:
     return sorted(out)
 
 
-def _normal(program: ImageProgram) -> ImageProgram:
-    return ImageProgram(tuple(shape.with_strokes(StrokeType.NORMAL) for shape in program.shapes))
-
-
 def _elapsed(started: float) -> float:
     return (time.perf_counter() - started) * 1000.0
 
@@ -409,7 +405,7 @@ def refine_image(
         evals = int(max(evals, strokes.MIN_POLISH_EVALS))
         if len(chosen) > 1 or not stroke_types:  # look-alikes ranked as they are drawn (strokes let one draw ink
             # it has no geometry for)
-            program = scored.program if stroke_types else _normal(scored.program)
+            program = scored.program if stroke_types else scored.program.with_strokes(StrokeType.NORMAL)
             placements = pose.polish([template(x) for x in program.shapes], list(placements), target, evals)
         else:
             program, placements = strokes.assign_strokes(

@@ -30,7 +30,7 @@ def touching_parts(image: np.ndarray, program: ImageProgram, min_share: float = 
         grey = grey[..., 0]
     if len(program.shapes) < 2:
         return []
-    plain = ImageProgram(tuple(shape.with_strokes(StrokeType.NORMAL) for shape in program.shapes))
+    plain = program.with_strokes(StrokeType.NORMAL)
     poses = fit_poses(plain, make_target(grey))
     distances = []
     for shape, pose in zip(plain.shapes, poses):

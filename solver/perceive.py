@@ -213,12 +213,8 @@ def _worker_classifier(checkpoint):
 
 def _guesses_one(job: tuple) -> dict:
     """The shape classifier's guesses for one image (every group), on one thread: the same in any process."""
-    from perception.shapes import library_guesses
-
     checkpoint, image = job
-    model = _worker_classifier(checkpoint)
-    with one_thread():
-        return library_guesses(model, image, top=model.classes)
+    return _guesses_chunk((checkpoint, [image]))[0]
 
 
 def _guesses_chunk(job: tuple) -> list[dict]:

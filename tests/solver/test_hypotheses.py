@@ -20,6 +20,10 @@ TURNED = parse_image([["line_normal_1.000-0.500", "arc_normal_0.500_0.625-0.750"
                        "line_normal_1.000-0.667", "arc_normal_0.500_0.625-0.500"]])  # action 3's turn changed
 ZIGZAG = parse_image([["line_normal_1.000-0.500", "arc_normal_0.500_0.625-0.750", "line_zigzag_1.000-0.833",
                        "line_normal_1.000-0.667", "arc_normal_0.500_0.625-0.500"]])  # action 3's stroke changed
+CIRCLE = parse_image([["arc_zigzag_0.500_0.625-0.500", "arc_square_0.500_0.625-0.500",
+                       "arc_circle_0.500_0.625-0.500", "arc_triangle_0.500_0.625-0.500"]])  # four stamped quarter arcs
+CIRCLE_NEAR_MISS = parse_image([["arc_zigzag_0.500_0.625-0.500", "arc_square_0.500_0.625-0.500",
+                                 "arc_normal_0.500_0.625-0.500", "arc_triangle_0.500_0.625-0.500"]])  # arc 3 normal
 
 
 def _drawn(program, rng):
@@ -116,10 +120,8 @@ def test_set_a_strokes_are_judged_where_the_decoder_finds_them_for_a_symmetric_s
     # pose is the one where the decoder finds the program's strokes most likely (judged by the pixel score, it
     # was the one turned round for several of these poses: the strokes then looked like a near miss)
     straight = parse_image([["line_zigzag_1.000-0.500", "line_square_1.000-0.500"]])
-    circle = parse_image([["arc_zigzag_0.500_0.625-0.500", "arc_square_0.500_0.625-0.500",
-                           "arc_circle_0.500_0.625-0.500", "arc_triangle_0.500_0.625-0.500"]])
     rng = np.random.default_rng(7)
-    for program in (straight, circle):
+    for program in (straight, CIRCLE):
         for _ in range(5):
             _, reading = _checked_one((None, _drawn(program, rng), program, True))
             assert reading.margin > 0.0
@@ -130,14 +132,10 @@ def test_set_a_stroke_context_of_symmetric_shapes_is_read_where_their_poses_are_
 
     # the least margin over set A, each image read where its judge found H's strokes most likely: positive for
     # images that draw H (a circle of stamped quarter arcs: every turn fits its ink), negative when one does not
-    circle = parse_image([["arc_zigzag_0.500_0.625-0.500", "arc_square_0.500_0.625-0.500",
-                           "arc_circle_0.500_0.625-0.500", "arc_triangle_0.500_0.625-0.500"]])
-    other = parse_image([["arc_zigzag_0.500_0.625-0.500", "arc_square_0.500_0.625-0.500",
-                          "arc_normal_0.500_0.625-0.500", "arc_triangle_0.500_0.625-0.500"]])
     rng = np.random.default_rng(8)
-    images = [_drawn(circle, rng) for _ in range(4)]
-    assert _context_margin(None, images, circle) > 0.0
-    assert _context_margin(None, images + [_drawn(other, rng)], circle) < 0.0
+    images = [_drawn(CIRCLE, rng) for _ in range(4)]
+    assert _context_margin(None, images, CIRCLE) > 0.0
+    assert _context_margin(None, images + [_drawn(CIRCLE_NEAR_MISS, rng)], CIRCLE) < 0.0
 
 
 def test_images_checked_in_one_job_are_checked_as_each_alone():
@@ -249,14 +247,10 @@ def test_a_set_a_of_one_library_shape_drawn_normal_gets_the_other_images_strokes
 def test_a_set_a_of_stamped_circles_the_classifier_is_sure_of_is_decoded_as_free_form():
     # the classifier reads a circle of four stamped quarter arcs as the library's one-arc circle, whose reading
     # cannot hold four strokes: set A is decoded, and its strokes all read as the decoded program's
-    circle = parse_image([["arc_zigzag_0.500_0.625-0.500", "arc_square_0.500_0.625-0.500",
-                           "arc_circle_0.500_0.625-0.500", "arc_triangle_0.500_0.625-0.500"]])
-    near_miss = parse_image([["arc_zigzag_0.500_0.625-0.500", "arc_square_0.500_0.625-0.500",
-                              "arc_normal_0.500_0.625-0.500", "arc_triangle_0.500_0.625-0.500"]])
     rng = np.random.default_rng(13)
-    images = [_drawn(p, rng) for p in [circle] * 6 + [near_miss] * 2 + [circle, near_miss]]
+    images = [_drawn(p, rng) for p in [CIRCLE] * 6 + [CIRCLE_NEAR_MISS] * 2 + [CIRCLE, CIRCLE_NEAR_MISS]]
     with PixelPerception() as perception:
         results = perception.perceive(images, positives=6, negatives=2)
     assert [r.evidence["verdict"] for r in results] == ["hypothesis"] * 6 + ["stroke"] * 2 + ["hypothesis", "stroke"]
-    assert same_image(results[8].program, circle)
+    assert same_image(results[8].program, CIRCLE)
 
