@@ -182,10 +182,10 @@ def _symmetric_options(normal: list, drawn: list, placements: list, target: Targ
     return options
 
 
-def check(program: ImageProgram, target: Target, neighbours: bool = True, judge=None) -> Check:
+def check(program: ImageProgram, target: Target, neighbours: bool = True) -> Check:
     """The hypothesis `program` checked on the image `target`: its centreline fit and, with `neighbours`,
-    its best geometric neighbour's (then, unless that neighbour fits better, the hypothesis's poses are the
-    ones its strokes are judged at, `stroke_placements` with `judge`; else the centreline fit's)."""
+    its best geometric neighbour's; the poses are the centreline fits' (where the strokes of an image that draws
+    the hypothesis are judged is the caller's: `stroke_placements_many`)."""
     own, placements = centreline_fit(program, target)
     best, best_fit = None, float("inf")
     if neighbours:
@@ -194,7 +194,5 @@ def check(program: ImageProgram, target: Target, neighbours: bool = True, judge=
             value, found = centreline_fit(neighbour, target, templates=templates)
             if value < best_fit:
                 best, best_fit = (change, neighbour, found), value
-        if not best_fit < own:  # H is the best geometric explanation: its strokes are judged at its poses
-            placements = stroke_placements(program, target, judge)
     return Check(own, best_fit, best[1] if best else None, best[0] if best else None,
                  tuple(p.pose(target) for p in placements), tuple(p.pose(target) for p in best[2]) if best else ())

@@ -180,7 +180,7 @@ SCREEN_KEEP = 2  # neighbours fitted in full after the screen, best screened fir
 SYMMETRY_TURNS = np.arange(0.0, 360.0, 30.0)  # degrees: turns of a shape's fitted pose about its centroid
 # (search.pose.turned) refined to find the poses its centreline cannot tell apart. A free-form shape's symmetries turn
 # it by multiples of 30 degrees (its turns are); a circle's centreline fits every turn and only its strokes tell which
-# is right (the decoder choosing among the poses, solver.hypotheses._stroke_judge). On 24 random poses each (seed 7) of
+# is right (the decoder choosing among the poses, solver.hypotheses._judged_readings). On 24 random poses each (seed 7) of
 # a circle of four stamped quarter arcs and a straight run of two lines, the poses whose strokes the decoder then
 # misjudged: 0 of 24 and 0 of 24 (every 10 degrees, 36 poses to judge for a circle: 0 and 0; 8 heading guesses from
 # the ink's moments, as before: 8 and 7)

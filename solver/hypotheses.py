@@ -28,9 +28,9 @@ hypothesis explains an image.
      CHECK_BATCH to a job, their strokes read in one batch; `_with_strokes`):
      where it prefers another stroke for an action, that action takes it. The pose: where a shape's centreline
      fits its ink equally in several poses (a symmetric shape turned), the one where the decoder finds H's strokes
-     most likely (`_stroke_judge`). Set A's strokes are judged so too, when a query's strokes read otherwise (at
-     the judged poses, unpolished: `_context_margin`): how far the decoder strays on images that draw H. A query keeps what its check found when that is H, one of H's neighbours where H does not explain
-     it, or a stroke near miss beyond what set A shows (`sure_stroke`); a query whose check is in doubt (another
+     most likely, the reading made there kept (`_judged_readings`, unpolished). Set A's strokes are judged so too,
+     when a query's strokes read otherwise (`_context_margin`): how far the decoder strays on images that draw H. A
+     query keeps what its check found when that is H, one of H's neighbours where H does not explain it, or a stroke near miss beyond what set A shows (`sure_stroke`); a query whose check is in doubt (another
      stroke near miss, or a neighbour where H explains it too: `_in_doubt`) is read in full, and that reading is
      its program. The queries are checked first, and a doubtful one is read here while the workers check set B.
      An image no neighbour explains either (and a set-A image H does not explain) is read in full.
@@ -67,7 +67,7 @@ from dsl.features import remember_features, shape_features
 from dsl.free_form import free_form_drawable
 from dsl.library import load_library
 from dsl.types import DATASET_STROKE_TYPES, ImageProgram, Shape, StrokeType
-from search.near_miss import Check, check, stroke_placements, stroke_placements_many
+from search.near_miss import Check, check, stroke_placements_many
 from search.neighbourhood import forward_free_form, normal_strokes_only
 from search.template import make_target
 from solver.readings import Perceived
@@ -126,55 +126,50 @@ def verdict(found: Check, hypothesis: ImageProgram) -> Verdict:
 
 
 def _checked_one(job: tuple) -> tuple:
-    """One image checked against H and its neighbours (`verdict`) and, when its geometry is H's, its strokes
-    judged by the decoder walking H at the image's pose (`perception.decode.read_strokes`, a batch of one image)
-    -> (Verdict, StrokeReading or None); a set-A image H explains (`in_context`): only its strokes, at the poses
-    they are judged at (`search.near_miss.stroke_placements`) -> (None, StrokeReading). In a worker process."""
-    from solver.perceive import _strokes_chunk
-
+    """One image checked against H and its neighbours and its strokes read (`_checked_many` of one image); a set-A
+    image H explains (`in_context`): only its strokes, read where they are judged (`_judged_readings`) -> (None,
+    StrokeReading). In a worker process."""
     checkpoint, image, hypothesis, in_context = job
     if not in_context:
         return _checked_many((checkpoint, [image], hypothesis))[0]
-    target = make_target(image)
-    judge = _stroke_judge(checkpoint, image, hypothesis, target)
-    return None, _strokes_chunk((checkpoint, [image], hypothesis, [_judged_poses(hypothesis, target, judge)]))[0]
+    return None, _judged_readings(checkpoint, [image], hypothesis)[0][1]
 
 
 def _checked_many(job: tuple) -> list[tuple]:
-    """`_checked_one` of a few images in one job (not in context), the strokes of those whose geometry is H's read
-    in one batch of the decoder (its steps cost about half per image in a batch of three as alone). In a worker
+    """A few images checked against H and its neighbours (`verdict`) in one job -> (Verdict, StrokeReading or
+    None) each: the strokes of those whose geometry is H's read by the decoder walking H at their poses, all in one
+    batch (`_judged_readings`; its steps cost about half per image in a batch of three as alone). In a worker
     process."""
-    from solver.perceive import _strokes_chunk
-
     checkpoint, images, hypothesis = job
+    targets = [make_target(image) for image in images]
     decided = []
-    for image in images:
-        target = make_target(image)
-        found = verdict(check(hypothesis, target, True, _stroke_judge(checkpoint, image, hypothesis, target)), hypothesis)
+    for target in targets:
+        found = verdict(check(hypothesis, target, True), hypothesis)
         decided.append(replace(found, features=shape_features(found.program)))  # what the problem's facts will ask
         # of its shapes, here in the worker
     read = [k for k, found in enumerate(decided) if found.program is not None and found.evidence["verdict"] == "hypothesis"]
-    readings = dict(zip(read, _strokes_chunk((checkpoint, [images[k] for k in read], hypothesis,
-                                              [decided[k].poses for k in read])))) if read else {}
-    return [(found, readings.get(k)) for k, found in enumerate(decided)]
+    judged = dict(zip(read, _judged_readings(checkpoint, [images[k] for k in read], hypothesis,
+                                             [targets[k] for k in read]))) if read else {}
+    return [(replace(found, poses=judged[k][0]), judged[k][1]) if k in judged else (found, None)
+            for k, found in enumerate(decided)]
 
 
-def _judged_poses(hypothesis: ImageProgram, target, judge) -> tuple:
-    return tuple(p.pose(target) for p in stroke_placements(hypothesis, target, judge))
-
-
-def _context_margin(checkpoint, images: list, hypothesis: ImageProgram) -> float:
-    """The least stroke margin of set-A images that draw H: the poses of every image found together
-    (`search.near_miss.stroke_placements_many`, the symmetric poses of all images judged in one batch of the
-    decoder), each image's margin read where its pose was judged (the judge's reading of the pose it chose), or, for
-    an image with no pose to tell apart, at its fitted pose (one more batch). Not polished on the pixel score, as
-    `_checked_one` does for one image: on generated tuning seeds 1212 + 5151 (24 problems, 64 judged set-A images)
-    the judged reading's margin lies within 0.13 nats (median; at most 1.3) of the polished pose's, at 40 % less
-    time (no polish, no second reading)."""
+def _judged_readings(checkpoint, images: list, hypothesis: ImageProgram, targets: list | None = None) -> list[tuple]:
+    """Where H lies in each of `images` that draw its geometry, and how the decoder walking H there reads its strokes
+    -> (poses, `perception.decode.StrokeReading`) per image. A symmetric shape fits its ink as well turned round
+    (`search.near_miss.stroke_placements_many`): its poses are told apart by the decoder, the one where it finds H's
+    strokes most likely taken (log-probability summed over the actions), all images' poses judged in one batch, and
+    the judge's reading of the pose it chose is the image's; an image with no pose to tell apart is read at its
+    fitted pose (one more batch). Not polished on the pixel score: on generated tuning seeds 1212 + 5151 (24
+    problems, 64 judged set-A images) the judged reading's margin lies within 0.13 nats (median; at most 1.3) of the
+    polished pose's, at 40 % less time (no polish, no second reading). Judged by the pixel score instead, the pose
+    turned round was taken on tuning seed 1212 for most set-A images of ff_nact2_5_0001 and ff_nact4_0001 (a straight
+    two-line shape, a square), whose strokes then looked like near misses of H (-25 to -35 nats; +5 to +7 at the pose
+    the decoder prefers). `targets`: the images' `make_target`s, when made."""
     from solver.perceive import _strokes_chunk
 
-    targets = [make_target(image) for image in images]
-    judged: dict = {}  # image -> the margin of the reading of the pose its judge chose (the last shape judged)
+    targets = [make_target(image) for image in images] if targets is None else targets
+    judged: dict = {}  # image -> the reading of the pose its judge chose (the last shape judged: at its final poses)
 
     def judge(asked: list) -> list[list[float]]:  # the images with symmetric poses to tell apart, in one batch
         batch, poses, sizes = [], [], []
@@ -187,32 +182,21 @@ def _context_margin(checkpoint, images: list, hypothesis: ImageProgram) -> float
         for (k, _), size in zip(asked, sizes):
             readings = [next(found) for _ in range(size)]
             scores.append([reading.logp for reading in readings])
-            judged[k] = max(readings, key=lambda reading: reading.logp).margin  # the first best: the one chosen
+            judged[k] = max(readings, key=lambda reading: reading.logp)  # the first best: the one chosen
         return scores
 
     placements = stroke_placements_many(hypothesis, targets, judge, polish_evals=0)
+    poses = [tuple(p.pose(target) for p in found) for found, target in zip(placements, targets)]
     rest = [k for k in range(len(images)) if k not in judged]
-    margins = list(judged.values())
     if rest:
-        margins += [reading.margin for reading in _strokes_chunk(
-            (checkpoint, [images[k] for k in rest], hypothesis, [tuple(p.pose(targets[k]) for p in placements[k]) for k in rest]))]
-    return min(margins)
+        judged.update(zip(rest, _strokes_chunk((checkpoint, [images[k] for k in rest], hypothesis, [poses[k] for k in rest]))))
+    return [(poses[k], judged[k]) for k in range(len(images))]
 
 
-def _stroke_judge(checkpoint, image: np.ndarray, hypothesis: ImageProgram, target):
-    """Placement lists of H in `image` -> how likely the decoder walking H there finds H's strokes (log-probability
-    summed over the actions, `perception.decode.read_strokes`, the lists in one batch): the poses a symmetric shape
-    fits equally well are told apart by its strokes (`search.near_miss.stroke_placements`). Judged by the pixel
-    score instead, the pose turned round was taken on generated tuning seed 1212 for most set-A images of
-    ff_nact2_5_0001 and ff_nact4_0001 (a straight two-line shape, a square), whose strokes then
-    looked like near misses of H (-25 to -35 nats; +5 to +7 at the pose the decoder prefers)."""
-    from solver.perceive import _strokes_chunk
-
-    def judge(candidates: list) -> list[float]:
-        poses = [tuple(p.pose(target) for p in placements) for placements in candidates]
-        return [reading.logp for reading in _strokes_chunk((checkpoint, [image] * len(poses), hypothesis, poses))]
-
-    return judge
+def _context_margin(checkpoint, images: list, hypothesis: ImageProgram) -> float:
+    """The least stroke margin of set-A images that draw H, each read where its pose is judged (`_judged_readings`,
+    the images together)."""
+    return min(reading.margin for _, reading in _judged_readings(checkpoint, images, hypothesis))
 
 
 def _with_strokes(decided: Verdict, reading, hypothesis: ImageProgram, context_margin: float | None = None) -> Perceived | None:
