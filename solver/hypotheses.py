@@ -30,11 +30,10 @@ hypothesis explains an image.
      fits its ink equally in several poses (a symmetric shape turned), the one where the decoder finds H's strokes
      most likely, the reading made there kept (`_judged_readings`, unpolished). Set A's strokes are judged so too,
      when a query's strokes read otherwise (`_context_margin`): how far the decoder strays on images that draw H. A
-     query keeps what its check found when that is H, one of H's neighbours where H does not explain it, or a
-     stroke near miss beyond what set A shows (`sure_stroke`); a query whose check is in doubt (another stroke near
-     miss, or a neighbour where H explains it too: `_in_doubt`) is read in full, and that reading is its program.
-     The queries are checked first, and a doubtful one is read here while the workers check set B. An image no
-     neighbour explains either (and a set-A image H does not explain) is read in full.
+     query keeps what its check found when that is H, one of H's neighbours where H does not explain it, or a stroke near miss beyond what set A shows (`sure_stroke`); a query whose check is in doubt (another
+     stroke near miss, or a neighbour where H explains it too: `_in_doubt`) is read in full, and that reading is
+     its program. The queries are checked first, and a doubtful one is read here while the workers check set B.
+     An image no neighbour explains either (and a set-A image H does not explain) is read in full.
   4. library: images the classifier is sure of (`solver.perceive.TRACE_BELOW_CONFIDENCE`) are read as
      library shapes from its plan, without the decoder; the others are read in full (decoded, classified,
      searched or traced), and free-form readings reconciled with the context (`solver.reconcile`). When set A
@@ -258,7 +257,7 @@ def perceive_problem(perception, images: list[np.ndarray], positives: int, negat
                                                                [decoded[k] for k in first])):
                     results[k] = r
             readings = {k: results[k].program for k in first if results[k].program is not None}
-            formed = _formed(perception, images, positives, list(readings.values()), stages)
+            formed = _formed(perception, images, positives, readings, stages)
         if formed is not None:
             return _checked(perception, images, results, positives, negatives, formed, stages)
         seen = [props[0].program for props in decoded.values() if props]
@@ -295,7 +294,7 @@ def _shared_free_form(perception, images, positives: int, done: dict, stages: St
             programs[k] = snapped
     for k, program in programs.items():
         if sum(same_image(program, other) for other in programs.values()) >= MIN_A_EXPLAINED:
-            return _formed(perception, images, positives, [program], stages)
+            return _formed(perception, images, positives, {k: program}, stages)
     return None
 
 
@@ -419,36 +418,29 @@ class Formed:
     hypothesis: ImageProgram
     explained: list  # set-A images H explains
     checks: list  # H checked on each set-A image (no neighbours)
-    votes: int = 1  # decoded set-A readings that name H
 
 
-def _formed(perception, images, positives: int, readings: list, stages: Stages, known: dict | None = None) -> Formed | None:
-    """The free-form hypothesis H among `readings` (decoded set-A programs) that explains the most set-A images
-    (ties: the lower total fit, then the more readings that name it: programs drawing the same geometry with other
-    strokes fit alike; then the first in `readings`), if it explains at least MIN_A_EXPLAINED; else None. `known`: each hypothesis's checks on set A
-    by its `image_key`, kept across calls (a hypothesis is checked once)."""
-    known = {} if known is None else known
+def _formed(perception, images, positives: int, readings: dict, stages: Stages, tried: set = frozenset()) -> Formed | None:
+    """The free-form hypothesis H among `readings` (image -> program) that explains the most set-A images
+    (ties: the lower total fit), if it explains at least MIN_A_EXPLAINED; else None. `tried`: the `image_key`s of
+    hypotheses already checked (not checked again)."""
     candidates: dict = {}
-    votes: dict = {}
-    for program in readings:
+    for k, program in readings.items():
         snapped = free_form_reading(program)
         if snapped is not None:  # in the generator's direction of travel, as the image was drawn (its stamps show it)
             snapped = ImageProgram(tuple(forward_free_form(shape) for shape in snapped.shapes))
-            key = image_key(snapped)
-            candidates.setdefault(key, snapped)
-            votes[key] = votes.get(key, 0) + 1
+            if image_key(snapped) not in tried:
+                candidates.setdefault(image_key(snapped), snapped)
     if not candidates:
         return None
     a = list(range(positives))
-    new = [key for key in candidates if key not in known]
-    if new:
-        with stages("check"):
-            checks = perception.map(_check_job, [(images[k], candidates[key], False) for key in new for k in a])
-        for c, key in enumerate(new):
-            known[key] = checks[c * positives:(c + 1) * positives]
+    programs = list(candidates.values())
+    with stages("check"):
+        checks = perception.map(_check_job, [(images[k], p, False) for p in programs for k in a])
     best = None
-    for key, program in candidates.items():
-        found = Formed(program, [k for k in a if known[key][k].fit <= LEVEL_PX], known[key], votes[key])
+    for c, program in enumerate(programs):
+        on_a = checks[c * positives:(c + 1) * positives]
+        found = Formed(program, [k for k in a if on_a[k].fit <= LEVEL_PX], on_a)
         if best is None or _formed_key(found) > _formed_key(best):
             best = found
     return best if len(best.explained) >= MIN_A_EXPLAINED else None
@@ -456,23 +448,22 @@ def _formed(perception, images, positives: int, readings: list, stages: Stages, 
 
 def _decoded_formed(perception, images, positives: int, first: list, stages: Stages) -> tuple[dict, Formed | None]:
     """Set-A images `first` decoded and the free-form hypothesis H formed from their top readings (`_formed`):
-    greedily (beam FORM_GREEDY_BEAM) first. Unless the greedy readings all name one H that explains every set-A image
-    (or none is formed and the decoder proposed no free-form program, `_free_form_proposed`), the images are decoded
-    again with beam FORM_BEAM and H formed from all the readings, the wider first (a tie of fit and votes goes to
-    them): a greedy reading may misread a stroke, and the geometry of set A cannot tell (fresh seed 9595: a
-    circle-stamped arc read as triangle-stamped in one of two images, and a positive query lost). -> (image ->
-    proposals, the last decoded; Formed or None)."""
+    greedily (beam FORM_GREEDY_BEAM) first; when the H so formed does not explain every set-A image, or none is
+    formed though the decoder proposed a free-form program (`_free_form_proposed`), decoded again with beam FORM_BEAM
+    and H formed from the wider readings too, the better kept (more set-A images explained, then the lower total fit).
+    -> (image -> proposals, the last decoded; Formed or None)."""
     with stages("decode"):
         decoded = dict(zip(first, perception.decode_each([images[k] for k in first], beam=FORM_GREEDY_BEAM)))
-    readings, known = list(_top_readings(decoded).values()), {}
-    formed = _formed(perception, images, positives, readings, stages, known)
-    if formed is None and not _free_form_proposed(decoded):
+    formed = _formed(perception, images, positives, _top_readings(decoded), stages)
+    if (formed is not None and len(formed.explained) == positives) or (formed is None and not _free_form_proposed(decoded)):
         return decoded, formed
-    if formed is not None and len(formed.explained) == positives and formed.votes == len(readings):
-        return decoded, formed
+    tried = {image_key(formed.hypothesis)} if formed is not None else set()
     with stages("decode"):
         decoded = dict(zip(first, perception.decode_each([images[k] for k in first], beam=FORM_BEAM)))
-    return decoded, _formed(perception, images, positives, list(_top_readings(decoded).values()) + readings, stages, known)
+    wider = _formed(perception, images, positives, _top_readings(decoded), stages, tried)
+    if wider is not None and (formed is None or _formed_key(wider) > _formed_key(formed)):
+        formed = wider
+    return decoded, formed
 
 
 def _top_readings(decoded: dict) -> dict:
@@ -480,8 +471,8 @@ def _top_readings(decoded: dict) -> dict:
 
 
 def _formed_key(formed: Formed) -> tuple:
-    """How well H explains set A: the images it explains, then the lower total fit, then the readings naming it."""
-    return len(formed.explained), -sum(found.fit for found in formed.checks), formed.votes
+    """How well H explains set A: the images it explains, then the lower total fit."""
+    return len(formed.explained), -sum(found.fit for found in formed.checks)
 
 
 def _in_doubt(found: dict) -> bool:

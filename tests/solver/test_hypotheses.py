@@ -95,11 +95,10 @@ class GreedyMisreads(FixedDecoder):
         super().__init__(reading, **kwargs)
         self.greedy, self.beams = greedy, []
 
-    def decode_each(self, images, beam=None):  # `greedy`: one program for every image, or a list of them in turn
+    def decode_each(self, images, beam=None):
         self.beams.append(beam)
         found = self.proposals(images)
-        greedy = self.greedy if isinstance(self.greedy, list) else [self.greedy] * len(images)
-        return [(Proposal(program, 0.0),) for program in greedy] if beam == 1 else found
+        return [(Proposal(self.greedy, 0.0),)] * len(images) if beam == 1 else found
 
 
 def test_set_a_is_decoded_with_a_wider_beam_when_the_greedy_hypothesis_leaves_images_unexplained():
@@ -113,11 +112,6 @@ def test_set_a_is_decoded_with_a_wider_beam_when_the_greedy_hypothesis_leaves_im
         assert perception.beams == [1, FORM_BEAM]
         assert all(same_image(r.program, H) for r in results[:6]) and same_image(results[8].program, H)
         assert same_image(results[9].program, TURNED)
-    with GreedyMisreads(H, [ZIGZAG, H]) as perception:  # the greedy readings disagree on a stroke (the geometry of set
-        # A cannot tell them apart): decoded again, wider, and the H that most readings name is taken
-        results = perception.perceive(images, positives=6, negatives=2)
-        assert perception.beams == [1, FORM_BEAM]
-        assert all(same_image(r.program, H) for r in results[:6]) and same_image(results[8].program, H)
 
 
 def test_a_query_judged_a_stroke_near_miss_beyond_what_set_a_shows_is_not_read_in_full():
