@@ -17,7 +17,6 @@ FREE_FORM_SETTINGS: tuple[tuple[int, ...], ...] = (
     (4,), (5,), (6,), (7,), (8,), (9,), (3, 3), (2, 5), (3, 4), (3, 5), (4, 4), (4, 5),
 )
 FREE_FORM_TURNS: tuple[float, ...] = (0, 30, -30, 60, -60, 90, -90, 120, -120, 150, -150)
-NEAR_MISS_TURN = 45.0  # degrees: a near miss's changed turn lies more than this from the action's own (spec 3.2)
 FF_LINE = Action.line(1.0)
 FF_ARC = Action.arc(0.5, 90.0)
 # Move library in candidate order: the turn before each action (the first is always L0).
@@ -83,7 +82,7 @@ def perturb_action(rng: np.random.Generator, action: Action, way: Perturbation) 
         other = FF_ARC if action.is_line else FF_LINE
         return other.with_turn(action.turn).with_stroke(action.stroke)
     if way is Perturbation.DIRECT_ANGLE:
-        choices = [t for t in FREE_FORM_TURNS if abs(t - action.turn) > NEAR_MISS_TURN]
+        choices = [t for t in FREE_FORM_TURNS if abs(t - action.turn) > 45.0]
         return action.with_turn(float(choices[rng.integers(len(choices))]))
     others = [t for t in DATASET_STROKE_TYPES if t is not action.stroke]
     return action.with_stroke(others[rng.integers(len(others))])

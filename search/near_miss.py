@@ -7,7 +7,7 @@ changed). So an image is checked against the hypothesis H and H's one-action nei
 
   geometry   the centreline fit (`search.pose.fit`, mean distance in px, strokes drawn normal) of H and of
              every geometric neighbour (`geometric_neighbours`: each action's kind swapped, each turn after
-             the first moved as the generator moves it: to the values of its turn set more than 45 degrees away);
+             the first moved to every other value of the free-form turn grid);
   strokes    H's poses for judging its strokes (`stroke_placements`): a symmetric shape fits its ink as well
              turned round, and only the strokes tell which way it lies (the caller judges the strokes there:
              `perception.decode.read_strokes`).
@@ -23,11 +23,10 @@ from dataclasses import dataclass
 
 from dsl.canonical import normalise_angle
 from dsl.types import Action, ActionKind, ImageProgram, Shape, StrokeType
-from dsl.free_form import FREE_FORM_TURNS as NEAR_MISS_TURNS, NEAR_MISS_TURN
-from search.neighbourhood import forward_free_form, free_form_action
+from search.neighbourhood import FREE_FORM_TURNS, forward_free_form, free_form_action
 from search.pose import (FIT_EVALS, Placement, SparseProblem, fit, guesses, ink_groups, pixel_cost, polish, refine,
                          shape_window, turned)
-from search.settings import (SCREEN_EVALS, SCREEN_KEEP, STROKE_POLISH_EVALS, SYMMETRY_EVALS,
+from search.settings import (SAME_TURN, SCREEN_EVALS, SCREEN_KEEP, STROKE_POLISH_EVALS, SYMMETRY_EVALS,
                              SYMMETRY_JUDGED, SYMMETRY_TURNS, SYMMETRY_TOLERANCE)
 from search.template import Target, template
 
@@ -68,9 +67,7 @@ def geometric_neighbours(program: ImageProgram) -> list[tuple[Change, ImageProgr
     """The programs one geometric action change away from `program` (each shape in the free-form
     generator's direction of travel, `forward_free_form`, so that a new arc turns left as the generator's
     do): every action's kind swapped (line <-> free-form arc, turn and stroke kept), every turn before
-    action i >= 1 set to each value of the generator's turn set more than NEAR_MISS_TURN degrees from its own (the
-    changes the free-form generator makes, spec 3.2: `dsl.free_form.perturb_action`; a turn moved by 30 degrees is no
-    near miss of the problem's, and its neighbour had fitted images of H about as well as H)."""
+    action i >= 1 set to each other value of the free-form turn grid (SAME_TURN)."""
     forward = ImageProgram(tuple(forward_free_form(shape) for shape in program.shapes))
     out = []
     for s, shape in enumerate(forward.shapes):
@@ -80,8 +77,8 @@ def geometric_neighbours(program: ImageProgram) -> list[tuple[Change, ImageProgr
             out.append((Change(s, i, "kind"), _with_action(forward, s, i, swapped)))
             if i == 0:
                 continue  # the first turn only rotates the shape
-            for turn in NEAR_MISS_TURNS:
-                if abs(normalise_angle(turn - action.turn)) > NEAR_MISS_TURN:
+            for turn in FREE_FORM_TURNS:
+                if abs(normalise_angle(turn - action.turn)) > SAME_TURN:
                     out.append((Change(s, i, "turn"), _with_action(forward, s, i, action.with_turn(turn))))
     return out
 

@@ -173,6 +173,7 @@ MATCH_REACH = 0.25  # units: a traced action takes the stroke of a decoded actio
 
 # search.near_miss: checking a free-form hypothesis and its one-action neighbours; set by hand, checked on the
 # generated tuning set (seed 3131: 315 of 320 set-B images and queries given the right geometry with the true H).
+SAME_TURN = 5.0  # degrees: a turn this close to the action's own is the same turn (action strings round turns)
 SCREEN_EVALS = 20  # sparse-score evaluations refining a neighbour's best heading guess when all neighbours are
 # screened (a full fit refines the two best guesses with search.pose.FIT_EVALS = 60 each)
 SCREEN_KEEP = 2  # neighbours fitted in full after the screen, best screened first
