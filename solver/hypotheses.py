@@ -10,8 +10,7 @@ hypothesis explains an image.
      generator repeats an action's stroke in every image), that program is H (step 3); when DRAWABLE_A of them are
      named as shapes a free-form program also draws (a circle of four stamped quarter arcs), set A is decoded and
      checked as in step 2 for a stamped H (`_stamped_free_form`); else the problem is read as library shapes (step 4).
-  2. form: otherwise the DECODE_FIRST set-A images the classifier is least sure of are decoded, greedily first (beam
-     FORM_GREEDY_BEAM), again with beam FORM_BEAM when that H leaves set-A images unexplained (`_decoded_formed`). Their
+  2. form: otherwise the DECODE_FIRST set-A images the classifier is least sure of are decoded (beam FORM_BEAM). Their
      free-form readings are the hypotheses; each is checked on every set-A image (its centreline fit,
      `search.near_miss.check` without neighbours), and the one that explains the most of them is the
      problem's program H, if it explains at least MIN_A_EXPLAINED; H is written in the free-form generator's
@@ -72,8 +71,8 @@ from search.neighbourhood import forward_free_form, normal_strokes_only
 from search.template import make_target
 from solver.readings import Perceived
 from solver.reconcile import reconcile_with_context
-from solver.settings import (CHECK_BATCH, CHECKED_READ_BEAM, DECODE_FIRST, DRAWABLE_A, FORM_BEAM, FORM_GREEDY_BEAM,
-                             FORM_GRID_SHARE, LEVEL_PX, LIBRARY_SURE_A, MIN_A_EXPLAINED, SPLIT_BEAM, STROKE_LOGP_SLACK)
+from solver.settings import (CHECK_BATCH, CHECKED_READ_BEAM, DECODE_FIRST, DRAWABLE_A, FORM_BEAM, FORM_GRID_SHARE,
+                             LEVEL_PX, LIBRARY_SURE_A, MIN_A_EXPLAINED, SPLIT_BEAM, STROKE_LOGP_SLACK)
 from solver.traced import free_form_reading, grid_share
 
 
@@ -249,7 +248,9 @@ def perceive_problem(perception, images: list[np.ndarray], positives: int, negat
     results: list = [None] * len(images)
     if sum(confidence[k] >= TRACE_BELOW_CONFIDENCE for k in a) < LIBRARY_SURE_A:
         first = sorted(a, key=lambda k: (confidence[k], k))[:DECODE_FIRST]
-        decoded, formed = _decoded_formed(perception, images, positives, first, stages)
+        with stages("decode"):
+            decoded = dict(zip(first, perception.decode_each([images[k] for k in first], beam=FORM_BEAM)))
+        formed = _formed(perception, images, positives, {k: props[0].program for k, props in decoded.items() if props}, stages)
         if formed is None and _free_form_proposed(decoded):  # the decoder's readings explain too little of set A:
             # read those images in full (the tracer mends the decoder's free-form readings)
             with stages("read"):
@@ -346,7 +347,9 @@ def _stamped_free_form(perception, images, positives: int, stages: Stages) -> tu
     STROKE_LOGP_SLACK, `_checked_one`). Else (None, None): the basic and abstract generators draw each action's
     stroke at random per image, or normal (`if stamp` = 0)."""
     first = list(range(min(DECODE_FIRST, positives)))
-    _, formed = _decoded_formed(perception, images, positives, first, stages)
+    with stages("decode"):
+        decoded = perception.decode_each([images[k] for k in first], beam=FORM_BEAM)
+    formed = _formed(perception, images, positives, {k: props[0].program for k, props in zip(first, decoded) if props}, stages)
     if formed is None or not _stamped(formed.hypothesis):
         return None, None
     with stages("check"):
@@ -420,17 +423,15 @@ class Formed:
     checks: list  # H checked on each set-A image (no neighbours)
 
 
-def _formed(perception, images, positives: int, readings: dict, stages: Stages, tried: set = frozenset()) -> Formed | None:
+def _formed(perception, images, positives: int, readings: dict, stages: Stages) -> Formed | None:
     """The free-form hypothesis H among `readings` (image -> program) that explains the most set-A images
-    (ties: the lower total fit), if it explains at least MIN_A_EXPLAINED; else None. `tried`: the `image_key`s of
-    hypotheses already checked (not checked again)."""
+    (ties: the lower total fit), if it explains at least MIN_A_EXPLAINED; else None."""
     candidates: dict = {}
     for k, program in readings.items():
         snapped = free_form_reading(program)
         if snapped is not None:  # in the generator's direction of travel, as the image was drawn (its stamps show it)
             snapped = ImageProgram(tuple(forward_free_form(shape) for shape in snapped.shapes))
-            if image_key(snapped) not in tried:
-                candidates.setdefault(image_key(snapped), snapped)
+            candidates.setdefault(image_key(snapped), snapped)
     if not candidates:
         return None
     a = list(range(positives))
@@ -440,39 +441,14 @@ def _formed(perception, images, positives: int, readings: dict, stages: Stages, 
     best = None
     for c, program in enumerate(programs):
         on_a = checks[c * positives:(c + 1) * positives]
-        found = Formed(program, [k for k in a if on_a[k].fit <= LEVEL_PX], on_a)
-        if best is None or _formed_key(found) > _formed_key(best):
-            best = found
-    return best if len(best.explained) >= MIN_A_EXPLAINED else None
-
-
-def _decoded_formed(perception, images, positives: int, first: list, stages: Stages) -> tuple[dict, Formed | None]:
-    """Set-A images `first` decoded and the free-form hypothesis H formed from their top readings (`_formed`):
-    greedily (beam FORM_GREEDY_BEAM) first; when the H so formed does not explain every set-A image, or none is
-    formed though the decoder proposed a free-form program (`_free_form_proposed`), decoded again with beam FORM_BEAM
-    and H formed from the wider readings too, the better kept (more set-A images explained, then the lower total fit).
-    -> (image -> proposals, the last decoded; Formed or None)."""
-    with stages("decode"):
-        decoded = dict(zip(first, perception.decode_each([images[k] for k in first], beam=FORM_GREEDY_BEAM)))
-    formed = _formed(perception, images, positives, _top_readings(decoded), stages)
-    if (formed is not None and len(formed.explained) == positives) or (formed is None and not _free_form_proposed(decoded)):
-        return decoded, formed
-    tried = {image_key(formed.hypothesis)} if formed is not None else set()
-    with stages("decode"):
-        decoded = dict(zip(first, perception.decode_each([images[k] for k in first], beam=FORM_BEAM)))
-    wider = _formed(perception, images, positives, _top_readings(decoded), stages, tried)
-    if wider is not None and (formed is None or _formed_key(wider) > _formed_key(formed)):
-        formed = wider
-    return decoded, formed
-
-
-def _top_readings(decoded: dict) -> dict:
-    return {k: props[0].program for k, props in decoded.items() if props}
-
-
-def _formed_key(formed: Formed) -> tuple:
-    """How well H explains set A: the images it explains, then the lower total fit."""
-    return len(formed.explained), -sum(found.fit for found in formed.checks)
+        explained = [k for k in a if on_a[k].fit <= LEVEL_PX]
+        key = (len(explained), -sum(x.fit for x in on_a))
+        if best is None or key > best[0]:
+            best = (key, program, explained, on_a)
+    _, hypothesis, explained, on_a = best
+    if len(explained) < MIN_A_EXPLAINED:
+        return None
+    return Formed(hypothesis, explained, on_a)
 
 
 def _in_doubt(found: dict) -> bool:

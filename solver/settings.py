@@ -128,13 +128,6 @@ CHECKED_READ_BEAM = 3  # beam width decoding the images of a free-form problem r
 # 0.34 s a problem (mean)
 FORM_BEAM = 3  # beam width decoding them: their top reading is all a hypothesis needs (generated ff tuning seeds
 # 3131 + 4343, 120 problems: the same labels and confidences as the full BEAM = 6, 15 % less time per problem; 2 lost 2)
-FORM_GREEDY_BEAM = 1  # beam width of the first decoding of those images; only when the hypothesis formed from it does
-# not explain every set-A image are they decoded again with FORM_BEAM (`solver.hypotheses._decoded_formed`). Generated
-# ff tuning seeds 3131 + 5151 (80 problems): greedy alone, the decode stage 0.22 -> 0.11 s a problem (median), but one
-# problem's H read as two shapes (a closed triangle and a path: 4 of 6 set-A images explained) and a query lost. With
-# the wider decoding where greedy H explains fewer than 6 (or none is formed and a free-form program was proposed): the
-# same records as FORM_BEAM alone on those 80 and on 80 basic + 80 abstract problems; 4 of the 80 free-form problems
-# decoded again, 1 basic, 1 abstract
 FORM_GRID_SHARE = 0.9  # share of a decoded set-A image's top reading on the free-form grid (solver.traced.grid_share)
 # from which its full reading may form a free-form program, when no proposal lies on the grid (`_free_form_proposed`).
 # Generated tuning seeds: 1212, every free-form problem's two decoded images have a proposal on the grid (beam 3),

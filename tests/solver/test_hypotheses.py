@@ -12,7 +12,6 @@ from search.refine import Proposal
 from dsl.canonical import reversed_shape
 from dsl.types import ImageProgram
 from solver.hypotheses import LEVEL_PX, Stages, in_frame_of, verdict
-from solver.settings import FORM_BEAM
 from solver.perceive import PixelPerception
 
 H = parse_image([["line_normal_1.000-0.500", "arc_normal_0.500_0.625-0.750", "line_normal_1.000-0.833",
@@ -86,32 +85,6 @@ def test_a_free_form_problem_is_read_from_two_decoded_images_and_checked_against
     assert same_image(results[8].program, H) and results[8].evidence["geometric_margin"] > 0
     assert results[8].evidence["verdict"] == "hypothesis"
     assert same_image(results[9].program, TURNED) and results[9].evidence["verdict"] == "neighbour"
-
-
-class GreedyMisreads(FixedDecoder):
-    """Greedy decoding (beam 1) reads `greedy`, a wider beam `reading`."""
-
-    def __init__(self, reading, greedy, **kwargs):
-        super().__init__(reading, **kwargs)
-        self.greedy, self.beams = greedy, []
-
-    def decode_each(self, images, beam=None):
-        self.beams.append(beam)
-        found = self.proposals(images)
-        return [(Proposal(self.greedy, 0.0),)] * len(images) if beam == 1 else found
-
-
-def test_set_a_is_decoded_with_a_wider_beam_when_the_greedy_hypothesis_leaves_images_unexplained():
-    rng = np.random.default_rng(3)
-    images = [_drawn(p, rng) for p in [H] * 6 + [TURNED, ZIGZAG] + [H, TURNED]]
-    with GreedyMisreads(H, H) as perception:  # greedy reads H: it explains all of set A, no second decoding
-        assert same_image(perception(images, positives=6, negatives=2)[8], H)
-        assert perception.beams == [1]
-    with GreedyMisreads(H, TURNED) as perception:  # greedy reads a neighbour of H: set A decoded again, wider
-        results = perception.perceive(images, positives=6, negatives=2)
-        assert perception.beams == [1, FORM_BEAM]
-        assert all(same_image(r.program, H) for r in results[:6]) and same_image(results[8].program, H)
-        assert same_image(results[9].program, TURNED)
 
 
 def test_a_query_judged_a_stroke_near_miss_beyond_what_set_a_shows_is_not_read_in_full():
