@@ -29,10 +29,11 @@ hypothesis explains an image.
      fits its ink equally in several poses (a symmetric shape turned), the one where the decoder finds H's strokes
      most likely, the reading made there kept (`_judged_readings`, unpolished). Set A's strokes are judged so too,
      when a query's strokes read otherwise (`_context_margin`): how far the decoder strays on images that draw H. A
-     query keeps what its check found when that is H, one of H's neighbours where H does not explain it, or a stroke near miss beyond what set A shows (`sure_stroke`); a query whose check is in doubt (another
-     stroke near miss, or a neighbour where H explains it too: `_in_doubt`) is read in full, and that reading is
-     its program. The queries are checked first, and a doubtful one is read here while the workers check set B.
-     An image no neighbour explains either (and a set-A image H does not explain) is read in full.
+     query keeps what its check found when that is H, one of H's neighbours where H does not explain it, or a
+     stroke near miss beyond what set A shows (`sure_stroke`); a query whose check is in doubt (another stroke near
+     miss, or a neighbour where H explains it too: `_in_doubt`) is read in full, and that reading is its program.
+     The queries are checked first, and a doubtful one is read here while the workers check set B. An image no
+     neighbour explains either (and a set-A image H does not explain) is read in full.
   4. library: images the classifier is sure of (`solver.perceive.TRACE_BELOW_CONFIDENCE`) are read as
      library shapes from its plan, without the decoder; the others are read in full (decoded, classified,
      searched or traced), and free-form readings reconciled with the context (`solver.reconcile`). When set A
