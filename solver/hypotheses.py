@@ -125,14 +125,11 @@ def verdict(found: Check, hypothesis: ImageProgram) -> Verdict:
     return Verdict(hypothesis, {**evidence, "verdict": "hypothesis"}, found.poses)
 
 
-def _checked_one(job: tuple) -> tuple:
-    """One image checked against H and its neighbours and its strokes read (`_checked_many` of one image); a set-A
-    image H explains (`in_context`): only its strokes, read where they are judged (`_judged_readings`) -> (None,
-    StrokeReading). In a worker process."""
-    checkpoint, image, hypothesis, in_context = job
-    if not in_context:
-        return _checked_many((checkpoint, [image], hypothesis))[0]
-    return None, _judged_readings(checkpoint, [image], hypothesis)[0][1]
+def _judged_one(job: tuple):
+    """A set-A image H explains: its strokes read where they are judged (`_judged_readings` of one image) ->
+    StrokeReading. In a worker process."""
+    checkpoint, image, hypothesis = job
+    return _judged_readings(checkpoint, [image], hypothesis)[0][1]
 
 
 def _checked_many(job: tuple) -> list[tuple]:
@@ -345,7 +342,7 @@ def _stamped_free_form(perception, images, positives: int, stages: Stages) -> tu
     circle, which the free-form generator draws as four quarter arcs, each with its stroke), draws one free-form
     program with its strokes: DECODE_FIRST set-A images decoded and checked on set A as in step 2 (`_formed`), H
     taken when it has a stroke other than normal and no set-A image's strokes read otherwise (by more than
-    STROKE_LOGP_SLACK, `_checked_one`). Else (None, None): the basic and abstract generators draw each action's
+    STROKE_LOGP_SLACK, `_judged_one`). Else (None, None): the basic and abstract generators draw each action's
     stroke at random per image, or normal (`if stamp` = 0)."""
     first = list(range(min(DECODE_FIRST, positives)))
     with stages("decode"):
@@ -354,8 +351,8 @@ def _stamped_free_form(perception, images, positives: int, stages: Stages) -> tu
     if formed is None or not _stamped(formed.hypothesis):
         return None, None
     with stages("check"):
-        context = [reading for _, reading in perception.map(
-            _checked_one, [(perception.checkpoint, images[k], formed.hypothesis, True) for k in formed.explained])]
+        context = perception.map(_judged_one, [(perception.checkpoint, images[k], formed.hypothesis)
+                                               for k in formed.explained])
     if min(reading.margin for reading in context) < -STROKE_LOGP_SLACK:
         return None, None
     return formed, context

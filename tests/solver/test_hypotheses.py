@@ -114,7 +114,7 @@ def test_a_stroke_near_miss_within_what_set_a_shows_is_in_doubt():
 
 
 def test_set_a_strokes_are_judged_where_the_decoder_finds_them_for_a_symmetric_shape():
-    from solver.hypotheses import _checked_one
+    from solver.hypotheses import _judged_one
 
     # a straight run of two lines fits its ink either way round, a circle of quarter arcs at every turn: the
     # pose is the one where the decoder finds the program's strokes most likely (judged by the pixel score, it
@@ -123,7 +123,7 @@ def test_set_a_strokes_are_judged_where_the_decoder_finds_them_for_a_symmetric_s
     rng = np.random.default_rng(7)
     for program in (straight, CIRCLE):
         for _ in range(5):
-            _, reading = _checked_one((None, _drawn(program, rng), program, True))
+            reading = _judged_one((None, _drawn(program, rng), program))
             assert reading.margin > 0.0
 
 
@@ -139,13 +139,13 @@ def test_set_a_stroke_context_of_symmetric_shapes_is_read_where_their_poses_are_
 
 
 def test_images_checked_in_one_job_are_checked_as_each_alone():
-    from solver.hypotheses import _checked_many, _checked_one
+    from solver.hypotheses import _checked_many
 
     rng = np.random.default_rng(9)
     images = [_drawn(p, rng) for p in (H, TURNED, ZIGZAG)]
     together = _checked_many((None, images, H))
     for image, (decided, reading) in zip(images, together):
-        alone, alone_reading = _checked_one((None, image, H, False))
+        alone, alone_reading = _checked_many((None, [image], H))[0]
         assert decided.evidence["verdict"] == alone.evidence["verdict"]
         assert (reading is None) == (alone_reading is None)
         if reading is not None:
