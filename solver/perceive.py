@@ -554,6 +554,11 @@ class PixelPerception:
     def _refine_all(self, jobs: list) -> list[Perceived]:
         return self.map(_refine_one, jobs)
 
+    def _start_workers(self) -> None:
+        if self.workers > 1 and self._pool is None:
+            self._pool = multiprocessing.get_context("fork").Pool(  # before torch starts threads
+                self.workers, initializer=worker_setup, initargs=(os.getpid(),))  # workers leave Ctrl-C to us
+
     def perceive(self, images: list[np.ndarray], positives: int | None = None, negatives: int = 0) -> list[Perceived]:
         """Every image's program. `positives`: the first this many images are set A of one problem, the next
         `negatives` set B: the problem is perceived as a whole (`solver.hypotheses.perceive_problem`, with
@@ -563,9 +568,7 @@ class PixelPerception:
         from solver.hypotheses import Stages, perceive_problem
 
         images = [np.asarray(image) for image in images]
-        if self.workers > 1 and self._pool is None:
-            self._pool = multiprocessing.get_context("fork").Pool(  # before torch starts threads
-                self.workers, initializer=worker_setup, initargs=(os.getpid(),))  # workers leave Ctrl-C to us
+        self._start_workers()
         stages = Stages()
         try:
             if positives and self.per_problem and self.refine and self.use_decoder and self.use_classifier:
@@ -576,6 +579,23 @@ class PixelPerception:
                 with stages("reconcile"):
                     results = reconcile_with_context(images, results, positives, self.map, negatives)
             return results
+        finally:
+            self.stage_seconds, self.stage_cpu_seconds = stages.seconds, stages.cpu_seconds
+
+    def perceive_free_form(self, images: list[np.ndarray], positives: int, negatives: int = 0) -> list[Perceived] | None:
+        """The problem's images perceived as one free-form program and its near misses, every set-A image decoded
+        to form it (`solver.hypotheses.perceive_free_form`); None when set A draws no one free-form program. For
+        a problem `perceive` read as library shapes whose rule then misclassifies context images. The stage
+        seconds are left in `stage_seconds`."""
+        from solver.hypotheses import Stages, perceive_free_form
+
+        if not (self.per_problem and self.refine and self.use_decoder and self.use_classifier):
+            return None
+        images = [np.asarray(image) for image in images]
+        self._start_workers()
+        stages = Stages()
+        try:
+            return perceive_free_form(self, images, positives, negatives, stages)
         finally:
             self.stage_seconds, self.stage_cpu_seconds = stages.seconds, stages.cpu_seconds
 

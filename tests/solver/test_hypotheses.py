@@ -254,3 +254,52 @@ def test_a_set_a_of_stamped_circles_the_classifier_is_sure_of_is_decoded_as_free
     assert [r.evidence["verdict"] for r in results] == ["hypothesis"] * 6 + ["stroke"] * 2 + ["hypothesis", "stroke"]
     assert same_image(results[8].program, CIRCLE)
 
+
+
+def test_a_problem_read_as_library_shapes_is_perceived_again_as_free_form_from_all_of_set_a():
+    # `perceive_free_form`: asked when the library readings' rule misclassifies context images; every set-A image
+    # decoded (the classifier may have been sure of them, or the images decoded first the hard ones)
+    rng = np.random.default_rng(3)
+    images = [_drawn(p, rng) for p in [H] * 6 + [TURNED, ZIGZAG] + [H, TURNED]]
+    with FixedDecoder(H) as perception:
+        results = perception.perceive_free_form(images, positives=6, negatives=2)
+        assert perception.decoded == 6
+        assert {"decode", "check"} <= set(perception.stage_seconds)
+    assert [r.evidence["verdict"] for r in results] == ["hypothesis"] * 6 + ["neighbour", "stroke", "hypothesis", "neighbour"]
+    assert same_image(results[9].program, TURNED)
+
+
+def test_a_problem_whose_first_decoded_images_propose_no_free_form_program_is_not_perceived_again():
+    off_grid = parse_image([["line_normal_0.550-0.500", "line_normal_0.400-0.700"]])  # no value on the free-form grid
+    rng = np.random.default_rng(5)
+    images = [_drawn(off_grid, rng) for _ in range(10)]
+    with FixedDecoder(off_grid) as perception:
+        assert perception.perceive_free_form(images, positives=6, negatives=2) is None
+        assert perception.decoded == 2  # the others are not decoded
+    with FixedDecoder(H, per_problem=False) as perception:  # the ablation reads every image on its own
+        assert perception.perceive_free_form(images, positives=6, negatives=2) is None
+        assert perception.decoded == 0
+
+
+def test_near_misses_of_a_shape_written_the_other_way_are_explained_by_the_other_writings():
+    # set A cannot tell which way the generator walked an all-line shape, nor where it started a closed one: H read
+    # the other way has neighbours that are not the near misses (the generator's arcs turn left as it walks); H
+    # written otherwise (`other_writings`) has them
+    from search.near_miss import geometric_neighbours
+    from solver.hypotheses import _written, other_writings
+
+    truth = parse_image([["line_square_1.000-0.500", "line_normal_1.000-0.833", "line_triangle_1.000-0.833",
+                          "line_square_1.000-0.500", "line_normal_1.000-0.833", "line_zigzag_1.000-0.833"]])
+    near_miss = parse_image([["line_square_1.000-0.500", "line_normal_1.000-0.833", "arc_triangle_0.500_0.625-0.833",
+                              "line_square_1.000-0.500", "line_normal_1.000-0.833", "line_zigzag_1.000-0.833"]])
+    read = ImageProgram((reversed_shape(truth.shapes[0]),))
+    assert same_image(read, truth) and _written(truth) in [_written(w) for w in other_writings(read)]
+    assert len(other_writings(read)) == 11  # a closed shape: 6 joints to start at, 2 ways round
+    assert not any(same_image(n, near_miss, ignore_strokes=True) for _, n in geometric_neighbours(read))
+    rng = np.random.default_rng(17)
+    images = [_drawn(p, rng) for p in [truth] * 6 + [near_miss] * 2 + [truth, near_miss]]
+    with FixedDecoder(read) as perception:
+        results = perception.perceive(images, positives=6, negatives=2)
+    assert [r.evidence["verdict"] for r in results[6:]] == ["neighbour", "neighbour", "hypothesis", "neighbour"]
+    assert all(same_image(r.program, near_miss, ignore_strokes=True) and r.evidence["written"] >= 1
+               for r in results[6:8] + results[9:])

@@ -1,0 +1,63 @@
+from dsl.commands import write_dataset
+from dsl.dataset import list_problems, load_problem, problem_folder, read_programs
+from dsl.generate import ProblemKind
+from solver.product import solve_folder
+from solver.readings import Perceived
+
+
+class TwoReadings:
+    """A perception whose `perceive` gives `first` (read as library shapes) and `perceive_free_form` gives `again`."""
+
+    def __init__(self, first, again):
+        self.first, self.again, self.asked = first, again, 0
+
+    def perceive(self, pixels, positives, negatives):
+        self.stage_seconds = {"search": 0.5}
+        return self.first
+
+    def perceive_free_form(self, pixels, positives, negatives):
+        self.asked += 1
+        self.stage_seconds = {"decode": 0.25, "check": 0.25}
+        return self.again
+
+
+def _free_form_problem(tmp_path):
+    write_dataset(tmp_path, {ProblemKind.FREE_FORM: 1}, seed=7, workers=1, progress=False)
+    folder = problem_folder(tmp_path, list_problems(tmp_path)[0])
+    return folder, [image.program for image in load_problem(folder, read_programs(tmp_path / "ff")).in_solving_order]
+
+
+def _read(programs, verdict):
+    return [Perceived(p, evidence={"verdict": verdict}) for p in programs]
+
+
+def test_a_library_reading_whose_rule_misclassifies_the_context_is_replaced_by_the_free_form_one(tmp_path):
+    folder, truth = _free_form_problem(tmp_path)
+    misread = truth[:5] + [truth[6]] + truth[6:]  # set A's last image read as a set-B image
+    perception = TwoReadings(_read(misread, "library"), _read(truth, "hypothesis"))
+    solved = solve_folder(folder, perception)
+    assert perception.asked == 1
+    assert [image.program for image in solved.images] == truth and solved.correct == 2
+    assert solved.stage_seconds["search"] == 0.5 and solved.stage_seconds["decode"] == 0.25
+    # the confidence from the evidence of the reading kept
+    assert solved.query_features[0]["library"] == 0.0 and solved.query_features[0]["context_errors"] == 0.0
+
+
+def test_the_library_reading_stays_when_the_free_form_one_explains_the_context_no_better(tmp_path):
+    folder, truth = _free_form_problem(tmp_path)
+    misread = truth[:5] + [truth[6]] + truth[6:]
+    perception = TwoReadings(_read(misread, "library"), _read(misread, "hypothesis"))
+    solved = solve_folder(folder, perception)
+    assert perception.asked == 1 and [image.program for image in solved.images] == misread
+    perception = TwoReadings(_read(misread, "library"), None)  # set A draws no one free-form program
+    assert [image.program for image in solve_folder(folder, perception).images] == misread
+
+
+def test_a_reading_that_explains_the_context_or_has_a_hypothesis_is_not_perceived_again(tmp_path):
+    folder, truth = _free_form_problem(tmp_path)
+    perception = TwoReadings(_read(truth, "library"), None)
+    assert solve_folder(folder, perception).correct == 2 and perception.asked == 0
+    misread = truth[:5] + [truth[6]] + truth[6:]
+    perception = TwoReadings(_read(misread[:5], "hypothesis") + _read(misread[5:], "read"), None)
+    solve_folder(folder, perception)
+    assert perception.asked == 0
