@@ -89,10 +89,15 @@ def calibrated(values: dict[str, float], model: dict | None = None) -> float:
     return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
 
 
+def context_errors(solution) -> int:
+    """The context images the rule of a `solver.api.Solution` misclassifies (its induction's first cost)."""
+    return solution.induction.cost[0] if solution.induction is not None and solution.induction.cost else 0
+
+
 def query_confidences(solution, evidence: list[dict | None]) -> tuple[tuple[float, ...], list[dict]]:
     """Each query's calibrated confidence and its features, from a `solver.api.Solution` and the queries'
     perception evidence (`solver.readings.Perceived.evidence`, None where there is none)."""
-    errors = solution.induction.cost[0] if solution.induction is not None and solution.induction.cost else 0
+    errors = context_errors(solution)
     rows = [features(label, vote, errors, found)
             for label, vote, found in zip(solution.labels, solution.confidence, evidence)]
     return tuple(calibrated(row) for row in rows), rows

@@ -26,7 +26,7 @@ from dsl.dataset import DatasetError, Problem, load_problem, read_programs
 from dsl.owned import check_output_folder, check_replaceable
 from solver import guard
 from solver.api import ProblemInput, solve_problem
-from solver.confidence import query_confidences
+from solver.confidence import context_errors, query_confidences
 from solver.induce import DEFAULT_TIME_LIMIT
 from solver.evidence import readable_weighting, unreadable_reason
 from solver.index_page import write_index
@@ -93,14 +93,14 @@ def solve_folder(
     induced = time.perf_counter()
     solution = _solved(programs, errors, oracle, time_limit)
     stages["induce"] = round(time.perf_counter() - induced, 4)
-    if not oracle and hasattr(perception, "perceive_free_form") and _read_as_library(evidence) and _context_errors(solution):
+    if not oracle and hasattr(perception, "perceive_free_form") and _read_as_library(evidence) and context_errors(solution):
         # the library readings leave context images unexplained: is set A one free-form program after all?
         again = _perceived(images, loaded, perception.perceive_free_form, stages)
         if again is not None:
             induced = time.perf_counter()
             solved_again = _solved(again[0], again[2], oracle, time_limit)
             stages["induce"] = round(stages["induce"] + time.perf_counter() - induced, 4)
-            if _context_errors(solved_again) < _context_errors(solution):
+            if context_errors(solved_again) < context_errors(solution):
                 (programs, shown, errors, evidence), solution = again, solved_again
     features: list = []
     if not oracle:  # the confidence of each label from the evidence (`solver.confidence`)
@@ -124,11 +124,6 @@ def _solved(programs: list, errors: list[str], oracle: bool, time_limit: float):
     """`solve_problem` of a problem's programs (images 0-5 set A, 6-11 set B, then the queries)."""
     return solve_problem(ProblemInput(programs[:6], programs[6:12], programs[12:], errors), oracle=True,
                          decoded=not oracle, time_limit=time_limit)
-
-
-def _context_errors(solution) -> int:
-    """The context images the solution's rule misclassifies."""
-    return solution.induction.cost[0] if solution.induction is not None and solution.induction.cost else 0
 
 
 def _read_as_library(evidence: list) -> bool:
