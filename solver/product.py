@@ -89,13 +89,13 @@ def solve_folder(
         programs, errors = [image.program for image in images], []
     else:
         loaded = [_readable_pixels(image) for image in images]
-        programs, shown, errors, evidence = _perceived(images, loaded, perception.perceive, stages)
+        programs, shown, errors, evidence = _perceived(images, loaded, perception, stages)
     induced = time.perf_counter()
     solution = _solved(programs, errors, oracle, time_limit)
     stages["induce"] = round(time.perf_counter() - induced, 4)
     if not oracle and hasattr(perception, "perceive_free_form") and _read_as_library(evidence) and context_errors(solution):
         # the library readings leave context images unexplained: is set A one free-form program after all?
-        again = _perceived(images, loaded, perception.perceive_free_form, stages)
+        again = _perceived(images, loaded, perception, stages, free_form=True)
         if again is not None:
             induced = time.perf_counter()
             solved_again = _solved(again[0], again[2], oracle, time_limit)
@@ -131,17 +131,18 @@ def _read_as_library(evidence: list) -> bool:
     return not any(found and found.get("verdict") == "hypothesis" for found in evidence[:6])
 
 
-def _perceived(images, loaded: list, perceive, stages: dict) -> tuple[list, list, list[str], list] | None:
+def _perceived(images, loaded: list, perception, stages: dict,
+               free_form: bool = False) -> tuple[list, list, list[str], list] | None:
     """Programs and report pictures of a problem's images (None where unreadable), the errors naming
     each image left out, and perception's evidence per image; only the readable images (`loaded`: pixels or
-    None and why, per image) go to `perceive` (`PixelPerception.perceive` or `perceive_free_form`; its stage
-    times are added to `stages`). None when `perceive` gives none."""
+    None and why, per image) go to `perception.perceive` (`perceive_free_form` with `free_form`; the stage times
+    are added to `stages`). None when perception gives none."""
     errors = [error for _, error in loaded if error]
     keep = [k for k, (p, _) in enumerate(loaded) if p is not None]
     in_a = sum(k < 6 for k in keep)
     pixels = [loaded[k][0] for k in keep]
+    perceive = perception.perceive_free_form if free_form else perception.perceive
     perceived = perceive(pixels, positives=in_a, negatives=sum(6 <= k < 12 for k in keep)) if keep else []
-    perception = getattr(perceive, "__self__", None)
     for name, seconds in getattr(perception, "stage_seconds", {}).items():
         stages[name] = round(stages.get(name, 0.0) + seconds, 4)
     if perceived is None:
