@@ -50,6 +50,7 @@ class Check:
     change: Change | None  # where it departs from the hypothesis
     poses: tuple  # the hypothesis's poses in the image
     neighbour_poses: tuple  # the best neighbour's (centreline fit)
+    placements: tuple = ()  # the hypothesis's fitted placements (`search.pose.Placement`), for `stroke_placements_many`
 
     @property
     def geometric_margin(self) -> float:
@@ -143,14 +144,17 @@ def stroke_placements(program: ImageProgram, target: Target, judge=None) -> list
 
 
 def stroke_placements_many(program: ImageProgram, targets: list[Target], judge=None,
-                           polish_evals: int = STROKE_POLISH_EVALS) -> list[list[Placement]]:
+                           polish_evals: int = STROKE_POLISH_EVALS, fitted: list | None = None) -> list[list[Placement]]:
     """`stroke_placements` of one program in several images, their symmetric poses judged together: `judge`
     takes a list of (image index, placement lists), one entry per image with poses to tell apart, and gives
     their scores, a list per entry (one batch of the decoder for all images, where it is the judge); the first
-    best score wins. `polish_evals=0`: the placements as judged, not polished."""
+    best score wins. `polish_evals=0`: the placements as judged, not polished. `fitted`: per image, the program's
+    centreline placements when already fitted on a fresh target of it (`Check.placements`; the same as fitting
+    them here), else empty."""
     normal = [template(shape.with_strokes(StrokeType.NORMAL)) for shape in program.shapes]
     drawn = [template(shape) for shape in program.shapes]
-    placements = [fit(normal, target)[0] for target in targets]
+    fitted = fitted if fitted is not None else [()] * len(targets)
+    placements = [list(known) if known else fit(normal, target)[0] for known, target in zip(fitted, targets)]
     for s in range(len(drawn)):
         asked = {}
         for k, target in enumerate(targets):
@@ -195,4 +199,5 @@ def check(program: ImageProgram, target: Target, neighbours: bool = True) -> Che
             if value < best_fit:
                 best, best_fit = (change, neighbour, found), value
     return Check(own, best_fit, best[1] if best else None, best[0] if best else None,
-                 tuple(p.pose(target) for p in placements), tuple(p.pose(target) for p in best[2]) if best else ())
+                 tuple(p.pose(target) for p in placements), tuple(p.pose(target) for p in best[2]) if best else (),
+                 tuple(placements))

@@ -135,8 +135,8 @@ def verdict(found: Check, hypothesis: ImageProgram) -> Verdict:
 def _judged_one(job: tuple):
     """A set-A image H explains: its strokes read where they are judged (`_judged_readings` of one image) ->
     StrokeReading. In a worker process."""
-    checkpoint, image, hypothesis = job
-    return _judged_readings(checkpoint, [image], hypothesis)[0][1]
+    checkpoint, image, hypothesis, fitted = job
+    return _judged_readings(checkpoint, [image], hypothesis, fitted=[fitted])[0][1]
 
 
 def _checked_many(job: tuple) -> list[tuple]:
@@ -203,7 +203,8 @@ def other_writings(hypothesis: ImageProgram) -> tuple[ImageProgram, ...]:
     return tuple(found)
 
 
-def _judged_readings(checkpoint, images: list, hypothesis: ImageProgram, targets: list | None = None) -> list[tuple]:
+def _judged_readings(checkpoint, images: list, hypothesis: ImageProgram, targets: list | None = None,
+                     fitted: list | None = None) -> list[tuple]:
     """Where H lies in each of `images` that draw its geometry, and how the decoder walking H there reads its strokes
     -> (poses, `perception.decode.StrokeReading`) per image. A symmetric shape fits its ink as well turned round
     (`search.near_miss.stroke_placements_many`): its poses are told apart by the decoder, the one where it finds H's
@@ -214,7 +215,9 @@ def _judged_readings(checkpoint, images: list, hypothesis: ImageProgram, targets
     polished pose's, at 40 % less time (no polish, no second reading). Judged by the pixel score instead, the pose
     turned round was taken on tuning seed 1212 for most set-A images of ff_nact2_5_0001 and ff_nact4_0001 (a straight
     two-line shape, a square), whose strokes then looked like near misses of H (-25 to -35 nats; +5 to +7 at the pose
-    the decoder prefers). `targets`: the images' `make_target`s, when made."""
+    the decoder prefers). `targets`: the images' `make_target`s, when made; `fitted`: H's centreline placements in
+    each image, when fitted on a fresh target (`Check.placements` of `_formed`'s checks: set A's poses are not
+    fitted twice)."""
     from solver.perceive import _strokes_chunk
 
     targets = [make_target(image) for image in images] if targets is None else targets
@@ -234,7 +237,7 @@ def _judged_readings(checkpoint, images: list, hypothesis: ImageProgram, targets
             judged[k] = max(readings, key=lambda reading: reading.logp)  # the first best: the one chosen
         return scores
 
-    placements = stroke_placements_many(hypothesis, targets, judge, polish_evals=0)
+    placements = stroke_placements_many(hypothesis, targets, judge, polish_evals=0, fitted=fitted)
     poses = [tuple(p.pose(target) for p in found) for found, target in zip(placements, targets)]
     rest = [k for k in range(len(images)) if k not in judged]
     if rest:
@@ -242,10 +245,10 @@ def _judged_readings(checkpoint, images: list, hypothesis: ImageProgram, targets
     return [(poses[k], judged[k]) for k in range(len(images))]
 
 
-def _context_margin(checkpoint, images: list, hypothesis: ImageProgram) -> float:
+def _context_margin(checkpoint, images: list, hypothesis: ImageProgram, fitted: list | None = None) -> float:
     """The least stroke margin of set-A images that draw H, each read where its pose is judged (`_judged_readings`,
-    the images together)."""
-    return min(reading.margin for _, reading in _judged_readings(checkpoint, images, hypothesis))
+    the images together; `fitted`: H's placements in them, as `_formed`'s checks fitted them)."""
+    return min(reading.margin for _, reading in _judged_readings(checkpoint, images, hypothesis, fitted=fitted))
 
 
 def _with_strokes(decided: Verdict, reading, hypothesis: ImageProgram, context_margin: float | None = None) -> Perceived | None:
@@ -427,8 +430,8 @@ def _stamped_free_form(perception, images, positives: int, stages: Stages) -> tu
     if formed is None or not _stamped(formed.hypothesis):
         return None, None
     with stages("check"):
-        context = perception.map(_judged_one, [(perception.checkpoint, images[k], formed.hypothesis)
-                                               for k in formed.explained])
+        context = perception.map(_judged_one, [(perception.checkpoint, images[k], formed.hypothesis,
+                                                formed.checks[k].placements) for k in formed.explained])
     if min(reading.margin for reading in context) < -STROKE_LOGP_SLACK:
         return None, None
     return formed, context
@@ -562,7 +565,8 @@ def _checked(perception, images, results, positives: int, negatives: int, formed
         if k in queries and context_margin is None and reading is not None and reading.margin < -STROKE_LOGP_SLACK:
             with stages("check"):  # a query's strokes read otherwise than H's: how far do set A's stray? (here,
                 # while the workers go on)
-                context_margin = _context_margin(perception.checkpoint, [images[j] for j in formed.explained], hypothesis)
+                context_margin = _context_margin(perception.checkpoint, [images[j] for j in formed.explained], hypothesis,
+                                                 [formed.checks[j].placements for j in formed.explained])
         results[k] = _with_strokes(decided, reading, hypothesis, context_margin)
         evidence[k] = results[k].evidence if results[k] is not None else decided.evidence
         if k in queries and (results[k] is None or _in_doubt(evidence[k])):

@@ -9,6 +9,7 @@ from dsl.syntax import parse_image
 from dsl.types import Pose
 from search.near_miss import Change, Check
 from search.refine import Proposal
+from search.template import make_target
 from dsl.canonical import reversed_shape
 from dsl.types import ImageProgram
 from solver.hypotheses import LEVEL_PX, Stages, in_frame_of, verdict
@@ -123,7 +124,7 @@ def test_set_a_strokes_are_judged_where_the_decoder_finds_them_for_a_symmetric_s
     rng = np.random.default_rng(7)
     for program in (straight, CIRCLE):
         for _ in range(5):
-            reading = _judged_one((None, _drawn(program, rng), program))
+            reading = _judged_one((None, _drawn(program, rng), program, ()))
             assert reading.margin > 0.0
 
 
@@ -136,6 +137,28 @@ def test_set_a_stroke_context_of_symmetric_shapes_is_read_where_their_poses_are_
     images = [_drawn(CIRCLE, rng) for _ in range(4)]
     assert _context_margin(None, images, CIRCLE) > 0.0
     assert _context_margin(None, images + [_drawn(CIRCLE_NEAR_MISS, rng)], CIRCLE) < 0.0
+
+
+def test_set_a_poses_fitted_by_the_checks_are_not_fitted_again(monkeypatch):
+    import search.near_miss
+    from search.near_miss import check
+    from solver.hypotheses import _judged_readings
+
+    # `_formed`'s checks fit H on every set-A image: those placements, passed on, give the same poses and readings
+    # as fitting them again (one shape and two)
+    rng = np.random.default_rng(9)
+    two = parse_image([["line_normal_1.000-0.500", "line_zigzag_1.000-0.500"], ["line_normal_0.500-0.500"]])
+    for program in (CIRCLE, two):
+        images = [render_program(program, [Pose(x, rng.uniform(-20, 20), rng.uniform(0, 360), rng.uniform(80, 110))
+                                           for x in (-60, 60)[:len(program.shapes)]]) for _ in range(3)]
+        fitted = [check(program, make_target(image), False).placements for image in images]
+        assert all(len(found) == len(program.shapes) for found in fitted)
+        again = _judged_readings(None, images, program)
+        with monkeypatch.context() as patch:
+            patch.setattr(search.near_miss, "fit", None)  # not fitted again
+            known = _judged_readings(None, images, program, fitted=fitted)
+        assert [poses for poses, _ in known] == [poses for poses, _ in again]
+        assert [reading.logp for _, reading in known] == [reading.logp for _, reading in again]
 
 
 def test_images_checked_in_one_job_are_checked_as_each_alone():
