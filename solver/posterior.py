@@ -164,13 +164,13 @@ def _pair_split(first: int, second: int, noise_images: int) -> float:
 
 
 def log_likelihood(induced: InducedRule, facts: ProblemFacts) -> float | None:
-    """log P(context | rule) under the generator; None when a literal has no library pool (or, for a rule
-    of categories, `category_log_likelihood`)."""
+    """log P(context | rule) under the generator; None when a literal has no library pool or the rule has no
+    literal (or, for a rule of categories, `category_log_likelihood`)."""
     literals = induced.rule.literals
     if literals and all(lit.family in CATEGORY_FAMILIES for lit in literals):
         return category_log_likelihood(induced, facts)
     pools = [literal_pool(lit) for lit in literals]
-    if any(p is None for p in pools) or len(literals) > 2:
+    if not literals or any(p is None for p in pools) or len(literals) > 2:
         return None
     failing = [failing_pool(lit) for lit in literals]
     noise = math.log(NOISE / library_size())

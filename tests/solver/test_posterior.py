@@ -213,3 +213,15 @@ def test_a_split_of_set_b_the_generator_cannot_make_costs_a_misread_image_per_im
     assert math.isclose(_pair_split(6, 0, 0), 2 * math.log(NOISE) + _pair_split(4, 0, 2))
     # a noise image may have come from either group: 2 + 2 and two noise images sum over 4/2, 3/3 and 2/4
     assert _pair_split(2, 2, 2) > _pair_split(3, 3, 0)
+
+
+def test_a_rule_without_literals_has_no_generator_likelihood():
+    from solver.induce import InducedRule
+    from solver.posterior import log_likelihood
+    from solver.rules import Rule
+
+    # a problem read so badly that its best rule puts every image in A (no literal): ranked without a likelihood,
+    # not a crash (generated seed 10404, ff_nact4_0002, from pixels)
+    facts = ProblemFacts((image({"closed": 1}, 3),) * 6, (image({"closed": 0}, 3),) * 6, ())
+    rule = InducedRule(Rule((), errors=6), (6,), frozenset(), {})
+    assert log_likelihood(rule, facts) is None
