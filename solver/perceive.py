@@ -559,6 +559,12 @@ class PixelPerception:
             self._pool = multiprocessing.get_context("fork").Pool(  # before torch starts threads
                 self.workers, initializer=worker_setup, initargs=(os.getpid(),))  # workers leave Ctrl-C to us
 
+    @property
+    def _as_problems(self) -> bool:
+        """Whether problems are perceived as a whole (`solver.hypotheses`): the ablations that turn off per-problem
+        perception, refinement, the decoder or the classifier read every image in full instead."""
+        return self.per_problem and self.refine and self.use_decoder and self.use_classifier
+
     def perceive(self, images: list[np.ndarray], positives: int | None = None, negatives: int = 0) -> list[Perceived]:
         """Every image's program. `positives`: the first this many images are set A of one problem, the next
         `negatives` set B: the problem is perceived as a whole (`solver.hypotheses.perceive_problem`, with
@@ -571,7 +577,7 @@ class PixelPerception:
         self._start_workers()
         stages = Stages()
         try:
-            if positives and self.per_problem and self.refine and self.use_decoder and self.use_classifier:
+            if positives and self._as_problems:
                 return perceive_problem(self, images, positives, negatives, stages)
             with stages("read"):
                 results = self.read_in_full(images)
@@ -589,7 +595,7 @@ class PixelPerception:
         seconds are left in `stage_seconds`."""
         from solver.hypotheses import Stages, perceive_free_form
 
-        if not (self.per_problem and self.refine and self.use_decoder and self.use_classifier):
+        if not self._as_problems:
             return None
         images = [np.asarray(image) for image in images]
         self._start_workers()
