@@ -1,7 +1,9 @@
 from dsl.commands import write_dataset
 from dsl.dataset import list_problems, load_problem, problem_folder, read_programs
 from dsl.generate import ProblemKind
-from solver.product import solve_folder
+from solver.confidence import context_errors
+from solver.product import _stamped_sequence, solve_folder
+from solver.rules import Family, Literal, Rule
 from solver.readings import Perceived
 
 
@@ -54,10 +56,36 @@ def test_the_library_reading_stays_when_the_free_form_one_explains_the_context_n
 
 
 def test_a_reading_that_explains_the_context_or_has_a_hypothesis_is_not_perceived_again(tmp_path):
+    from dsl.types import StrokeType
+
     folder, truth = _free_form_problem(tmp_path)
-    perception = TwoReadings(_read(truth, "library"), None)
-    assert solve_folder(folder, perception).correct == 2 and perception.asked == 0
+    plain = [program.with_strokes(StrokeType.NORMAL) for program in truth[:6]] + truth[6:]  # set A's strokes normal
+    perception = TwoReadings(_read(plain, "library"), None)
+    solved = solve_folder(folder, perception)
+    assert not context_errors(solved.solution) and not _stamped_sequence(solved.solution.rule) and perception.asked == 0
     misread = truth[:5] + [truth[6]] + truth[6:]
     perception = TwoReadings(_read(misread[:5], "hypothesis") + _read(misread[5:], "read"), None)
     solve_folder(folder, perception)
     assert perception.asked == 0
+
+
+def test_a_library_reading_whose_rule_fixes_stamped_strokes_is_perceived_again_as_free_form(tmp_path):
+    folder, truth = _free_form_problem(tmp_path)  # its set A shares a program with stamped strokes
+    perception = TwoReadings(_read(truth, "library"), None)  # set A draws no one free-form program: kept as read
+    solved = solve_folder(folder, perception)
+    assert _stamped_sequence(solved.solution.rule) and not context_errors(solved.solution)
+    assert perception.asked == 1 and solved.correct == 2 and solved.query_features[0]["library"] == 1.0
+    perception = TwoReadings(_read(truth, "library"), _read(truth, "hypothesis"))
+    solved = solve_folder(folder, perception)
+    assert perception.asked == 1 and solved.correct == 2
+    assert solved.query_features[0]["library"] == 0.0  # the free-form reading, as good on the context, is kept
+
+
+def test_a_stamped_stroke_sequence_is_told_from_normal_and_negated_ones():
+    stamped = "line_normal_1.000-0.500 line_zigzag_1.000-0.833"
+    normal = "line_normal_1.000-0.500 arc_normal_0.500_0.625-0.750"
+    assert _stamped_sequence(Rule((Literal(Family.SEQUENCE, stamped),)))
+    assert _stamped_sequence(Rule((Literal(Family.IMAGE_SEQUENCE, normal + " | " + stamped),)))
+    assert not _stamped_sequence(Rule((Literal(Family.SEQUENCE, normal),)))
+    assert not _stamped_sequence(Rule((Literal(Family.SEQUENCE, stamped, negated=True),)))
+    assert not _stamped_sequence(Rule((Literal(Family.CATEGORY, "triangle"),))) and not _stamped_sequence(None)
