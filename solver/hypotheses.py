@@ -16,8 +16,9 @@ hypothesis explains an image.
      problem's program H, if it explains at least MIN_A_EXPLAINED; H is written in the free-form generator's
      direction of travel (its arcs turn left: `search.neighbourhood.forward_free_form`), the direction the images
      were drawn in, which their stamps and zigzags show (judged along a reading traced the other way, the strokes
-     of set-A images themselves looked wrong). An image is explained when the fit is
-     within LEVEL_PX. The decoder's top readings are tried first; when no H comes of them and the decoder proposed a
+     of set-A images themselves looked wrong), and in quarter arcs (`quarter_arcs`: a run of them read as one long
+     arc has one stroke; their own strokes are then taken from set A, `_strokes_of_set_a`). An image is explained
+     when the fit is within LEVEL_PX. The decoder's top readings are tried first; when no H comes of them and the decoder proposed a
      free-form program for one of them (`_free_form_proposed`), those images are read in full (the tracer mends
      the decoder's readings) and tried again. No H: step 4, and the
      readings are reconciled as before (`solver.reconcile`).
@@ -76,7 +77,7 @@ from dsl.canonical import image_key, same_image
 from dsl.features import remember_features, shape_features
 from dsl.free_form import free_form_drawable
 from dsl.library import load_library
-from dsl.types import DATASET_STROKE_TYPES, ImageProgram, Shape, StrokeType
+from dsl.types import DATASET_STROKE_TYPES, ActionKind, ImageProgram, Shape, StrokeType
 from search.near_miss import Check, check, stroke_placements_many
 from search.neighbourhood import forward_free_form, normal_strokes_only
 from search.template import make_target
@@ -510,11 +511,15 @@ def _formed(perception, images, positives: int, readings: dict, stages: Stages) 
     """The free-form hypothesis H among `readings` (image -> program) that explains the most set-A images
     (ties: the lower total fit), if it explains at least MIN_A_EXPLAINED; else None."""
     candidates: dict = {}
+    guessed: dict = {}  # candidate -> its quarter arcs whose strokes are a guess (`quarter_arcs`)
     for k, program in readings.items():
-        snapped = free_form_reading(program)
-        if snapped is not None:  # in the generator's direction of travel, as the image was drawn (its stamps show it)
-            snapped = ImageProgram(tuple(forward_free_form(shape) for shape in snapped.shapes))
+        plain = free_form_reading(program)
+        if plain is not None:  # in quarter arcs, in the generator's direction of travel, as the image was drawn
+            # (its stamps show it)
+            quarters = quarter_arcs(plain)
+            snapped = ImageProgram(tuple(forward_free_form(shape) for shape in quarters.shapes))
             candidates.setdefault(image_key(snapped), snapped)
+            guessed.setdefault(image_key(snapped), _actions(quarters) - _actions(plain))
     if not candidates:
         return None
     a = list(range(positives))
@@ -531,7 +536,58 @@ def _formed(perception, images, positives: int, readings: dict, stages: Stages) 
     _, hypothesis, explained, on_a = best
     if len(explained) < MIN_A_EXPLAINED:
         return None
-    return Formed(hypothesis, explained, on_a)
+    formed = Formed(hypothesis, explained, on_a)
+    split = guessed[image_key(hypothesis)]
+    if split:
+        with stages("check"):
+            formed = _strokes_of_set_a(perception, images, formed, rounds=split + 1)
+    return formed
+
+
+def _actions(program: ImageProgram) -> int:
+    return sum(len(shape.actions) for shape in program.shapes)
+
+
+def quarter_arcs(program: ImageProgram) -> ImageProgram:
+    """`program` with every arc of n > 1 quarter circles written as n quarter arcs in a row (no turn between them:
+    the same picture). The free-form generator draws only quarter arcs, each with its own stroke (its semicircle
+    and circle moves are two and four of them, spec 3.2); the decoder may read a run of them as one long arc, and
+    one action has one stroke."""
+    from perception.decode import FREE_FORM_ARC_STEP
+
+    shapes = []
+    for shape in program.shapes:
+        actions = []
+        for action in shape.actions:
+            n = round(abs(action.angle) / FREE_FORM_ARC_STEP) if action.kind is ActionKind.ARC else 1
+            if n > 1:
+                quarter = replace(action, angle=math.copysign(FREE_FORM_ARC_STEP, action.angle))
+                actions += [quarter] + [replace(quarter, turn=0.0)] * (n - 1)
+            else:
+                actions.append(action)
+        shapes.append(Shape(tuple(actions)))
+    return ImageProgram(tuple(shapes))
+
+
+def _strokes_of_set_a(perception, images, formed: Formed, rounds: int = 3) -> Formed:
+    """H's strokes where set A shows them otherwise: H read from one image whose run of quarter arcs the decoder
+    read as one long arc carries that arc's stroke on every quarter (`quarter_arcs`), and each quarter has its own.
+    The decoder walking H at the set-A images' poses (`_judged_readings`) names, per image, the action whose stroke
+    it doubts most and the stroke it prefers there (by more than STROKE_LOGP_SLACK); the change most images name
+    is taken when at least half of the images H explains name it (two quarters misread split the images between
+    them), and set A is read again (at most `rounds` changes)."""
+    hypothesis = formed.hypothesis
+    a = formed.explained
+    for _ in range(rounds):
+        readings = _judged_readings(perception.checkpoint, [images[k] for k in a], hypothesis,
+                                    fitted=[formed.checks[k].placements for k in a])
+        changed = [in_frame_of(hypothesis, reading.program) for _, reading in readings
+                   if reading.margin < -STROKE_LOGP_SLACK]
+        best = max(changed, key=lambda program: sum(same_image(program, other) for other in changed), default=None)
+        if best is None or 2 * sum(same_image(best, other) for other in changed) < len(a):
+            break
+        hypothesis = best
+    return replace(formed, hypothesis=hypothesis)
 
 
 def _in_doubt(found: dict) -> bool:

@@ -360,3 +360,30 @@ def test_near_misses_of_a_shape_written_the_other_way_are_explained_by_the_other
     assert [r.evidence["verdict"] for r in results[6:]] == ["neighbour", "neighbour", "hypothesis", "neighbour"]
     assert all(same_image(r.program, near_miss, ignore_strokes=True) and r.evidence["written"] >= 1
                for r in results[6:8] + results[9:])
+
+
+QUARTERS = parse_image([["line_normal_1.000-0.500", "arc_zigzag_0.500_0.625-0.750", "arc_circle_0.500_0.625-0.500",
+                         "line_normal_1.000-0.833", "line_normal_1.000-0.667", "arc_normal_0.500_0.625-0.500"]])
+# H with its first arc drawn as two quarter arcs in a row, zigzag and circle-stamped
+MERGED = parse_image([["line_normal_1.000-0.500", "arc_zigzag_0.500_0.750-0.750", "line_normal_1.000-0.833",
+                       "line_normal_1.000-0.667", "arc_normal_0.500_0.625-0.500"]])  # the two read as one, zigzag
+
+
+def test_a_long_arc_is_written_as_quarter_arcs_drawing_the_same_picture():
+    from solver.hypotheses import quarter_arcs
+
+    split = quarter_arcs(MERGED)
+    assert [len(shape.actions) for shape in split.shapes] == [6]
+    assert same_image(split, QUARTERS, ignore_strokes=True) and not same_image(MERGED, QUARTERS, ignore_strokes=True)
+    pose = [Pose(10, -5, 40, 110)]
+    assert np.array_equal(np.asarray(render_program(split, pose)), np.asarray(render_program(MERGED, pose)))
+    assert quarter_arcs(H) == H  # quarter arcs and lines stay as they are
+
+
+def test_quarter_arcs_read_as_one_long_arc_take_the_strokes_set_a_shows():
+    rng = np.random.default_rng(6)
+    images = [_drawn(p, rng) for p in [QUARTERS] * 6 + [H, TURNED] + [QUARTERS, H]]
+    with FixedDecoder(MERGED) as perception:  # the decoder reads the three quarter arcs as one, zigzag
+        results = perception.perceive(images, positives=6, negatives=2)
+    assert all(same_image(r.program, QUARTERS) for r in results[:6])  # each quarter with its own stroke
+    assert results[8].evidence["verdict"] == "hypothesis" and same_image(results[8].program, QUARTERS)
