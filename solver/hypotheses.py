@@ -37,10 +37,8 @@ hypothesis explains an image.
      reading is its program. The queries are checked first, and a doubtful one is read here while the workers
      check set B. An image no neighbour explains is checked against the neighbours of H written otherwise
      (`other_writings`: a closed shape started at another joint, a shape walked the other way; set A's ink cannot
-     tell how the generator wrote H, and a near miss is one action of the generator's writing changed); a set-B
-     image none of those explain either is read as the neighbour that fits it best where that fits it better than
-     H (`_nearest`: set B draws near misses, and the rule needs of it only that it is not H), and a query, a set-B
-     image H fits best and a set-A image H does not explain are read in full.
+     tell how the generator wrote H, and a near miss is one action of the generator's writing changed); one none of
+     those explain either (and a set-A image H does not explain) is read in full.
   4. library: images the classifier is sure of (`solver.perceive.TRACE_BELOW_CONFIDENCE`) are read as
      library shapes from its plan, without the decoder; the others are read in full (decoded, classified,
      searched or traced), and free-form readings reconciled with the context (`solver.reconcile`). When set A
@@ -117,8 +115,6 @@ class Verdict:
     evidence: dict
     poses: tuple = ()
     features: tuple = ()  # the program's shapes' features, computed in the job (`dsl.features.shape_features`)
-    nearest: ImageProgram | None = None  # an unexplained image: H's neighbour that fits it best, when better than H
-    nearest_poses: tuple = ()
 
 
 def verdict(found: Check, hypothesis: ImageProgram) -> Verdict:
@@ -128,10 +124,9 @@ def verdict(found: Check, hypothesis: ImageProgram) -> Verdict:
     evidence = {"fit": round(found.fit, 3), "neighbour_fit": round(found.neighbour_fit, 3) if known else None,
                 "geometric_margin": round(found.geometric_margin, 3) if known else None}
     if found.neighbour is not None and found.neighbour_fit < found.fit:
-        change = found.change
         if found.neighbour_fit > LEVEL_PX:
-            return Verdict(None, {**evidence, "verdict": "unexplained", "change": [change.shape, change.action, change.what]},
-                           nearest=found.neighbour, nearest_poses=found.neighbour_poses)
+            return Verdict(None, {**evidence, "verdict": "unexplained"})
+        change = found.change
         return Verdict(found.neighbour, {**evidence, "verdict": "neighbour", "change": [change.shape, change.action, change.what]},
                        found.neighbour_poses)
     if found.fit > LEVEL_PX:
@@ -158,7 +153,7 @@ def _checked_many(job: tuple) -> list[tuple]:
         found = verdict(check(hypothesis, target, True), hypothesis)
         if found.program is None:  # no neighbour of H as written explains it: of H written otherwise?
             found = _otherwise_written(hypothesis, target, found)
-        decided.append(replace(found, features=shape_features(found.program if found.program is not None else found.nearest)))  # what the problem's facts will ask
+        decided.append(replace(found, features=shape_features(found.program)))  # what the problem's facts will ask
         # of its shapes, here in the worker
     read = [k for k, found in enumerate(decided) if found.program is not None and found.evidence["verdict"] == "hypothesis"]
     judged = dict(zip(read, _judged_readings(checkpoint, [images[k] for k in read], hypothesis,
@@ -646,8 +641,6 @@ def _checked(perception, images, results, positives: int, negatives: int, formed
                 and results[k].evidence["fit"] <= LEVEL_PX:
             results[k] = replace(results[k], evidence={**results[k].evidence,
                                                        "sure_neighbour": _sure_neighbour(results[k].evidence, context_fit)})
-        if results[k] is None and k not in queries and decided.nearest is not None:
-            results[k] = _nearest(decided)
         evidence[k] = results[k].evidence if results[k] is not None else decided.evidence
         if k in queries and (results[k] is None or _in_doubt(evidence[k])):
             with stages("read"):
@@ -657,14 +650,6 @@ def _checked(perception, images, results, positives: int, negatives: int, formed
         for k, r in zip(rest, _read_checked(perception, [images[k] for k in rest])):
             results[k] = _read_instead(None, evidence.get(k, {}), r)
     return results
-
-
-def _nearest(decided: Verdict) -> Perceived:
-    """A set-B image no neighbour of H explains within LEVEL_PX, read as the neighbour that fits it best (it fits
-    better than H): set B draws H with one action changed (spec 3.2), and what the rule needs of a set-B image is
-    that it is not H, which its check already says; reading it in full (decoder and tracer) cost about 0.5 s a
-    problem where it happened (generated tuning seeds 3131 + 5151: 14 set-B images in 9 of 80 free-form problems)."""
-    return Perceived(decided.nearest, decided.nearest_poses, None, evidence={**decided.evidence, "verdict": "nearest"})
 
 
 def _read_checked(perception, images: list) -> list[Perceived]:

@@ -61,14 +61,6 @@ def test_the_verdict_takes_the_best_explanation_within_the_level():
     assert verdict(_check(0.5, math.inf), H).evidence["geometric_margin"] is None
 
 
-def test_an_image_no_neighbour_explains_keeps_the_nearest_neighbour_better_than_h():
-    found = verdict(_check(LEVEL_PX + 3, LEVEL_PX + 1), H)
-    assert found.program is None and found.evidence["verdict"] == "unexplained"
-    assert found.nearest == TURNED and found.nearest_poses == ("neighbour pose",)
-    assert found.evidence["change"] == [0, 2, "turn"]
-    assert verdict(_check(LEVEL_PX + 1, LEVEL_PX + 3), H).nearest is None  # H fits it better than any neighbour
-
-
 def test_a_query_neighbour_within_the_level_is_sure_when_set_a_says_so():
     from solver.hypotheses import _in_doubt, _sure_neighbour
 
@@ -106,20 +98,6 @@ def test_a_free_form_problem_is_read_from_two_decoded_images_and_checked_against
     assert same_image(results[8].program, H) and results[8].evidence["geometric_margin"] > 0
     assert results[8].evidence["verdict"] == "hypothesis"
     assert same_image(results[9].program, TURNED) and results[9].evidence["verdict"] == "neighbour"
-
-
-def test_a_set_b_image_no_neighbour_explains_is_read_as_its_nearest_neighbour_not_in_full():
-    two_changes = parse_image([["line_normal_1.000-0.500", "line_normal_1.000-0.750", "line_normal_1.000-0.583",
-                                "line_normal_1.000-0.667", "arc_normal_0.500_0.625-0.500"]])  # actions 2 and 3 changed
-    rng = np.random.default_rng(5)
-    images = [_drawn(p, rng) for p in [H] * 6 + [TURNED, two_changes] + [H, two_changes]]
-    with FixedDecoder(H) as perception:
-        results = perception.perceive(images, positives=6, negatives=2)
-        assert perception.decoded == 3  # set A's two images and the query nothing explains (set B's is not read)
-    found = results[7].evidence
-    assert found["verdict"] == "nearest" and found["neighbour_fit"] > LEVEL_PX and found["fit"] > found["neighbour_fit"]
-    assert not same_image(results[7].program, H) and results[7].poses  # a neighbour of H: not H, whatever it is
-    assert results[9].evidence["verdict"] == "read"
 
 
 def test_a_query_judged_a_stroke_near_miss_beyond_what_set_a_shows_is_not_read_in_full():
