@@ -18,8 +18,8 @@ hypothesis explains an image.
      were drawn in, which their stamps and zigzags show (judged along a reading traced the other way, the strokes
      of set-A images themselves looked wrong), and in quarter arcs (`quarter_arcs`: a run of them read as one long
      arc has one stroke; their own strokes are then taken from set A, `_strokes_of_set_a`). An image is explained
-     when the fit is within LEVEL_PX. The decoder's top readings are tried first; when no H comes of them and the decoder proposed a
-     free-form program for one of them (`_free_form_proposed`), those images are read in full (the tracer mends
+     when the fit is within LEVEL_PX. The decoder's top readings are tried first; when no H comes of them and the
+     decoder proposed a free-form program for one of them (`_free_form_proposed`), those images are read in full (the tracer mends
      the decoder's readings) and tried again. No H: step 4, and the
      readings are reconciled as before (`solver.reconcile`).
   3. check: every set-B image and query is checked against H and H's one-action neighbours
@@ -597,9 +597,10 @@ def _in_doubt(found: dict) -> bool:
 def _sure_neighbour(found: dict, context_fit: float) -> bool:
     """A query's neighbour verdict where H explains it too (within LEVEL_PX) is sure when set A says so: H fits the
     query worse than every set-A image H explains and the neighbour fits it as well as H fits one of them
-    (`context_fit`: the worst fit of H on those images, px). Set A shows how well H fits an image that draws H;
-    generated tuning seeds 3131 + 5151 (80 free-form problems): 14 of the 16 negative queries in such doubt were
-    sure so, and none of the 80 positive queries had a neighbour verdict at all."""
+    (`context_fit`: the worst fit of H on those images, px). Set A shows how well H fits an image that draws H.
+    Generated tuning seeds 3131 + 5151 (80 free-form problems): 14 of the 16 negative queries in such doubt were
+    sure so, and no positive query had a neighbour verdict; seeds 12121 + 13131 (120): 4 positive queries had one
+    (a neighbour within 0.05 px of H's fit), none sure."""
     return found["fit"] > context_fit and found["neighbour_fit"] <= context_fit
 
 
@@ -637,10 +638,9 @@ def _checked(perception, images, results, positives: int, negatives: int, formed
                 context_margin = _context_margin(perception.checkpoint, [images[j] for j in formed.explained], hypothesis,
                                                  [formed.checks[j].placements for j in formed.explained])
         results[k] = _with_strokes(decided, reading, hypothesis, context_margin)
-        if k in queries and results[k] is not None and results[k].evidence["verdict"] == "neighbour" \
-                and results[k].evidence["fit"] <= LEVEL_PX:
-            results[k] = replace(results[k], evidence={**results[k].evidence,
-                                                       "sure_neighbour": _sure_neighbour(results[k].evidence, context_fit)})
+        said = results[k].evidence if results[k] is not None else {}
+        if k in queries and said.get("verdict") == "neighbour" and said["fit"] <= LEVEL_PX:
+            results[k] = replace(results[k], evidence={**said, "sure_neighbour": _sure_neighbour(said, context_fit)})
         evidence[k] = results[k].evidence if results[k] is not None else decided.evidence
         if k in queries and (results[k] is None or _in_doubt(evidence[k])):
             with stages("read"):

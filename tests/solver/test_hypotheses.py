@@ -67,7 +67,8 @@ def test_a_query_neighbour_within_the_level_is_sure_when_set_a_says_so():
     found = {"verdict": "neighbour", "fit": 2.0, "neighbour_fit": 0.5}
     assert _sure_neighbour(found, context_fit=0.9)  # H fits it worse than any set-A image, the neighbour as well
     assert not _sure_neighbour(found, context_fit=2.2)  # a set-A image fits H as badly: H may draw it
-    assert not _sure_neighbour({**found, "neighbour_fit": 1.2}, context_fit=0.9)  # the neighbour fits it worse than H does set A
+    assert not _sure_neighbour({**found, "neighbour_fit": 1.2}, context_fit=0.9)  # the neighbour fits it worse
+    # than H fits set A
     assert _in_doubt(found) and _in_doubt({**found, "sure_neighbour": False})
     assert not _in_doubt({**found, "sure_neighbour": True})
     assert not _in_doubt({**found, "fit": LEVEL_PX + 1})  # H does not explain it: no doubt
