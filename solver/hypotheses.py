@@ -19,9 +19,9 @@ hypothesis explains an image.
      of set-A images themselves looked wrong), and in quarter arcs (`quarter_arcs`: a run of them read as one long
      arc has one stroke; their own strokes are then taken from set A, `_strokes_of_set_a`). An image is explained
      when the fit is within LEVEL_PX. The decoder's top readings are tried first; when no H comes of them and the
-     decoder proposed a free-form program for one of them (`_free_form_proposed`), those images are read in full (the tracer mends
-     the decoder's readings) and tried again. No H: step 4, and the
-     readings are reconciled as before (`solver.reconcile`).
+     decoder proposed a free-form program for one of them (`_free_form_proposed`), those images are read in full
+     (the tracer mends the decoder's readings) and tried again. No H: step 4, and the readings are reconciled as
+     before (`solver.reconcile`).
   3. check: every set-B image and query is checked against H and H's one-action neighbours
      (`search.near_miss`): the best of them by the centreline fit; an image whose geometry is H's has its
      strokes judged by the decoder walking H at its pose, in the same job (`_checked_many`: a query per job, set B
@@ -514,7 +514,7 @@ def _formed(perception, images, positives: int, readings: dict, stages: Stages) 
             quarters = quarter_arcs(plain)
             snapped = ImageProgram(tuple(forward_free_form(shape) for shape in quarters.shapes))
             candidates.setdefault(image_key(snapped), snapped)
-            guessed.setdefault(image_key(snapped), _actions(quarters) - _actions(plain))
+            guessed.setdefault(image_key(snapped), quarters.n_actions - plain.n_actions)
     if not candidates:
         return None
     a = list(range(positives))
@@ -537,10 +537,6 @@ def _formed(perception, images, positives: int, readings: dict, stages: Stages) 
         with stages("check"):
             formed = _strokes_of_set_a(perception, images, formed, rounds=split + 1)
     return formed
-
-
-def _actions(program: ImageProgram) -> int:
-    return sum(len(shape.actions) for shape in program.shapes)
 
 
 def quarter_arcs(program: ImageProgram) -> ImageProgram:

@@ -24,16 +24,17 @@ import numpy as np
 
 from dsl.dataset import DatasetError, Problem, load_problem, read_programs
 from dsl.owned import check_output_folder, check_replaceable
-from dsl.syntax import parse_action
-from dsl.types import StrokeType
+from dsl.types import ImageProgram
 from solver import guard
 from solver.api import ProblemInput, solve_problem
 from solver.confidence import context_errors, query_confidences
 from solver.induce import DEFAULT_TIME_LIMIT
 from solver.evidence import readable_weighting, unreadable_reason
+from solver.hypotheses import _stamped
 from solver.index_page import write_index
 from solver.perceive import PerceptionError, PixelPerception
 from solver.report import ReportImage, write_report
+from solver.why_sequence import rule_shapes
 
 DEMO_SEED = 2026
 
@@ -143,12 +144,8 @@ def _stamped_sequence(rule) -> bool:
     tuning seeds 3131 + 5151 (160 problems): no such rule."""
     if rule is None:
         return False
-    for literal in rule.literals:
-        if literal.family.is_sequence and not literal.negated:
-            for shape in literal.name.split(" | "):
-                if any(parse_action(token).stroke is not StrokeType.NORMAL for token in shape.split()):
-                    return True
-    return False
+    return any(_stamped(ImageProgram(rule_shapes(literal))) for literal in rule.literals
+               if literal.family.is_sequence and not literal.negated)
 
 
 def _read_as_library(evidence: list) -> bool:
