@@ -21,12 +21,12 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from dsl.canonical import normalise_angle
+from dsl.canonical import normalise_angle, reversed_shape, same_shape
 from dsl.types import Action, ActionKind, ImageProgram, Shape, StrokeType
-from search.neighbourhood import FREE_FORM_TURNS, forward_free_form, free_form_action
+from search.neighbourhood import forward_free_form, free_form_action
 from search.pose import (FIT_EVALS, Placement, SparseProblem, fit, guesses, ink_groups, pixel_cost, polish, refine,
                          shape_window, turned)
-from search.settings import (SAME_TURN, SCREEN_EVALS, SCREEN_KEEP, STROKE_POLISH_EVALS, SYMMETRY_EVALS,
+from search.settings import (NEAR_MISS_TURN_CHANGE, NEAR_MISS_TURNS, SCREEN_EVALS, SCREEN_KEEP, STROKE_POLISH_EVALS, SYMMETRY_EVALS,
                              SYMMETRY_JUDGED, SYMMETRY_TURNS, SYMMETRY_TOLERANCE)
 from search.template import Target, template
 
@@ -59,28 +59,44 @@ class Check:
 
 
 def _with_action(program: ImageProgram, s: int, i: int, action: Action) -> ImageProgram:
-    shapes = list(program.shapes)
-    shapes[s] = Shape(shapes[s].actions[:i] + (action,) + shapes[s].actions[i + 1:])
-    return ImageProgram(tuple(shapes))
+    return _with_shape(program, s, Shape(program.shapes[s].actions[:i] + (action,) + program.shapes[s].actions[i + 1:]))
+
+
+def _with_shape(program: ImageProgram, s: int, shape: Shape) -> ImageProgram:
+    return ImageProgram(program.shapes[:s] + (shape,) + program.shapes[s + 1:])
 
 
 def geometric_neighbours(program: ImageProgram) -> list[tuple[Change, ImageProgram]]:
     """The programs one geometric action change away from `program` (each shape in the free-form
     generator's direction of travel, `forward_free_form`, so that a new arc turns left as the generator's
-    do): every action's kind swapped (line <-> free-form arc, turn and stroke kept), every turn before
-    action i >= 1 set to each other value of the free-form turn grid (SAME_TURN)."""
+    do; a shape of lines only tells no direction, and its lines are swapped for arcs in both directions of travel,
+    `reversed_shape`): every action's kind swapped (line <-> free-form arc, turn and stroke kept), every turn before
+    action i >= 1 set to each value of the generator's turn set that departs from it by more than
+    NEAR_MISS_TURN_CHANGE (spec 3.2, direct_angle: a near miss never turns an action by 30 degrees only). A
+    change whose shape draws the same centreline as the program's, up to pose and direction (an L of two equal
+    arms turned the other way is the same L), is no geometric neighbour: the centreline fit cannot tell it from
+    the program (where it departs, only in its strokes, the strokes judged along the program tell)."""
     forward = ImageProgram(tuple(forward_free_form(shape) for shape in program.shapes))
     out = []
     for s, shape in enumerate(forward.shapes):
+        changes = []
         for i, action in enumerate(shape.actions):
             other = ActionKind.ARC if action.kind is ActionKind.LINE else ActionKind.LINE
-            swapped = free_form_action(other, action.turn, action.stroke)
-            out.append((Change(s, i, "kind"), _with_action(forward, s, i, swapped)))
+            changes.append((Change(s, i, "kind"), free_form_action(other, action.turn, action.stroke)))
             if i == 0:
                 continue  # the first turn only rotates the shape
-            for turn in FREE_FORM_TURNS:
-                if abs(normalise_angle(turn - action.turn)) > SAME_TURN:
-                    out.append((Change(s, i, "turn"), _with_action(forward, s, i, action.with_turn(turn))))
+            changes += [(Change(s, i, "turn"), action.with_turn(turn)) for turn in NEAR_MISS_TURNS
+                        if abs(turn - normalise_angle(action.turn)) > NEAR_MISS_TURN_CHANGE]
+        for change, new in changes:
+            neighbour = _with_action(forward, s, change.action, new)
+            if not same_shape(neighbour.shapes[s], shape, ignore_strokes=True):
+                out.append((change, neighbour))
+        if all(action.kind is ActionKind.LINE for action in shape.actions):  # no arc tells which way it was walked
+            back = _with_shape(forward, s, reversed_shape(shape))
+            last = len(shape.actions) - 1
+            out += [(Change(s, last - i, "kind"), _with_action(back, s, i, free_form_action(ActionKind.ARC, action.turn,
+                                                                                         action.stroke)))
+                    for i, action in enumerate(back.shapes[s].actions)]
     return out
 
 

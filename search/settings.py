@@ -173,7 +173,10 @@ MATCH_REACH = 0.25  # units: a traced action takes the stroke of a decoded actio
 
 # search.near_miss: checking a free-form hypothesis and its one-action neighbours; set by hand, checked on the
 # generated tuning set (seed 3131: 315 of 320 set-B images and queries given the right geometry with the true H).
-SAME_TURN = 5.0  # degrees: a turn this close to the action's own is the same turn (action strings round turns)
+NEAR_MISS_TURNS = tuple(float(t) for t in range(-150, 151, 30))  # degrees: the turns a near miss gives an action
+# (spec 3.2, the free-form generator's signed turn set; not 180)
+NEAR_MISS_TURN_CHANGE = 45.0  # degrees: a near miss's new turn departs from the action's own by more (spec 3.2,
+# direct_angle: |new - old| > 45, signed turns, no wrapping); a 30-degree neighbour draws a picture no negative draws
 SCREEN_EVALS = 20  # sparse-score evaluations refining a neighbour's best heading guess when all neighbours are
 # screened (a full fit refines the two best guesses with search.pose.FIT_EVALS = 60 each)
 SCREEN_KEEP = 2  # neighbours fitted in full after the screen, best screened first

@@ -17,8 +17,15 @@ def _differences(a, b) -> int:
 
 def test_every_geometric_neighbour_changes_one_action_and_keeps_the_strokes():
     neighbours = geometric_neighbours(H)
-    # 4 kind swaps, and 3 turns (actions 1-3) moved to each of the 11 other values of the 12-value grid
-    assert len(neighbours) == 4 + 3 * 11
+    # 4 kind swaps, and 3 turns (actions 1-3: L90, L120, L60) each moved to the 8 values of the generator's 11-value
+    # turn set that depart from it by more than 45 degrees (spec 3.2)
+    assert len(neighbours) == 4 + 3 * 8
+    turns = {c.action: set() for c, _ in neighbours if c.what == "turn"}
+    for change, program in neighbours:
+        if change.what == "turn":
+            turns[change.action].add(round(program.shapes[0].actions[change.action].turn))
+    assert turns == {1: {-150, -120, -90, -60, -30, 0, 30, 150}, 2: {-150, -120, -90, -60, -30, 0, 30, 60},
+                     3: {-150, -120, -90, -60, -30, 0, 120, 150}}
     for change, program in neighbours:
         assert _differences(program, H) == 1
         changed = program.shapes[0].actions[change.action]
@@ -63,3 +70,24 @@ def test_the_judge_chooses_among_the_poses_a_symmetric_shape_fits_equally():
     assert seen and seen[0] >= 2  # both ends offered
     other = stroke_placements(straight, target, lambda candidates: [-x for x in judge(candidates)])[0]
     assert abs((chosen.theta - other.theta + 180.0) % 360.0 - 180.0) > 150.0  # the judge decides which way round
+
+
+def test_a_change_that_draws_the_same_centreline_is_no_neighbour():
+    # an L of two equal arms turned right instead of left is the same L (walked the other way): spec 3.2 may make
+    # that negative, but no centreline fit can tell it from H
+    ell = parse_image([["line_zigzag_1.000-0.500", "line_zigzag_1.000-0.750"]])
+    turns = {round(p.shapes[0].actions[1].turn) for c, p in geometric_neighbours(ell) if c.what == "turn"}
+    assert turns == {-150, -120, -60, -30, 0, 30, 150}  # not -90 (nor 60, 90, 120: within 45 degrees)
+
+
+def test_a_shape_of_lines_has_its_lines_swapped_for_arcs_turning_either_way():
+    # lines only: which way the generator walked it, no arc tells; its near miss swaps a line for an arc turning
+    # left in the generator's direction, which is an arc turning right when the shape is read the other way
+    zag = parse_image([["line_normal_1.000-0.500", "line_normal_1.000-0.833", "line_normal_1.000-0.250"]])
+    walked_back = parse_image([["line_normal_1.000-0.500", "line_normal_1.000-0.750", "arc_normal_0.500_0.625-0.167"]])
+    own_way = [parse_image([[f"{'arc_normal_0.500_0.625' if j == i else 'line_normal_1.000'}-{turn}"
+                             for j, turn in enumerate(("0.500", "0.833", "0.250"))]]) for i in range(3)]
+    assert not any(same_image(p, walked_back) for p in own_way)  # not a line swapped for a left arc zag's way
+    kinds = [p for c, p in geometric_neighbours(zag) if c.what == "kind"]
+    assert len(kinds) == 6 and any(same_image(p, walked_back) for p in kinds)
+    assert all(any(same_image(p, q) for p in kinds) for q in own_way)

@@ -112,17 +112,21 @@ def test_a_query_judged_a_stroke_near_miss_beyond_what_set_a_shows_is_not_read_i
     assert same_image(results[9].program, ZIGZAG)
 
 
-def test_a_stroke_near_miss_within_what_set_a_shows_is_in_doubt():
+def test_a_query_stroke_near_miss_within_what_set_a_shows_reads_as_h():
     from perception.decode import StrokeReading
-    from solver.hypotheses import Verdict, _in_doubt, _with_strokes
+    from solver.hypotheses import Verdict, _in_doubt, _stroke_doubted, _with_strokes
 
     decided = Verdict(H, {"fit": 0.5, "verdict": "hypothesis"}, ("pose",))
     reading = StrokeReading(-20.0, ZIGZAG)
     clean = _with_strokes(decided, reading, H, context_margin=6.0)  # set A's strokes all read as H's
     assert clean.evidence["verdict"] == "stroke" and clean.evidence["sure_stroke"] and not _in_doubt(clean.evidence)
     noisy = _with_strokes(decided, reading, H, context_margin=-25.0)  # a set-A image read as far from H
-    assert noisy.evidence["verdict"] == "stroke" and _in_doubt(noisy.evidence)  # read in full
-    assert same_image(noisy.program, ZIGZAG)
+    assert noisy.evidence["verdict"] == "stroke" and not noisy.evidence["sure_stroke"]
+    assert same_image(noisy.program, ZIGZAG)  # as a set-B image: the near miss
+    doubted = _stroke_doubted(noisy, H)  # as a query: H, the doubt kept in its evidence
+    assert same_image(doubted.program, H) and doubted.poses == ("pose",)
+    assert doubted.evidence["verdict"] == "hypothesis" and doubted.evidence["stroke_doubt"]
+    assert doubted.evidence["stroke_margin"] == -20.0 and not _in_doubt(doubted.evidence)
     firm = _with_strokes(decided, StrokeReading(3.0, H), H, context_margin=6.0)
     assert firm.evidence["verdict"] == "hypothesis" and not _in_doubt(firm.evidence)
 
@@ -317,10 +321,10 @@ def test_a_problem_whose_first_decoded_images_propose_no_free_form_program_is_no
         assert perception.decoded == 0
 
 
-def test_near_misses_of_a_shape_written_the_other_way_are_explained_by_the_other_writings():
-    # set A cannot tell which way the generator walked an all-line shape, nor where it started a closed one: H read
-    # the other way has neighbours that are not the near misses (the generator's arcs turn left as it walks); H
-    # written otherwise (`other_writings`) has them
+def test_near_misses_of_a_shape_written_the_other_way_are_explained():
+    # set A cannot tell which way the generator walked an all-line shape, nor where it started a closed one: H
+    # written otherwise (`other_writings`) has the generator's writing; an all-line shape's neighbours swap its lines
+    # for arcs turning either way (the generator's arcs turn left as it walks), so H read the other way has them too
     from search.near_miss import geometric_neighbours
     from solver.hypotheses import _written, other_writings
 
@@ -331,14 +335,38 @@ def test_near_misses_of_a_shape_written_the_other_way_are_explained_by_the_other
     read = ImageProgram((reversed_shape(truth.shapes[0]),))
     assert same_image(read, truth) and _written(truth) in [_written(w) for w in other_writings(read)]
     assert len(other_writings(read)) == 11  # a closed shape: 6 joints to start at, 2 ways round
-    assert not any(same_image(n, near_miss, ignore_strokes=True) for _, n in geometric_neighbours(read))
+    assert any(same_image(n, near_miss, ignore_strokes=True) for _, n in geometric_neighbours(read))
     rng = np.random.default_rng(17)
     images = [_drawn(p, rng) for p in [truth] * 6 + [near_miss] * 2 + [truth, near_miss]]
     with FixedDecoder(read) as perception:
         results = perception.perceive(images, positives=6, negatives=2)
     assert [r.evidence["verdict"] for r in results[6:]] == ["neighbour", "neighbour", "hypothesis", "neighbour"]
-    assert all(same_image(r.program, near_miss, ignore_strokes=True) and r.evidence["written"] >= 1
-               for r in results[6:8] + results[9:])
+    assert all(same_image(r.program, near_miss, ignore_strokes=True) for r in results[6:8] + results[9:])
+
+
+def test_near_misses_of_a_closed_shape_started_elsewhere_are_explained_by_the_other_writings():
+    # a turn changed opens a closed shape where the generator started it: H read from another joint has no such
+    # neighbour; H written otherwise (`other_writings`) has the generator's writing, and its neighbours explain them
+    from search.near_miss import geometric_neighbours
+    from solver.hypotheses import _written, other_writings
+
+    truth = parse_image([["line_square_1.000-0.500", "line_normal_1.000-0.833", "line_triangle_1.000-0.833",
+                          "line_square_1.000-0.500", "line_normal_1.000-0.833", "line_zigzag_1.000-0.833"]])
+    near_miss = parse_image([["line_square_1.000-0.500", "line_normal_1.000-0.833", "line_triangle_1.000-0.833",
+                              "line_square_1.000-0.750", "line_normal_1.000-0.833", "line_zigzag_1.000-0.833"]])
+    read = parse_image([["line_normal_1.000-0.500", "line_triangle_1.000-0.833", "line_square_1.000-0.500",
+                         "line_normal_1.000-0.833", "line_zigzag_1.000-0.833", "line_square_1.000-0.167"]])
+    assert same_image(read, truth) and _written(truth) in [_written(w) for w in other_writings(read)]
+    assert not any(same_image(n, near_miss, ignore_strokes=True) for _, n in geometric_neighbours(read))
+    rng = np.random.default_rng(17)
+    images = [_drawn(p, rng) for p in [truth] * 6 + [near_miss] * 2 + [truth, near_miss]]
+    with FixedDecoder(read) as perception:
+        results = perception.perceive(images, positives=6, negatives=2)
+    written = [r for r in results[6:8] + results[9:] if "written" in r.evidence]
+    assert len(written) >= 2 and all(same_image(r.program, near_miss, ignore_strokes=True) for r in written)
+    assert results[8].evidence["verdict"] == "hypothesis" and same_image(results[8].program, truth)
+    # (a neighbour of H as written may explain a near miss within LEVEL_PX first: then its other writings are not
+    # tried; here one of the three, a turn elsewhere fitting it at 2.45 px)
 
 
 QUARTERS = parse_image([["line_normal_1.000-0.500", "arc_zigzag_0.500_0.625-0.750", "arc_circle_0.500_0.625-0.500",
