@@ -9,6 +9,8 @@ supports the label given):
   hypothesis      the query was checked against the problem's free-form program H (`solver.hypotheses`);
   read            ... and read on its own (as every query is);
   disagrees       ... and its reading is not what the check found (H, a neighbour or a stroke near miss);
+  stroke_doubt    ... or it was checked as a stroke near miss of H no firmer than set A's strays, and read as H
+                  (`solver.hypotheses._stroke_doubted`);
   h_margin        how clearly H is (label A) or is not (label B) the best explanation of the query: the lesser
                   of the geometric margin (px, H's best one-action neighbour's centreline fit less H's) and
                   the stroke margin (nats: the decoder's log-probability of H's stroke less the best other's,
@@ -31,12 +33,12 @@ from importlib import resources
 
 from solver.settings import LOGIT_CLIP, MARGIN_CLIP, STROKE_SCALE
 
-FEATURES = ("bias", "vote", "context_errors", "hypothesis", "read", "disagrees", "h_margin", "library",
+FEATURES = ("bias", "vote", "context_errors", "hypothesis", "read", "disagrees", "stroke_doubt", "h_margin", "library",
             "classifier_logit")
 MODEL_FILE = "confidence.json"
-SIGNS = {"vote": 1, "context_errors": -1, "disagrees": -1, "h_margin": 1, "classifier_logit": 1}  # the direction
-# each weight may take (evidence that supports the label cannot lower its confidence): wrong answers are few, and
-# a free fit on few of them can turn a weight round
+SIGNS = {"vote": 1, "context_errors": -1, "disagrees": -1, "stroke_doubt": -1, "h_margin": 1,
+         "classifier_logit": 1}  # the direction each weight may take (evidence that supports the label cannot lower
+# its confidence): wrong answers are few, and a free fit on few of them can turn a weight round
 
 
 def _logit(p: float) -> float:
@@ -65,6 +67,7 @@ def features(label: bool, vote: float, context_errors: int, evidence: dict | Non
         "hypothesis": float(margin is not None),
         "read": float(verdict == "read"),
         "disagrees": float(evidence.get("agrees") is False),
+        "stroke_doubt": float(bool(evidence.get("stroke_doubt"))),
         "h_margin": 0.0 if margin is None else (margin if label else -margin),
         "library": float(library),
         "classifier_logit": _logit(evidence["classifier"]) if library and "classifier" in evidence else 0.0,
