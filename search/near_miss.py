@@ -7,7 +7,7 @@ changed). So an image is checked against the hypothesis H and H's one-action nei
 
   geometry   the centreline fit (`search.pose.fit`, mean distance in px, strokes drawn normal) of H and of
              every geometric neighbour (`geometric_neighbours`: each action's kind swapped, each turn after
-             the first moved to every other value of the free-form turn grid);
+             the first moved by more than 45 degrees to a value of the generator's turn set);
   strokes    H's poses for judging its strokes (`stroke_placements`): a symmetric shape fits its ink as well
              turned round, and only the strokes tell which way it lies (the caller judges the strokes there:
              `perception.decode.read_strokes`).
@@ -26,8 +26,8 @@ from dsl.types import Action, ActionKind, ImageProgram, Shape, StrokeType
 from search.neighbourhood import forward_free_form, free_form_action
 from search.pose import (FIT_EVALS, Placement, SparseProblem, fit, guesses, ink_groups, pixel_cost, polish, refine,
                          shape_window, turned)
-from search.settings import (NEAR_MISS_TURN_CHANGE, NEAR_MISS_TURNS, SCREEN_EVALS, SCREEN_KEEP, STROKE_POLISH_EVALS, SYMMETRY_EVALS,
-                             SYMMETRY_JUDGED, SYMMETRY_TURNS, SYMMETRY_TOLERANCE)
+from search.settings import (NEAR_MISS_TURN_CHANGE, NEAR_MISS_TURNS, SCREEN_EVALS, SCREEN_KEEP, STROKE_POLISH_EVALS,
+                             SYMMETRY_EVALS, SYMMETRY_JUDGED, SYMMETRY_TURNS, SYMMETRY_TOLERANCE)
 from search.template import Target, template
 
 

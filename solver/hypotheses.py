@@ -34,8 +34,8 @@ hypothesis explains an image.
      stroke near miss beyond what set A shows (`sure_stroke`), or a neighbour where H explains it too but fits it
      worse than every set-A image while the neighbour fits it as well as H fits one (`sure_neighbour`); a stroke
      near miss within what set A shows reads as H (`_stroke_doubted`); a query whose check is in doubt (another
-     such neighbour: `_in_doubt`) is read in full, and that reading is its program. The queries are checked first, and a doubtful one is read here while the workers
-     check set B. An image no neighbour explains is checked against the neighbours of H written otherwise
+     such neighbour: `_in_doubt`) is read in full, and that reading is its program. The queries are checked
+     first, and a doubtful one is read here while the workers check set B. An image no neighbour explains is checked against the neighbours of H written otherwise
      (`other_writings`: a closed shape started at another joint, a shape walked the other way; set A's ink cannot
      tell how the generator wrote H, and a near miss is one action of the generator's writing changed); one none of
      those explain either (and a set-A image H does not explain) is read in full.
@@ -589,8 +589,8 @@ def _in_doubt(found: dict) -> bool:
 
 def _stroke_doubted(checked: Perceived, hypothesis: ImageProgram) -> Perceived:
     """A query's stroke near miss that is not sure (`sure_stroke`: the decoder strays as far from H's strokes on a
-    set-A image, which draws H) read as H, its evidence kept (`stroke_doubt`; its negative stroke margin lowers the
-    label's confidence, `solver.confidence`). Generated ff seeds 3131 + 5151 + 1212 + 5252 + 12121 + 13131 and
+    set-A image, which draws H) read as H, its evidence kept (`stroke_doubt`, which lowers the label's confidence:
+    `solver.confidence`). Generated ff seeds 3131 + 5151 + 1212 + 5252 + 12121 + 13131 and
     14141 + 14242 (480 problems): 9 positive and 3 negative queries had such a near miss; read in full (as before),
     2 of the positives and all 3 negatives were labelled right; taken as H, all 9 positives and none of the
     negatives."""
