@@ -35,10 +35,11 @@ hypothesis explains an image.
      worse than every set-A image while the neighbour fits it as well as H fits one (`sure_neighbour`); a stroke
      near miss within what set A shows reads as H (`_stroke_doubted`); a query whose check is in doubt (another
      such neighbour: `_in_doubt`) is read in full, and that reading is its program. The queries are checked
-     first, and a doubtful one is read here while the workers check set B. An image no neighbour explains is checked against the neighbours of H written otherwise
-     (`other_writings`: a closed shape started at another joint, a shape walked the other way; set A's ink cannot
-     tell how the generator wrote H, and a near miss is one action of the generator's writing changed); one none of
-     those explain either (and a set-A image H does not explain) is read in full.
+     first, and a doubtful one is read here while the workers check set B. An image no neighbour explains is
+     checked against the neighbours of H written otherwise (`other_writings`: a closed shape started at another
+     joint, a shape walked the other way; set A's ink cannot tell how the generator wrote H, and a near miss is one
+     action of the generator's writing changed); one none of those explain either (and a set-A image H does not
+     explain) is read in full.
   4. library: images the classifier is sure of (`solver.perceive.TRACE_BELOW_CONFIDENCE`) are read as
      library shapes from its plan, without the decoder; the others are read in full (decoded, classified,
      searched or traced), and free-form readings reconciled with the context (`solver.reconcile`). When set A
@@ -574,8 +575,9 @@ def _strokes_of_set_a(perception, images, formed: Formed, rounds: int = 3) -> Fo
                                     fitted=[formed.checks[k].placements for k in a])
         changed = [in_frame_of(hypothesis, reading.program) for _, reading in readings
                    if reading.margin < -STROKE_LOGP_SLACK]
-        best = max(changed, key=lambda program: sum(same_image(program, other) for other in changed), default=None)
-        if best is None or 2 * sum(same_image(best, other) for other in changed) < len(a):
+        votes = [(sum(same_image(program, other) for other in changed), program) for program in changed]
+        named, best = max(votes, key=lambda vote: vote[0], default=(0, None))
+        if best is None or 2 * named < len(a):
             break
         hypothesis = best
     return replace(formed, hypothesis=hypothesis)
