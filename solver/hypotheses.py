@@ -10,6 +10,9 @@ hypothesis explains an image.
      generator repeats an action's stroke in every image), that program is H (step 3); when DRAWABLE_A of them are
      named as shapes a free-form program also draws (a circle of four stamped quarter arcs), set A is decoded and
      checked as in step 2 for a stamped H (`_stamped_free_form`); else the problem is read as library shapes (step 4).
+     So is a set A the classifier is less sure of, when one library program it names draws it with strokes that
+     differ from image to image (`_library_drawn`: the basic generator's random strokes; the free-form generator
+     repeats set A's strokes).
   2. form: otherwise the DECODE_FIRST set-A images the classifier is least sure of are decoded (beam FORM_BEAM). Their
      free-form readings are the hypotheses; each is checked on every set-A image (its centreline fit,
      `search.near_miss.check` without neighbours), and the one that explains the most of them is the
@@ -77,13 +80,14 @@ from dsl.features import remember_features, shape_features
 from dsl.free_form import free_form_drawable
 from dsl.library import load_library
 from dsl.types import DATASET_STROKE_TYPES, ActionKind, ImageProgram, Shape, StrokeType
-from search.near_miss import Check, check, stroke_placements_many
+from search.near_miss import Check, centreline_templates, check, stroke_placements_many
 from search.neighbourhood import forward_free_form, normal_strokes_only
 from search.template import make_target
 from solver.readings import Perceived
 from solver.reconcile import reconcile_with_context
 from solver.settings import (CHECK_BATCH, CHECKED_READ_BEAM, DECODE_FIRST, DRAWABLE_A, FORM_BEAM, FORM_GRID_SHARE,
-                             LEVEL_PX, LIBRARY_SURE_A, MIN_A_EXPLAINED, SPLIT_BEAM, STROKE_LOGP_SLACK)
+                             LEVEL_PX, LIBRARY_AGREE_CONFIDENCE, LIBRARY_STROKES_VARY, LIBRARY_SURE_A,
+                             MIN_A_EXPLAINED, SPLIT_BEAM, STROKE_LOGP_SLACK)
 from solver.traced import free_form_reading, grid_share
 
 
@@ -302,7 +306,8 @@ def perceive_problem(perception, images: list[np.ndarray], positives: int, negat
             guesses[k] = found
         confidence = {k: perception.plan(images[k], guesses[k], ()).confidence for k in a}
     results: list = [None] * len(images)
-    if sum(confidence[k] >= TRACE_BELOW_CONFIDENCE for k in a) < LIBRARY_SURE_A:
+    if (sum(confidence[k] >= TRACE_BELOW_CONFIDENCE for k in a) < LIBRARY_SURE_A
+            and not _library_drawn(perception, images, guesses, confidence, a, stages)):
         first = sorted(a, key=lambda k: (confidence[k], k))[:DECODE_FIRST]
         with stages("decode"):
             decoded = dict(zip(first, perception.decode_each([images[k] for k in first], beam=FORM_BEAM)))
@@ -358,6 +363,49 @@ def perceive_free_form(perception, images: list[np.ndarray], positives: int, neg
     if formed is None:
         return None
     return _checked(perception, images, [None] * len(images), positives, negatives, formed, stages)
+
+
+def _library_key(found: dict) -> tuple:
+    """The library shapes the classifier names first for an image (its `guesses`): the top group's first name of each
+    ink part (two parts: sorted), else of the whole image."""
+    if len(found["parts"]) == 2 and all(found["parts"]):
+        return tuple(sorted(part[0][0][0] for part in found["parts"]))
+    return (found["whole"][0][0][0],) if found["whole"] else ()
+
+
+def _library_fit(job: tuple) -> tuple[float, float]:
+    """(centreline fit in px, ink pixels per px of centreline) of a program in an image (`search.near_miss.check`, no
+    neighbours; the centreline's length at the fitted scale). In a worker process."""
+    image, program = job
+    target = make_target(image)
+    found = check(program, target, False)
+    length = sum(float(np.linalg.norm(np.diff(tpl.coarse, axis=0), axis=1).sum()) * place.s
+                 for tpl, place in zip(centreline_templates(program), found.placements))
+    return found.fit, len(target.ink_points) / max(length, 1e-9)
+
+
+def _library_drawn(perception, images, guesses: list, confidence: dict, a: list, stages: Stages) -> bool:
+    """Whether set A, which the classifier is not sure of, is drawn by the library shapes it names, with strokes that
+    differ from image to image: the same first library shape (a shape per ink part, `_library_key`) for at least
+    LIBRARY_SURE_A set-A images, each named with a confidence of at least LIBRARY_AGREE_CONFIDENCE; that program's
+    centreline fits at least MIN_A_EXPLAINED of them within LEVEL_PX (a pose fit per image, in the worker processes,
+    `_library_fit`); and their ink per px of that centreline varies by a coefficient of variation of at least
+    LIBRARY_STROKES_VARY. The basic generator draws each action's stroke at random per image (spec 3.3), the
+    free-form generator set A's one program with the same strokes in every image (spec 3.2), which may be a library
+    shape. Such a problem is read as library shapes at once, without decoding set A to look for a free-form program."""
+    keys = {k: _library_key(guesses[k]) for k in a}
+    named = [keys[k] for k in a if keys[k] and confidence[k] >= LIBRARY_AGREE_CONFIDENCE]
+    if not named:
+        return False
+    key, count = max(((key, named.count(key)) for key in named), key=lambda item: item[1])
+    if count < LIBRARY_SURE_A:
+        return False
+    library = load_library()
+    program = ImageProgram(tuple(library[name].shape for name in key))
+    with stages("classify"):
+        fits = perception.map(_library_fit, [(images[k], program) for k in a])
+    density = np.array([ink for fit, ink in fits if fit <= LEVEL_PX])
+    return len(density) >= MIN_A_EXPLAINED and float(density.std() / density.mean()) >= LIBRARY_STROKES_VARY
 
 
 def _shared_free_form(perception, images, positives: int, done: dict, stages: Stages) -> Formed | None:

@@ -119,6 +119,17 @@ LIBRARY_SURE_A = 4  # set-A images (of 6) the classifier must be sure of for the
 # problems; read as library shapes at once (against 5) the same labels, 1 abstract rule more right and 1 free-form
 # rule fewer (its set A read as `bird4`, labels still right), median seconds of those basic problems 1.30 -> 0.82,
 # abstract 0.94 -> 0.54. With 3: 9 free-form problems, 2 labels lost
+LIBRARY_AGREE_CONFIDENCE = 0.5  # the classifier's top probability (for an image of two ink parts: its less sure part's)
+# from which its first library shape counts towards set A's shared library reading when it is sure of fewer than
+# LIBRARY_SURE_A set-A images (`solver.hypotheses._library_drawn`). Generated tuning seeds 3131 + 5151: each of the 17
+# basic problems whose set A took the decode path has one library reading named so for at least 4 set-A images (that
+# program fits 3-6 of them within LEVEL_PX), as have 17 of the 74 such free-form problems (it fits 8 of those)
+LIBRARY_STROKES_VARY = 0.05  # coefficient of variation (std / mean, no unit) of set A's ink pixels per px of that
+# library program's centreline, over the set-A images it fits within LEVEL_PX, from which their strokes are taken to
+# differ from image to image (a basic problem's) and the problem is read as library shapes at once
+# (`solver.hypotheses._library_drawn`). Generated tuning seeds 3131 + 5151, the problems that pass the two tests
+# before: the 8 free-form 0.005-0.043 (one program, the same strokes); basic 0.021-0.209, 12 of 15 at >= 0.061 (the
+# other 3 take the decode path, as before)
 CHECK_BATCH = 3  # set-B images of a free-form problem checked against H in one job, their strokes read in one batch
 # of the decoder (`solver.hypotheses._checked_many`; the queries are checked one per job, each back as soon as done)
 DECODE_FIRST = 2  # set-A images read in full to form the free-form hypotheses

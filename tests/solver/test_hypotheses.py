@@ -269,6 +269,49 @@ def test_a_set_a_of_one_library_shape_drawn_with_strokes_at_random_stays_library
     assert any(action.stroke.value != "normal" for r in results[:6] for shape in r.program.shapes for action in shape.actions)
 
 
+def _unsure_classifier(monkeypatch):
+    import solver.perceive
+
+    monkeypatch.setattr(solver.perceive, "TRACE_BELOW_CONFIDENCE", 1.01)  # the classifier is sure of no image
+
+
+def test_a_set_a_the_classifier_is_unsure_of_drawn_by_one_library_shape_with_strokes_at_random_is_not_decoded(monkeypatch):
+    # the basic generator: one library shape in every set-A image (a rectangle, which no free-form program draws),
+    # each action's stroke at random per image
+    _unsure_classifier(monkeypatch)
+    rng = np.random.default_rng(12)
+    strokes = ["normal", "zigzag", "circle", "square", "triangle"]
+    sides = ["1.000-0.500", "0.450-0.750", "1.000-0.750", "0.450-0.750"]
+    images = [_drawn(parse_image([[f"line_{stroke}_{side}" for stroke, side in zip(rng.choice(strokes, 4), sides)]]), rng)
+              for _ in range(10)]
+    with PixelPerception() as perception:
+        results = perception.perceive(images, positives=6, negatives=2)
+        assert "decode" not in perception.stage_seconds
+    assert all(r.evidence["verdict"] == "library" for r in results)
+
+
+def test_a_set_a_the_classifier_is_unsure_of_drawn_by_one_library_shape_with_the_same_strokes_is_decoded(monkeypatch):
+    # the free-form generator: set A's one program, here a square, with the same strokes in every image
+    _unsure_classifier(monkeypatch)
+    program = _square(["normal", "circle", "circle", "triangle"])
+    near_miss = _square(["normal", "circle", "zigzag", "triangle"])
+    rng = np.random.default_rng(11)
+    images = [_drawn(p, rng) for p in [program] * 6 + [near_miss] * 2 + [program, near_miss]]
+    with PixelPerception() as perception:
+        results = perception.perceive(images, positives=6, negatives=2)
+        assert "decode" in perception.stage_seconds
+    assert [r.evidence["verdict"] for r in results] == ["hypothesis"] * 6 + ["stroke"] * 2 + ["hypothesis", "stroke"]
+
+
+def test_the_library_key_names_each_ink_part_or_the_whole_image():
+    from solver.hypotheses import _library_key
+
+    whole = [(("square", "square_alt"), 0.6), (("rectangle",), 0.3)]
+    assert _library_key({"whole": whole, "parts": [], "part_images": []}) == ("square",)
+    parts = [[(("triangle",), 0.7)], [(("circle",), 0.8)]]
+    assert _library_key({"whole": whole, "parts": parts, "part_images": [None, None]}) == ("circle", "triangle")
+
+
 def test_a_set_a_of_one_library_shape_drawn_normal_gets_the_other_images_strokes_read():
     # a free-form program drawing a square with normal strokes: set B differs from it in a stroke, which a
     # second round of library reads chooses (`_strokes_asked`)
