@@ -65,3 +65,21 @@ def matched_shape_categories(shape: Shape, min_score: float = MIN_MATCH_SCORE) -
 
 
 _MATCHED: dict[tuple, tuple[str, ...]] = {}  # geometric matches by canonical shape key
+
+
+def known_categories(program) -> tuple:
+    """`matched_shape_categories` of the shapes of `program` (an `ImageProgram`) that draw no library shape exactly,
+    as (memo key, names) pairs: matched in a worker process (`solver.hypotheses._checked_many`), where the problem's
+    images are checked side by side, and remembered by the process that writes the problem's facts
+    (`remember_categories`), which would otherwise match them one after another."""
+    out = []
+    for shape in program.shapes:
+        if not exact_shape_categories(shape):
+            key = (shape_key(shape, ignore_strokes=True), MIN_MATCH_SCORE)
+            out.append((key, matched_shape_categories(shape)))
+    return tuple(out)
+
+
+def remember_categories(known) -> None:
+    """Categories another process matched (`known_categories`)."""
+    _MATCHED.update(known)

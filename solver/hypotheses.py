@@ -83,6 +83,7 @@ from dsl.types import DATASET_STROKE_TYPES, ActionKind, ImageProgram, Shape, Str
 from search.near_miss import Check, centreline_templates, check, stroke_placements_many
 from search.neighbourhood import forward_free_form, normal_strokes_only
 from search.template import make_target
+from solver.categories import known_categories, remember_categories
 from solver.readings import Perceived
 from solver.reconcile import reconcile_with_context
 from solver.settings import (CHECK_BATCH, CHECKED_READ_BEAM, DECODE_FIRST, DRAWABLE_A, FORM_BEAM, FORM_GRID_SHARE,
@@ -120,6 +121,7 @@ class Verdict:
     evidence: dict
     poses: tuple = ()
     features: tuple = ()  # the program's shapes' features, computed in the job (`dsl.features.shape_features`)
+    categories: tuple = ()  # ... and their matched library categories (`solver.categories.known_categories`)
 
 
 def verdict(found: Check, hypothesis: ImageProgram) -> Verdict:
@@ -158,7 +160,8 @@ def _checked_many(job: tuple) -> list[tuple]:
         found = verdict(check(hypothesis, target, True), hypothesis)
         if found.program is None:  # no neighbour of H as written explains it: of H written otherwise?
             found = _otherwise_written(hypothesis, target, found)
-        decided.append(replace(found, features=shape_features(found.program)))  # what the problem's facts will ask
+        decided.append(replace(found, features=shape_features(found.program),  # what the problem's facts will ask
+                               categories=known_categories(found.program) if found.program is not None else ()))
         # of its shapes, here in the worker
     read = [k for k, found in enumerate(decided) if found.program is not None and found.evidence["verdict"] == "hypothesis"]
     judged = dict(zip(read, _judged_readings(checkpoint, [images[k] for k in read], hypothesis,
@@ -297,14 +300,14 @@ def in_frame_of(hypothesis: ImageProgram, program: ImageProgram) -> ImageProgram
 def perceive_problem(perception, images: list[np.ndarray], positives: int, negatives: int, stages: Stages) -> list[Perceived]:
     """The readings of one problem's images (set A: the first `positives`, set B: the next `negatives`, then
     the queries), perceived as a whole (module docstring). `perception`: a `solver.perceive.PixelPerception`."""
-    from solver.perceive import TRACE_BELOW_CONFIDENCE
+    from solver.perceive import TRACE_BELOW_CONFIDENCE, classifier_confidence
 
     a = list(range(positives))
     guesses: list = [None] * len(images)
     with stages("classify"):
         for k, found in zip(a, perception.guesses([images[k] for k in a])):
             guesses[k] = found
-        confidence = {k: perception.plan(images[k], guesses[k], ()).confidence for k in a}
+        confidence = {k: classifier_confidence(guesses[k]) for k in a}  # the plans' (`perception.plan`), not made
     results: list = [None] * len(images)
     if (sum(confidence[k] >= TRACE_BELOW_CONFIDENCE for k in a) < LIBRARY_SURE_A
             and not _library_drawn(perception, images, guesses, confidence, a, stages)):
@@ -686,6 +689,7 @@ def _checked(perception, images, results, positives: int, negatives: int, formed
         with stages("check"):
             decided, reading = next(found)
             remember_features(decided.features)
+            remember_categories(decided.categories)
         if k in queries and context_margin is None and reading is not None and reading.margin < -STROKE_LOGP_SLACK:
             with stages("check"):  # a query's strokes read otherwise than H's: how far do set A's stray? (here,
                 # while the workers go on)

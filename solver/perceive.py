@@ -133,18 +133,26 @@ class LibraryPlan:
     part_priors: tuple = ()  # ... per part
 
 
+def classifier_confidence(guesses: dict) -> float:
+    """The classifier's top probability for the whole image, or for its less sure part when the image has two
+    separate ink parts and that is higher (`LibraryPlan.confidence`, without making the plan)."""
+    whole = guesses["whole"][0][1] if guesses["whole"] else 0.0
+    if len(guesses["parts"]) == 2:
+        return max(whole, min(part[0][1] if part else 0.0 for part in guesses["parts"]))
+    return whole
+
+
 def library_plan(guesses: dict, shapes_read: int) -> LibraryPlan:
     """A `LibraryPlan` from `perception.shapes.library_guesses` (with part images) and the number of
     shapes the decoder reads."""
-    whole = guesses["whole"][0][1] if guesses["whole"] else 0.0
+    confidence = classifier_confidence(guesses)
     if len(guesses["parts"]) == 2:
         parts = tuple((image, tuple(library_proposals(part))) for image, part in zip(guesses["part_images"], guesses["parts"]))
-        confidence = max(whole, min(part[0][1] if part else 0.0 for part in guesses["parts"]))
         priors = tuple(ClassifierPrior.from_guesses(part) for part in guesses["parts"])
         return LibraryPlan(parts=parts, confidence=confidence, part_priors=priors)
     pairs = guesses["whole"] if shapes_read == 2 else None
     return LibraryPlan(
-        tuple(library_proposals(guesses["whole"], pairs)), confidence=whole,
+        tuple(library_proposals(guesses["whole"], pairs)), confidence=confidence,
         whole_prior=ClassifierPrior.from_guesses(guesses["whole"]),
     )
 

@@ -67,6 +67,18 @@ def test_an_image_of_two_parts_is_planned_part_by_part():
     assert whole_only.parts == () and len(whole_only.whole) == 1  # one group: no pair to make
 
 
+def test_the_classifier_confidence_is_the_plans():
+    from solver.perceive import classifier_confidence
+
+    square, circle = ("square",), ("closed_circle",)
+    guesses = {"whole": [(square, 0.5)], "parts": [[(square, 0.9)], [(circle, 0.8)]],
+               "part_images": [np.zeros((4, 4), np.uint8)] * 2}
+    for found in (guesses, dict(guesses, parts=[], part_images=[]), dict(guesses, whole=[(square, 0.95)])):
+        assert classifier_confidence(found) == library_plan(found, shapes_read=1).confidence
+    assert classifier_confidence(guesses) == 0.8  # the less sure part
+    assert classifier_confidence(dict(guesses, parts=[], part_images=[])) == 0.5
+
+
 def test_the_plan_prices_every_library_shape_by_the_classifier():
     from math import log
 

@@ -101,6 +101,28 @@ def test_decoded_categories_are_matched_once_per_canonical_shape(monkeypatch):
     assert len(calls) == 1
 
 
+def test_categories_matched_in_another_process_are_not_matched_again(monkeypatch):
+    import search.matching
+
+    square = load_library()["square"].shape
+    stretched = Shape((square.actions[0],) + (replace(square.actions[1], length=square.actions[1].length * 1.07),)
+                      + square.actions[2:])
+    from dsl.types import ImageProgram
+
+    program = ImageProgram((square, stretched))
+    known = categories.known_categories(program)  # as a worker process sends them
+    assert len(known) == 1  # the square draws a library shape exactly: nothing to send for it
+    names = known[0][1]
+    monkeypatch.setattr(categories, "_MATCHED", {})  # the solving process, which has matched nothing yet
+    categories.remember_categories(known)
+
+    def refused(shape, top=5):
+        raise AssertionError("matched again")
+
+    monkeypatch.setattr(search.matching, "match_shape", refused)
+    assert categories.matched_shape_categories(stretched) == names
+
+
 def test_rules_with_one_more_misfit_compete_and_the_misfit_counts_as_noise():
     # Concept: convex and four straight lines; one image of A is read as not convex (a feature that
     # disagrees with the concept's labels). exist_quadrangle then fits the context exactly by chance;
