@@ -378,7 +378,8 @@ def _library_key(found: dict) -> tuple:
 
 def _library_fit(job: tuple) -> tuple[float, float]:
     """(centreline fit in px, ink pixels per px of centreline) of a program in an image (`search.near_miss.check`, no
-    neighbours; the centreline's length at the fitted scale). In a worker process."""
+    neighbours; the length of the polyline through the templates' coarse centreline points, at the fitted scale). In
+    a worker process."""
     image, program = job
     target = make_target(image)
     found = check(program, target, False)
