@@ -80,9 +80,10 @@ from dsl.features import remember_features, shape_features
 from dsl.free_form import free_form_drawable
 from dsl.library import load_library
 from dsl.types import DATASET_STROKE_TYPES, ActionKind, ImageProgram, Shape, StrokeType
-from search.near_miss import Check, centreline_templates, check, stroke_placements_many
+from search.near_miss import Check, check, stroke_placements_many
 from search.neighbourhood import forward_free_form, normal_strokes_only
-from search.template import make_target
+from search.settings import INK_THRESHOLD
+from search.template import make_target, template
 from solver.categories import known_categories, remember_categories
 from solver.readings import Perceived
 from solver.reconcile import reconcile_with_context
@@ -376,40 +377,57 @@ def _library_key(found: dict) -> tuple:
     return (found["whole"][0][0][0],) if found["whole"] else ()
 
 
-def _library_fit(job: tuple) -> tuple[float, float]:
-    """(centreline fit in px, ink pixels per px of centreline) of a program in an image (`search.near_miss.check`, no
-    neighbours; the length of the polyline through the templates' coarse centreline points, at the fitted scale). In
-    a worker process."""
-    image, program = job
-    target = make_target(image)
-    found = check(program, target, False)
-    length = sum(float(np.linalg.norm(np.diff(tpl.coarse, axis=0), axis=1).sum()) * place.s
-                 for tpl, place in zip(centreline_templates(program), found.placements))
-    return found.fit, len(target.ink_points) / max(length, 1e-9)
+@functools.cache
+def _length_per_spread(name: str) -> float:
+    """The centreline length of a library shape (the polyline through its template's coarse points) over the rms
+    distance of its centreline from its centroid: no unit, whatever the scale it is drawn at."""
+    tpl = template(load_library()[name].shape.with_strokes(StrokeType.NORMAL))
+    return float(np.linalg.norm(np.diff(tpl.coarse, axis=0), axis=1).sum()) / tpl.rms
+
+
+def _ink_per_length(image: np.ndarray, found: dict) -> float:
+    """An image's ink pixels per px of the centreline of the library shapes the classifier names first for it (its
+    `guesses`, a shape per ink part), each shape's scale read from its ink's spread (the rms distance of the ink from
+    its centroid, as the pose search's first guess reads it, `search.pose.guesses`): how much ink the strokes lay
+    along the shape, without fitting a pose."""
+    if len(found["parts"]) == 2 and all(found["parts"]):
+        parts = [(part_image, part[0][0][0]) for part_image, part in zip(found["part_images"], found["parts"])]
+    else:
+        parts = [(image, found["whole"][0][0][0])]
+    ink, length = 0, 0.0
+    for part_image, name in parts:
+        points = np.argwhere(np.asarray(part_image) < INK_THRESHOLD)
+        if len(points):
+            ink += len(points)
+            length += _length_per_spread(name) * float(np.sqrt(((points - points.mean(axis=0)) ** 2).sum(axis=1).mean()))
+    return ink / max(length, 1e-9)
 
 
 def _library_drawn(perception, images, guesses: list, confidence: dict, a: list, stages: Stages) -> bool:
     """Whether set A, which the classifier is not sure of, is drawn by the library shapes it names, with strokes that
     differ from image to image: the same first library shape (a shape per ink part, `_library_key`) for at least
-    LIBRARY_SURE_A set-A images, each named with a confidence of at least LIBRARY_AGREE_CONFIDENCE; that program's
-    centreline fits at least MIN_A_EXPLAINED of them within LEVEL_PX (a pose fit per image, in the worker processes,
-    `_library_fit`); and their ink per px of that centreline varies by a coefficient of variation of at least
-    LIBRARY_STROKES_VARY. The basic generator draws each action's stroke at random per image (spec 3.3), the
-    free-form generator set A's one program with the same strokes in every image (spec 3.2), which may be a library
-    shape. Such a problem is read as library shapes at once, without decoding set A to look for a free-form program."""
+    LIBRARY_SURE_A set-A images, each named with a confidence of at least LIBRARY_AGREE_CONFIDENCE; their ink per px
+    of its centreline (`_ink_per_length`) varies by a coefficient of variation of at least LIBRARY_STROKES_VARY; and
+    that program's centreline fits at least MIN_A_EXPLAINED set-A images within LEVEL_PX (a pose fit per image, in
+    the worker processes; made only when the strokes vary). The basic generator draws each action's stroke at random
+    per image (spec 3.3), the free-form generator set A's one program with the same strokes in every image (spec
+    3.2), which may be a library shape. Such a problem is read as library shapes at once, without decoding set A to
+    look for a free-form program."""
     keys = {k: _library_key(guesses[k]) for k in a}
-    named = [keys[k] for k in a if keys[k] and confidence[k] >= LIBRARY_AGREE_CONFIDENCE]
+    named = [k for k in a if keys[k] and confidence[k] >= LIBRARY_AGREE_CONFIDENCE]
     if not named:
         return False
-    key, count = max(((key, named.count(key)) for key in named), key=lambda item: item[1])
+    key, count = max(((keys[k], sum(keys[j] == keys[k] for j in named)) for k in named), key=lambda item: item[1])
     if count < LIBRARY_SURE_A:
         return False
-    library = load_library()
-    program = ImageProgram(tuple(library[name].shape for name in key))
     with stages("classify"):
-        fits = perception.map(_library_fit, [(images[k], program) for k in a])
-    density = np.array([ink for fit, ink in fits if fit <= LEVEL_PX])
-    return len(density) >= MIN_A_EXPLAINED and float(density.std() / density.mean()) >= LIBRARY_STROKES_VARY
+        density = np.array([_ink_per_length(images[k], guesses[k]) for k in named if keys[k] == key])
+        if float(density.std() / density.mean()) < LIBRARY_STROKES_VARY:
+            return False
+        library = load_library()
+        program = ImageProgram(tuple(library[name].shape for name in key))
+        checks = perception.map(_check_job, [(images[k], program, False) for k in a])
+    return sum(found.fit <= LEVEL_PX for found in checks) >= MIN_A_EXPLAINED
 
 
 def _shared_free_form(perception, images, positives: int, done: dict, stages: Stages) -> Formed | None:

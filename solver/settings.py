@@ -124,12 +124,12 @@ LIBRARY_AGREE_CONFIDENCE = 0.5  # the classifier's top probability (for an image
 # LIBRARY_SURE_A set-A images (`solver.hypotheses._library_drawn`). Generated tuning seeds 3131 + 5151: each of the 17
 # basic problems whose set A took the decode path has one library reading named so for at least 4 set-A images (that
 # program fits 3-6 of them within LEVEL_PX), as have 17 of the 74 such free-form problems (it fits 8 of those)
-LIBRARY_STROKES_VARY = 0.05  # coefficient of variation (std / mean, no unit) of set A's ink pixels per px of that
-# library program's centreline, over the set-A images it fits within LEVEL_PX, from which their strokes are taken to
-# differ from image to image (a basic problem's) and the problem is read as library shapes at once
-# (`solver.hypotheses._library_drawn`). Generated tuning seeds 3131 + 5151, the problems that pass the two tests
-# before: the 8 free-form 0.005-0.043 (one program, the same strokes); basic 0.021-0.209, 12 of 15 at >= 0.061 (the
-# other 3 take the decode path, as before)
+LIBRARY_STROKES_VARY = 0.05  # coefficient of variation (std / mean, no unit) of set A's ink pixels per px of the
+# centreline of the library shapes the classifier names (`solver.hypotheses._ink_per_length`, the scale read from
+# the ink's spread), over the set-A images named so, from which their strokes are taken to differ from image to image
+# (a basic problem's) and the problem is read as library shapes at once (`solver.hypotheses._library_drawn`).
+# Generated tuning seeds 3131 + 5151 + 12121 (ff), the problems that pass the test before: free-form 30, 0.001-0.040
+# (one program, the same strokes); basic 17, 0.013-0.176, 14 of them >= 0.059 (the other 3 take the decode path)
 CHECK_BATCH = 3  # set-B images of a free-form problem checked against H in one job, their strokes read in one batch
 # of the decoder (`solver.hypotheses._checked_many`; the queries are checked one per job, each back as soon as done)
 DECODE_FIRST = 2  # set-A images read in full to form the free-form hypotheses
