@@ -399,7 +399,8 @@ def _ink_per_length(image: np.ndarray, found: dict) -> float:
         points = np.argwhere(np.asarray(part_image) < INK_THRESHOLD)
         if len(points):
             ink += len(points)
-            length += _length_per_spread(name) * float(np.sqrt(((points - points.mean(axis=0)) ** 2).sum(axis=1).mean()))
+            spread = float(np.sqrt(((points - points.mean(axis=0)) ** 2).sum(axis=1).mean()))
+            length += _length_per_spread(name) * spread
     return ink / max(length, 1e-9)
 
 

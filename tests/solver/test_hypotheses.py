@@ -275,22 +275,23 @@ def _unsure_classifier(monkeypatch):
     monkeypatch.setattr(solver.perceive, "TRACE_BELOW_CONFIDENCE", 1.01)  # the classifier is sure of no image
 
 
-def test_a_set_a_the_classifier_is_unsure_of_drawn_by_one_library_shape_with_strokes_at_random_is_not_decoded(monkeypatch):
+def test_an_unsure_set_a_of_one_library_shape_with_strokes_at_random_is_not_decoded(monkeypatch):
     # the basic generator: one library shape in every set-A image (a rectangle, which no free-form program draws),
     # each action's stroke at random per image
     _unsure_classifier(monkeypatch)
     rng = np.random.default_rng(12)
     strokes = ["normal", "zigzag", "circle", "square", "triangle"]
     sides = ["1.000-0.500", "0.450-0.750", "1.000-0.750", "0.450-0.750"]
-    images = [_drawn(parse_image([[f"line_{stroke}_{side}" for stroke, side in zip(rng.choice(strokes, 4), sides)]]), rng)
-              for _ in range(10)]
+    rectangles = [parse_image([[f"line_{stroke}_{side}" for stroke, side in zip(rng.choice(strokes, 4), sides)]])
+                  for _ in range(10)]
+    images = [_drawn(rectangle, rng) for rectangle in rectangles]
     with PixelPerception() as perception:
         results = perception.perceive(images, positives=6, negatives=2)
         assert "decode" not in perception.stage_seconds
     assert all(r.evidence["verdict"] == "library" for r in results)
 
 
-def test_a_set_a_the_classifier_is_unsure_of_drawn_by_one_library_shape_with_the_same_strokes_is_decoded(monkeypatch):
+def test_an_unsure_set_a_of_one_library_shape_with_the_same_strokes_is_decoded(monkeypatch):
     # the free-form generator: set A's one program, here a square, with the same strokes in every image
     _unsure_classifier(monkeypatch)
     program = _square(["normal", "circle", "circle", "triangle"])
