@@ -369,12 +369,18 @@ def perceive_free_form(perception, images: list[np.ndarray], positives: int, neg
     return _checked(perception, images, [None] * len(images), positives, negatives, formed, stages)
 
 
-def _library_key(found: dict) -> tuple:
-    """The library shapes the classifier names first for an image (its `guesses`): the top group's first name of each
-    ink part (two parts: sorted), else of the whole image."""
+def _named_parts(found: dict, image: np.ndarray | None = None) -> list[tuple]:
+    """(ink image, library shape name) of each ink part the classifier names for an image (its `guesses`: the top
+    group's first name), or of the whole image (`image`) when it has not two parts; [] when nothing is named."""
     if len(found["parts"]) == 2 and all(found["parts"]):
-        return tuple(sorted(part[0][0][0] for part in found["parts"]))
-    return (found["whole"][0][0][0],) if found["whole"] else ()
+        return [(part_image, part[0][0][0]) for part_image, part in zip(found["part_images"], found["parts"])]
+    return [(image, found["whole"][0][0][0])] if found["whole"] else []
+
+
+def _library_key(found: dict) -> tuple:
+    """The library shapes the classifier names first for an image (its `guesses`): a name per ink part (two parts:
+    sorted), else the whole image's (`_named_parts`)."""
+    return tuple(sorted(name for _, name in _named_parts(found)))
 
 
 @functools.cache
@@ -390,12 +396,8 @@ def _ink_per_length(image: np.ndarray, found: dict) -> float:
     `guesses`, a shape per ink part), each shape's scale read from its ink's spread (the rms distance of the ink from
     its centroid, as the pose search's first guess reads it, `search.pose.guesses`): how much ink the strokes lay
     along the shape, without fitting a pose."""
-    if len(found["parts"]) == 2 and all(found["parts"]):
-        parts = [(part_image, part[0][0][0]) for part_image, part in zip(found["part_images"], found["parts"])]
-    else:
-        parts = [(image, found["whole"][0][0][0])]
     ink, length = 0, 0.0
-    for part_image, name in parts:
+    for part_image, name in _named_parts(found, image):
         points = np.argwhere(np.asarray(part_image) < INK_THRESHOLD)
         if len(points):
             ink += len(points)

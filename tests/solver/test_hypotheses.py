@@ -214,11 +214,16 @@ def test_a_set_b_stroke_near_miss_keeps_the_hypothesis_frame():
     assert near_miss[2] == hypothesis[2].with_stroke(ZIGZAG.shapes[0].actions[2].stroke)
 
 
-def test_a_problem_whose_set_a_reads_as_no_free_form_program_is_read_as_library_shapes(monkeypatch):
+def _unsure_classifier(monkeypatch):
     import solver.perceive
-    import solver.traced
 
     monkeypatch.setattr(solver.perceive, "TRACE_BELOW_CONFIDENCE", 1.01)  # the classifier is sure of no image
+
+
+def test_a_problem_whose_set_a_reads_as_no_free_form_program_is_read_as_library_shapes(monkeypatch):
+    import solver.traced
+
+    _unsure_classifier(monkeypatch)
     monkeypatch.setattr(solver.traced, "TRACE", False)  # and the full readings stay as searched (no free-form trace)
     oblong = parse_image([["line_normal_1.000-0.500", "line_normal_0.450-0.750", "line_normal_1.000-0.750",
                            "line_normal_0.450-0.750"]])  # a rectangle no free-form program draws
@@ -239,13 +244,19 @@ def _square(strokes: list[str]):
     return parse_image([[f"line_{stroke}_1.000-{turn}" for stroke, turn in zip(strokes, turns)]])
 
 
-def test_a_set_a_of_library_shapes_sharing_one_stamped_program_is_read_as_free_form():
-    # a free-form program may draw a library shape the classifier is sure of (here a square): set A drawing it
-    # with the same strokes in every image is the free-form generator's mark, and the problem is checked against it
+def _stamped_square_problem() -> tuple:
+    """A free-form problem whose program draws a square: (program, its stroke near miss, set A, set B and the two
+    queries drawn)."""
     program = _square(["normal", "circle", "circle", "triangle"])
     near_miss = _square(["normal", "circle", "zigzag", "triangle"])
     rng = np.random.default_rng(11)
-    images = [_drawn(p, rng) for p in [program] * 6 + [near_miss] * 2 + [program, near_miss]]
+    return program, near_miss, [_drawn(p, rng) for p in [program] * 6 + [near_miss] * 2 + [program, near_miss]]
+
+
+def test_a_set_a_of_library_shapes_sharing_one_stamped_program_is_read_as_free_form():
+    # a free-form program may draw a library shape the classifier is sure of (here a square): set A drawing it
+    # with the same strokes in every image is the free-form generator's mark, and the problem is checked against it
+    program, near_miss, images = _stamped_square_problem()
     with PixelPerception() as perception:
         results = perception.perceive(images, positives=6, negatives=2)
         assert "decode" not in perception.stage_seconds  # the classifier is sure of set A: nothing was decoded
@@ -269,12 +280,6 @@ def test_a_set_a_of_one_library_shape_drawn_with_strokes_at_random_stays_library
     assert any(action.stroke.value != "normal" for r in results[:6] for shape in r.program.shapes for action in shape.actions)
 
 
-def _unsure_classifier(monkeypatch):
-    import solver.perceive
-
-    monkeypatch.setattr(solver.perceive, "TRACE_BELOW_CONFIDENCE", 1.01)  # the classifier is sure of no image
-
-
 def test_an_unsure_set_a_of_one_library_shape_with_strokes_at_random_is_not_decoded(monkeypatch):
     # the basic generator: one library shape in every set-A image (a rectangle, which no free-form program draws),
     # each action's stroke at random per image
@@ -294,10 +299,7 @@ def test_an_unsure_set_a_of_one_library_shape_with_strokes_at_random_is_not_deco
 def test_an_unsure_set_a_of_one_library_shape_with_the_same_strokes_is_decoded(monkeypatch):
     # the free-form generator: set A's one program, here a square, with the same strokes in every image
     _unsure_classifier(monkeypatch)
-    program = _square(["normal", "circle", "circle", "triangle"])
-    near_miss = _square(["normal", "circle", "zigzag", "triangle"])
-    rng = np.random.default_rng(11)
-    images = [_drawn(p, rng) for p in [program] * 6 + [near_miss] * 2 + [program, near_miss]]
+    _, _, images = _stamped_square_problem()
     with PixelPerception() as perception:
         results = perception.perceive(images, positives=6, negatives=2)
         assert "decode" in perception.stage_seconds
