@@ -574,6 +574,8 @@ class Formed:
     hypothesis: ImageProgram
     explained: list  # set-A images H explains
     checks: list  # H checked on each set-A image (no neighbours)
+    strokes_read: tuple | None = None  # the stroke readings of the images H explains along H, at the placements of
+    # their checks (`_judged_readings`), when set A's strokes were read for H (`_strokes_of_set_a`); else None
 
 
 def _formed(perception, images, positives: int, readings: dict, stages: Stages) -> Formed | None:
@@ -640,7 +642,8 @@ def _strokes_of_set_a(perception, images, formed: Formed, rounds: int = 3) -> Fo
     The decoder walking H at the set-A images' poses (`_judged_readings`) names, per image, the action whose stroke
     it doubts most and the stroke it prefers there (by more than STROKE_LOGP_SLACK); the change most images name
     is taken when at least half of the images H explains name it (two quarters misread split the images between
-    them), and set A is read again (at most `rounds` changes)."""
+    them), and set A is read again (at most `rounds` changes). When the last reading names no change, it is set A's
+    reading along the final H, kept (`Formed.strokes_read`: the context margin of `_checked` reads the same)."""
     hypothesis = formed.hypothesis
     a = formed.explained
     for _ in range(rounds):
@@ -651,7 +654,7 @@ def _strokes_of_set_a(perception, images, formed: Formed, rounds: int = 3) -> Fo
         votes = [(sum(same_image(program, other) for other in changed), program) for program in changed]
         named, best = max(votes, key=lambda vote: vote[0], default=(0, None))
         if best is None or 2 * named < len(a):
-            break
+            return replace(formed, hypothesis=hypothesis, strokes_read=tuple(reading for _, reading in readings))
         hypothesis = best
     return replace(formed, hypothesis=hypothesis)
 
@@ -714,9 +717,10 @@ def _checked(perception, images, results, positives: int, negatives: int, formed
             remember_categories(decided.categories)
         if k in queries and context_margin is None and reading is not None and reading.margin < -STROKE_LOGP_SLACK:
             with stages("check"):  # a query's strokes read otherwise than H's: how far do set A's stray? (here,
-                # while the workers go on)
-                context_margin = _context_margin(perception.checkpoint, [images[j] for j in formed.explained], hypothesis,
-                                                 [formed.checks[j].placements for j in formed.explained])
+                # while the workers go on; read already when set A's strokes were read for H)
+                context_margin = (min(reading.margin for reading in formed.strokes_read) if formed.strokes_read else
+                                  _context_margin(perception.checkpoint, [images[j] for j in formed.explained],
+                                                  hypothesis, [formed.checks[j].placements for j in formed.explained]))
         results[k] = _with_strokes(decided, reading, hypothesis, context_margin)
         said = results[k].evidence if results[k] is not None else {}
         if k in queries and said.get("verdict") == "neighbour" and said["fit"] <= LEVEL_PX:
