@@ -171,6 +171,10 @@ def stroke_placements_many(program: ImageProgram, targets: list[Target], judge=N
     drawn = [template(shape) for shape in program.shapes]
     fitted = fitted if fitted is not None else [()] * len(targets)
     placements = [list(known) if known else fit(normal, target)[0] for known, target in zip(fitted, targets)]
+    if judge is not None and _one_walk(program):  # each shape drawn where the other lies fits the ink as well
+        asked = [(k, [found, found[::-1]]) for k, found in enumerate(placements)]
+        for (k, options), found in zip(asked, judge(asked)):
+            placements[k] = list(options[max(range(len(options)), key=lambda j: (found[j], -j))])
     for s in range(len(drawn)):
         asked = {}
         for k, target in enumerate(targets):
@@ -186,6 +190,14 @@ def stroke_placements_many(program: ImageProgram, targets: list[Target], judge=N
     if not polish_evals:
         return placements
     return [polish(drawn, found, target, polish_evals) for found, target in zip(placements, targets)]
+
+
+def _one_walk(program: ImageProgram) -> bool:
+    """Whether the program's two shapes walk one centreline (the same actions, strokes aside: the free-form generator
+    may draw a shape's moves twice, spec 3.2, a triangle or three quarter arcs beside another): their centreline
+    fit cannot tell which shape lies on which ink part, only their strokes can (`stroke_placements_many` judges
+    the two assignments as it judges a symmetric shape's poses)."""
+    return len(program.shapes) == 2 and len({shape.with_strokes(StrokeType.NORMAL) for shape in program.shapes}) == 1
 
 
 def _symmetric_options(normal: list, drawn: list, placements: list, target: Target, s: int) -> list[Placement]:
