@@ -9,7 +9,8 @@ changed). So an image is checked against the hypothesis H and H's one-action nei
              every geometric neighbour (`geometric_neighbours`: each action's kind swapped, each turn after
              the first moved by more than 45 degrees to a value of the generator's turn set);
   strokes    H's poses for judging its strokes (`stroke_placements`): a symmetric shape fits its ink as well
-             turned round, and only the strokes tell which way it lies (the caller judges the strokes there:
+             turned round, and two shapes of one walk each fit the other's ink part as well (`_one_walk`): only
+             the strokes tell which way it lies and which shape is which (the caller judges the strokes there:
              `perception.decode.read_strokes`).
 
 `check` returns the evidence (`Check`); the caller decides what it means with the noise the set-A images

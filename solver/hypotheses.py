@@ -718,7 +718,7 @@ def _checked(perception, images, results, positives: int, negatives: int, formed
         if k in queries and context_margin is None and reading is not None and reading.margin < -STROKE_LOGP_SLACK:
             with stages("check"):  # a query's strokes read otherwise than H's: how far do set A's stray? (here,
                 # while the workers go on; read already when set A's strokes were read for H)
-                context_margin = (min(reading.margin for reading in formed.strokes_read) if formed.strokes_read else
+                context_margin = (min(found.margin for found in formed.strokes_read) if formed.strokes_read else
                                   _context_margin(perception.checkpoint, [images[j] for j in formed.explained],
                                                   hypothesis, [formed.checks[j].placements for j in formed.explained]))
         results[k] = _with_strokes(decided, reading, hypothesis, context_margin)
