@@ -72,15 +72,15 @@ def test_the_judge_chooses_among_the_poses_a_symmetric_shape_fits_equally():
     assert abs((chosen.theta - other.theta + 180.0) % 360.0 - 180.0) > 150.0  # the judge decides which way round
 
 
-
 def test_the_judge_tells_which_of_two_shapes_of_one_walk_lies_where():
     # two shapes of three quarter arcs each (spec 3.2 may draw one move sequence twice), their strokes differing: the
     # centreline fit cannot tell which ink part is which shape's, the strokes can
     from search.near_miss import _one_walk, stroke_placements_many
     from search.pose import Placement
 
-    twins = parse_image([["arc_circle_0.500_0.625-0.500", "arc_triangle_0.500_0.625-0.500", "arc_normal_0.500_0.625-0.500"],
-                         ["arc_triangle_0.500_0.625-0.500", "arc_triangle_0.500_0.625-0.500", "arc_normal_0.500_0.625-0.500"]])
+    quarter = "arc_{}_0.500_0.625-0.500"
+    twins = parse_image([[quarter.format(s) for s in ("circle", "triangle", "normal")],
+                         [quarter.format(s) for s in ("triangle", "triangle", "normal")]])
     assert _one_walk(twins) and not _one_walk(H)
     target = make_target(render_program(twins, [Pose(-120.0, 0.0, 30.0, 90.0), Pose(110.0, 20.0, 200.0, 90.0)]))
     where = [tuple(np.mean(part, axis=0)) for part in ([p for p in target.ink_points if p[0] < target.dt.shape[1] / 2],
@@ -95,6 +95,7 @@ def test_the_judge_tells_which_of_two_shapes_of_one_walk_lies_where():
     right = stroke_placements_many(twins, [target], lambda asked: judge(asked, False), polish_evals=0)[0]
     assert 2 in offered  # both assignments offered
     assert isinstance(left[0], Placement) and left[0].cx < left[1].cx and right[0].cx > right[1].cx
+
 
 def test_a_change_that_draws_the_same_centreline_is_no_neighbour():
     # an L of two equal arms turned right instead of left is the same L (walked the other way): spec 3.2 may make
