@@ -175,7 +175,7 @@ def stroke_placements_many(program: ImageProgram, targets: list[Target], judge=N
     if judge is not None and _one_walk(program):  # each shape drawn where the other lies fits the ink as well
         asked = [(k, [found, found[::-1]]) for k, found in enumerate(placements)]
         for (k, options), found in zip(asked, judge(asked)):
-            placements[k] = list(options[max(range(len(options)), key=lambda j: (found[j], -j))])
+            placements[k] = list(_first_best(options, found))
     for s in range(len(drawn)):
         asked = {}
         for k, target in enumerate(targets):
@@ -187,10 +187,15 @@ def stroke_placements_many(program: ImageProgram, targets: list[Target], judge=N
             scores = judge([(k, [placements[k][:s] + [o] + placements[k][s + 1:] for o in options])
                             for k, options in asked.items()])
             for (k, options), found in zip(asked.items(), scores):
-                placements[k][s] = options[max(range(len(options)), key=lambda j: (found[j], -j))]
+                placements[k][s] = _first_best(options, found)
     if not polish_evals:
         return placements
     return [polish(drawn, found, target, polish_evals) for found, target in zip(placements, targets)]
+
+
+def _first_best(options: list, scores: list):
+    """The option of the highest score, the first of a tie (the judge's choice)."""
+    return options[max(range(len(options)), key=lambda j: (scores[j], -j))]
 
 
 def _one_walk(program: ImageProgram) -> bool:

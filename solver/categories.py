@@ -55,7 +55,7 @@ def matched_shape_categories(shape: Shape, min_score: float = MIN_MATCH_SCORE) -
     exact = exact_shape_categories(shape)
     if exact:
         return exact
-    key = (shape_key(shape, ignore_strokes=True), min_score)
+    key = _match_key(shape, min_score)
     if key not in _MATCHED:
         from search.matching import match_shape
 
@@ -64,7 +64,12 @@ def matched_shape_categories(shape: Shape, min_score: float = MIN_MATCH_SCORE) -
     return _MATCHED[key]
 
 
-_MATCHED: dict[tuple, tuple[str, ...]] = {}  # geometric matches by canonical shape key
+_MATCHED: dict[tuple, tuple[str, ...]] = {}  # geometric matches by canonical shape key (`_match_key`)
+
+
+def _match_key(shape: Shape, min_score: float) -> tuple:
+    """The memo key of a shape's geometric match: its canonical key, strokes aside, and the score asked for."""
+    return shape_key(shape, ignore_strokes=True), min_score
 
 
 def known_categories(program) -> tuple:
@@ -75,8 +80,7 @@ def known_categories(program) -> tuple:
     out = []
     for shape in program.shapes:
         if not exact_shape_categories(shape):
-            key = (shape_key(shape, ignore_strokes=True), MIN_MATCH_SCORE)
-            out.append((key, matched_shape_categories(shape)))
+            out.append((_match_key(shape, MIN_MATCH_SCORE), matched_shape_categories(shape)))
     return tuple(out)
 
 
