@@ -44,8 +44,11 @@ so action strings rounded to three decimals have the features of the exact shape
 from __future__ import annotations
 
 import functools
+import json
 import math
 from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
 
 import numpy as np
 
@@ -63,7 +66,7 @@ from dsl.geometry import (
     tolerance,
     width_and_length,
 )
-from dsl.library import ATTRIBUTES
+from dsl.library import ATTRIBUTES, load_library
 from dsl.settings import (BALANCED_RATIO, CONVEX_FILL, CORNER_DEGREES, MEETING_ENDS, NECK_PINCH, NECK_SIDE_SHARE,
                           REGULAR_SPREAD, REGULAR_TURN_DEGREES, RELATIVE_TOLERANCE, RIGHT_ANGLE_DEGREES,
                           SYMMETRY_TOLERANCE, THIN_BAND, THIN_RATIO, UNBALANCED_RATIO)
@@ -232,18 +235,79 @@ def _image_features(program: ImageProgram) -> ImageFeatures:
     per_shape = []
     counts = {name: 0 for name in COUNT_NAMES}
     for shape in program.shapes:
-        facts = shape_facts(shape)
-        if facts is None:  # draws nothing: no attribute applies
+        own = _shape_own_features(shape)
+        if own is None:  # draws nothing: no attribute applies
             per_shape.append({name: None for name in ATTRIBUTES})
             counts["shapes"] += 1
             counts["actions"] += len(shape)
             continue
-        shape_count = shape_counts(facts, shape)
-        per_shape.append(shape_attributes(facts, shape_count))
+        attributes, shape_count = own
+        per_shape.append(attributes)
         for name, value in shape_count.items():
             counts[name] += value
     attributes = combine_attributes(per_shape, counts)
     return ImageFeatures({name: attributes.get(name) for name in ATTRIBUTES}, counts)
+
+
+def _shape_own_features(shape: Shape) -> tuple[dict, dict] | None:
+    """One shape's attributes and counts (`shape_attributes`, `shape_counts`), or None when it draws nothing: a
+    library shape drawn with normal strokes from the shipped table (`library_features`), any other computed."""
+    known = library_features().get(shape)
+    if known is not None:
+        return dict(known[0]), dict(known[1])
+    facts = shape_facts(shape)
+    if facts is None:
+        return None
+    shape_count = shape_counts(facts, shape)
+    return shape_attributes(facts, shape_count), shape_count
+
+
+LIBRARY_FEATURES_FILE = "library_features.json"  # dsl/data, written by `write_library_features`
+
+
+@functools.cache
+def library_features() -> dict[Shape, tuple[dict, dict]]:
+    """Each library shape drawn with normal strokes -> its own attributes and counts, as `_shape_own_features`
+    computes them, read from package data: the readings of basic and abstract problems are library shapes, and
+    computing a shape's features takes ~10 ms (generated basic problems: ~0.1 s of a problem's CPU). Keyed by the
+    exact shape, so a reading off the library's values is computed as before. Empty without the file."""
+    path = resources.files("dsl").joinpath("data", LIBRARY_FEATURES_FILE)
+    if not path.is_file():
+        return {}
+    table = json.loads(path.read_text(encoding="utf-8"))
+    library = load_library()
+    found = {}
+    for name, (attribute_values, count_values) in table["shapes"].items():
+        shape = library[name].shape.with_strokes(StrokeType.NORMAL)
+        found[shape] = (dict(zip(table["attributes"], attribute_values)), dict(zip(table["counts"], count_values)))
+    return found
+
+
+def compute_library_features() -> dict:
+    """The table `library_features` reads, computed (every library shape's `shape_attributes` and `shape_counts`,
+    normal strokes; about 6 s), as written to `dsl/data/library_features.json` by `write_library_features`."""
+    shapes, attribute_names, count_names = {}, None, None
+    for name, entry in load_library().items():
+        shape = entry.shape.with_strokes(StrokeType.NORMAL)
+        facts = shape_facts(shape)
+        if facts is None:
+            raise ValueError(f"library shape {name} draws nothing")
+        shape_count = shape_counts(facts, shape)
+        attributes = shape_attributes(facts, shape_count)
+        attribute_names = attribute_names or list(attributes)
+        count_names = count_names or list(shape_count)
+        if list(attributes) != attribute_names or list(shape_count) != count_names:
+            raise ValueError(f"library shape {name}: features named otherwise than the first shape's")
+        shapes[name] = [list(attributes.values()), list(shape_count.values())]
+    return {"about": "each library shape's own features, normal strokes (dsl.features.compute_library_features); "
+                     "derived from the Bongard-LOGO shape tables (MIT, see ATTRIBUTION.md)",
+            "attributes": attribute_names, "counts": count_names, "shapes": shapes}
+
+
+def write_library_features(path) -> None:
+    """Write `compute_library_features()` as JSON to `path` (`python -m dsl.features PATH` remakes the shipped
+    table after a change to the feature definitions; a test checks that the shipped table is current)."""
+    Path(path).write_text(json.dumps(compute_library_features(), separators=(",", ":")) + "\n", encoding="utf-8")
 
 
 def is_polygon(face: Face, corners: int) -> bool:
@@ -380,3 +444,9 @@ def line_count_attributes(lines: int, segments: int) -> dict[str, int]:
     a crossing can be seen as one line or as two."""
     words = ("three", "four", "five", "six", "seven", "eight")
     return {f"has_{w}_straight_lines": int(lines <= n <= max(lines, segments)) for n, w in enumerate(words, 3)}
+
+
+if __name__ == "__main__":
+    import sys
+
+    write_library_features(sys.argv[1] if len(sys.argv) > 1 else "dsl/data/" + LIBRARY_FEATURES_FILE)

@@ -1,3 +1,8 @@
+import json
+from dataclasses import replace
+from importlib import resources
+from unittest.mock import patch
+
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from dsl.features import image_features
@@ -217,3 +222,31 @@ def test_no_program_has_no_shape_features():
     from dsl import features
 
     assert features.shape_features(None) == ()
+
+
+def test_the_shipped_library_features_are_what_the_definitions_compute():
+    """The table of library shapes' own features (package data) is current: remade with `python -m dsl.features`
+    after a change to a definition."""
+    from dsl import features
+
+    path = resources.files("dsl").joinpath("data", features.LIBRARY_FEATURES_FILE)
+    assert json.loads(path.read_text(encoding="utf-8")) == features.compute_library_features()
+
+
+def test_a_library_shape_takes_its_features_from_the_table_and_any_other_shape_computes_them():
+    from dsl import features
+    from dsl.library import load_library
+
+    entry = next(iter(load_library().values()))
+    shape = entry.shape.with_strokes(StrokeType.NORMAL)
+    table = features.library_features()
+    assert len(table) == len(load_library())
+    attributes, counts = table[shape]
+    assert features._shape_own_features(shape) == (attributes, counts)
+    marked = {shape: ({**attributes, "closed_shape": 7}, counts)}
+    features._image_features.cache_clear()
+    with patch.object(features, "library_features", return_value=marked):
+        assert features._image_features(ImageProgram((shape,))).attributes["closed_shape"] == 7  # not computed
+        moved = Shape(tuple(replace(a, length=a.length * 0.9) if k == 0 else a for k, a in enumerate(shape.actions)))
+        assert features._shape_own_features(moved)[0]["closed_shape"] in (0, 1)  # not in the table: computed
+    features._image_features.cache_clear()
