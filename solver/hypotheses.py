@@ -76,7 +76,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from dsl.canonical import image_key, same_image
-from dsl.features import remember_features, shape_features
+from dsl.features import remember_features, shape_features, table_disagreements
 from dsl.free_form import free_form_drawable
 from dsl.library import load_library
 from dsl.types import DATASET_STROKE_TYPES, ActionKind, ImageProgram, Shape, StrokeType
@@ -87,9 +87,9 @@ from search.template import make_target, template
 from solver.categories import known_categories, remember_categories
 from solver.readings import Perceived
 from solver.reconcile import reconcile_with_context
-from solver.settings import (CHECK_BATCH, CHECKED_READ_BEAM, DECODE_FIRST, DRAWABLE_A, FORM_BEAM, FORM_GRID_SHARE,
-                             LEVEL_PX, LIBRARY_AGREE_CONFIDENCE, LIBRARY_STROKES_VARY, LIBRARY_SURE_A,
-                             MIN_A_EXPLAINED, SPLIT_BEAM, STROKE_LOGP_SLACK)
+from solver.settings import (CHECK_BATCH, CHECKED_READ_BEAM, DECODE_FIRST, DRAWABLE_A, DRAWABLE_TOLERANCE, FORM_BEAM,
+                             FORM_GRID_SHARE, LEVEL_PX, LIBRARY_AGREE_CONFIDENCE, LIBRARY_STROKES_VARY, LIBRARY_SURE_A,
+                             MIN_A_EXPLAINED, OFFERED_NAMES, SPLIT_BEAM, STROKE_LOGP_SLACK)
 from solver.traced import free_form_reading, grid_share
 
 
@@ -406,6 +406,20 @@ def _ink_per_length(image: np.ndarray, found: dict) -> float:
     return ink / max(length, 1e-9)
 
 
+def _names_offered(found: dict) -> set:
+    """The library shapes the classifier offers for an image (its `guesses`): the first OFFERED_NAMES groups of
+    names for the whole image and for each ink part."""
+    ranked = [found["whole"], *found["parts"]]
+    return {name for groups in ranked for names, _ in groups[:OFFERED_NAMES] for name in names}
+
+
+@functools.cache
+def _free_form_drawn(name: str) -> bool:
+    """Whether a free-form program draws library shape `name` or one near it (`free_form_drawable` within
+    DRAWABLE_TOLERANCE): one whose centreline may fit set A's images as closely as the library shape's."""
+    return free_form_drawable(load_library()[name].shape, DRAWABLE_TOLERANCE)
+
+
 def _library_drawn(perception, images, guesses: list, confidence: dict, a: list, stages: Stages) -> bool:
     """Whether set A, which the classifier is not sure of, is drawn by the library shapes it names, with strokes that
     differ from image to image: the same first library shape (a shape per ink part, `_library_key`) for at least
@@ -415,7 +429,11 @@ def _library_drawn(perception, images, guesses: list, confidence: dict, a: list,
     the worker processes; made only when the strokes vary). The basic generator draws each action's stroke at random
     per image (spec 3.3), the free-form generator set A's one program with the same strokes in every image (spec
     3.2), which may be a library shape. Such a problem is read as library shapes at once, without decoding set A to
-    look for a free-form program."""
+    look for a free-form program. When no shape it offers for a set-A image (`_names_offered`) is one a free-form
+    program draws (`_free_form_drawn`), strokes that do not vary are no sign of a free-form program (a basic shape that
+    takes no stamps is drawn with normal strokes in every image, spec 3.3): the fit alone decides. (A circle of four
+    stamped quarter arcs, a free-form program, is named `symm_trans_turtle`, which no free-form program draws, in
+    most images, but `closed_circle` first or second in all but one.)"""
     keys = {k: _library_key(guesses[k]) for k in a}
     named = [k for k in a if keys[k] and confidence[k] >= LIBRARY_AGREE_CONFIDENCE]
     if not named:
@@ -423,11 +441,12 @@ def _library_drawn(perception, images, guesses: list, confidence: dict, a: list,
     key, count = max(((keys[k], sum(keys[j] == keys[k] for j in named)) for k in named), key=lambda item: item[1])
     if count < LIBRARY_SURE_A:
         return False
+    library = load_library()
     with stages("classify"):
-        density = np.array([_ink_per_length(images[k], guesses[k]) for k in named if keys[k] == key])
-        if float(density.std() / density.mean()) < LIBRARY_STROKES_VARY:
-            return False
-        library = load_library()
+        if any(_free_form_drawn(name) for k in a if guesses[k] is not None for name in _names_offered(guesses[k])):
+            density = np.array([_ink_per_length(images[k], guesses[k]) for k in named if keys[k] == key])
+            if float(density.std() / density.mean()) < LIBRARY_STROKES_VARY:
+                return False
         program = ImageProgram(tuple(library[name].shape for name in key))
         checks = perception.map(_check_job, [(images[k], program, False) for k in a])
     return sum(found.fit <= LEVEL_PX for found in checks) >= MIN_A_EXPLAINED
@@ -538,7 +557,7 @@ def _library_problem(perception, images, results, guesses, positives, negatives,
     for k, found in done.items():
         guesses[k] = found.guesses if found.guesses is not None else guesses[k]
         if found.reading is not None:
-            results[k] = replace(found.reading, evidence={"verdict": "library", "classifier": round(found.plan.confidence, 4)})
+            results[k] = replace(found.reading, evidence=_library_evidence(found.reading.program, found.plan.confidence))
     unsure = [k for k in rest if done[k].unsure]
     # one ink blob the classifier is unsure of: touching shapes? Decoded, so that the plan splits the ink among the
     # decoder's two shapes (`PixelPerception.plan`): read without, every such image read as one shape. On the CPU
@@ -551,12 +570,22 @@ def _library_problem(perception, images, results, guesses, positives, negatives,
                 plans[k] = perception.plan(images[k], guesses[k], props)
         with stages("search"):
             for k, r in zip(touching, perception.read_as_library([images[k] for k in touching], [plans[k] for k in touching])):
-                results[k] = replace(r, evidence={"verdict": "library", "classifier": round(plans[k].confidence, 4)})
+                results[k] = replace(r, evidence=_library_evidence(r.program, plans[k].confidence))
     with stages("read"):
         for k, r in zip(unsure, perception.read_in_full([images[k] for k in unsure], [guesses[k] for k in unsure])):
             results[k] = r
     with stages("reconcile"):
         return reconcile_with_context(images, results, positives, perception.map, negatives)
+
+
+def _library_evidence(program: ImageProgram | None, classifier: float) -> dict:
+    """What decided an image read as library shapes: the classifier's confidence and the attributes on which the
+    shape table disputes its features (`dsl.features.table_disagreements`), which `solver.confidence` weighs."""
+    evidence = {"verdict": "library", "classifier": round(classifier, 4)}
+    disputed = table_disagreements(program) if program is not None else ()
+    if disputed:
+        evidence["disputed"] = list(disputed)
+    return evidence
 
 
 def _free_form_proposed(decoded: dict) -> bool:

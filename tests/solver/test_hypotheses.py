@@ -220,13 +220,31 @@ def _unsure_classifier(monkeypatch):
     monkeypatch.setattr(solver.perceive, "TRACE_BELOW_CONFIDENCE", 1.01)  # the classifier is sure of no image
 
 
+OBLONG = parse_image([["line_normal_1.000-0.500", "line_normal_0.450-0.750", "line_normal_1.000-0.750",
+                        "line_normal_0.450-0.750"]])  # a rectangle no free-form program draws
+
+
+def test_an_unsure_set_a_of_a_library_shape_no_free_form_program_draws_is_not_decoded(monkeypatch):
+    # the basic generator draws a shape that takes no stamps with normal strokes in every image (spec 3.3): its
+    # strokes do not vary, as a free-form program's do not, but no free-form program draws that shape
+    _unsure_classifier(monkeypatch)
+    rng = np.random.default_rng(5)
+    images = [_drawn(OBLONG, rng) for _ in range(14)]
+    with FixedDecoder(OBLONG) as perception:
+        results = perception.perceive(images, positives=6, negatives=6)
+        assert perception.decoded == 0
+    assert [(r.evidence or {}).get("verdict") for r in results] == ["library"] * 14
+
+
 def test_a_problem_whose_set_a_reads_as_no_free_form_program_is_read_as_library_shapes(monkeypatch):
+    import solver.hypotheses
     import solver.traced
 
     _unsure_classifier(monkeypatch)
     monkeypatch.setattr(solver.traced, "TRACE", False)  # and the full readings stay as searched (no free-form trace)
-    oblong = parse_image([["line_normal_1.000-0.500", "line_normal_0.450-0.750", "line_normal_1.000-0.750",
-                           "line_normal_0.450-0.750"]])  # a rectangle no free-form program draws
+    # as if a free-form program could draw the rectangle: set A, its strokes alike, is decoded first
+    monkeypatch.setattr(solver.hypotheses, "_free_form_drawn", lambda name: True)
+    oblong = OBLONG
     off_grid = parse_image([["line_normal_0.550-0.500", "line_normal_0.400-0.700"]])  # no value on the free-form grid
     rng = np.random.default_rng(5)
     images = [_drawn(oblong, rng) for _ in range(14)]
