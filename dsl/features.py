@@ -283,6 +283,30 @@ def library_features() -> dict[Shape, tuple[dict, dict]]:
     return found
 
 
+@functools.cache
+def _table_disagreements() -> dict[Shape, frozenset]:
+    """Each library shape (normal strokes) -> the attributes on which the shape table labels it (0 or 1) otherwise
+    than `_shape_own_features` computes it (48 of the 627 shapes: `bench attributes`, `docs/attributes.md`)."""
+    found = {}
+    for entry in load_library().values():
+        shape = entry.shape.with_strokes(StrokeType.NORMAL)
+        own = _shape_own_features(shape)
+        computed = own[0] if own is not None else {}
+        found[shape] = frozenset(name for name, value in entry.attributes.items()
+                                 if value in (0, 1) and computed.get(name) is not None and computed[name] != value)
+    return found
+
+
+def table_disagreements(program: ImageProgram) -> tuple[str, ...]:
+    """The attributes on which the shape table labels a shape of `program` that is a library shape (exactly, strokes
+    aside) otherwise than its features are computed here: a fact of the image that the table disputes. Features
+    are never taken from the table (module docstring); a label resting on a disputed fact is less sure
+    (`solver.confidence`)."""
+    table = _table_disagreements()
+    return tuple(sorted({name for shape in program.shapes
+                         for name in table.get(shape.with_strokes(StrokeType.NORMAL), ())}))
+
+
 def compute_library_features() -> dict:
     """The table `library_features` reads, computed (every library shape's `shape_attributes` and `shape_counts`,
     normal strokes; about 6 s), as written to `dsl/data/library_features.json` by `write_library_features`."""

@@ -5,6 +5,11 @@ perceived and on how firmly the rule stands. The evidence (`features`, each sign
 supports the label given):
 
   vote            share of the optimal rules that agree with the label, less 0.5 (`solver.classify`);
+  dissent         the share of the optimal rules' weight that labels the query otherwise, on a log scale: 0 when it
+                  is at most KEEP (the least weight a kept rule has against the best's, `solver.posterior`), 1 at an
+                  even split. Under posterior weights a query can stand at a share of 0.99 and still be wrong far more
+                  often than at 1 (generated tuning seeds, 1040 abstract queries: 5 of 81 wrong with a share below
+                  0.999, none of 54 with a share from 0.999 to 1, 6 of 905 unanimous), which the share hardly tells;
   context_errors  context images the rule misclassifies (capped at 3): perception noise in the context;
   hypothesis      the query was checked against the problem's free-form program H (`solver.hypotheses`);
   read            ... and read on its own (as every query is);
@@ -17,7 +22,13 @@ supports the label given):
                   worst action, `perception.decode.read_strokes`; / STROKE_SCALE), clipped
                   to +-MARGIN_CLIP, signed for the label;
   library         the query was read as library shapes the classifier is sure of; `classifier_logit`: the
-                  classifier's probability as a logit (clipped).
+                  classifier's probability as a logit (clipped);
+  disputed        ... and the shape table labels the shape it was read as otherwise than its computed features on
+                  an attribute an optimal rule tests (`dsl.features.table_disagreements`; a count of straight lines
+                  stands for the table's "has N straight lines"). The abstract generator draws a query from the
+                  table's pools: on such a query the label can be wrong with the shape read right (generated tuning
+                  seeds, 1040 abstract queries: 14 disputed, 6 of them wrong; 5 of the 6 wrong answers at confidence
+                  >= 0.99 before this feature were disputed).
 
 The confidence is a logistic function of these, its weights fitted on generated problems' queries
 (`bongard-solver bench calibration --fit`, never on official problems) and shipped as package data
@@ -31,12 +42,13 @@ import json
 import math
 from importlib import resources
 
-from solver.settings import LOGIT_CLIP, MARGIN_CLIP, STROKE_SCALE
+from solver.rules import Family
+from solver.settings import KEEP, LOGIT_CLIP, MARGIN_CLIP, STROKE_SCALE
 
-FEATURES = ("bias", "vote", "context_errors", "hypothesis", "read", "disagrees", "stroke_doubt", "h_margin", "library",
-            "classifier_logit")
+FEATURES = ("bias", "vote", "dissent", "context_errors", "hypothesis", "read", "disagrees", "stroke_doubt", "h_margin",
+            "library", "classifier_logit", "disputed")
 MODEL_FILE = "confidence.json"
-SIGNS = {"vote": 1, "context_errors": -1, "disagrees": -1, "stroke_doubt": -1, "h_margin": 1,
+SIGNS = {"vote": 1, "dissent": -1, "disputed": -1, "context_errors": -1, "disagrees": -1, "stroke_doubt": -1, "h_margin": 1,
          "classifier_logit": 1}  # the direction each weight may take (evidence that supports the label cannot lower
 # its confidence): wrong answers are few, and a free fit on few of them can turn a weight round
 
@@ -44,6 +56,12 @@ SIGNS = {"vote": 1, "context_errors": -1, "disagrees": -1, "stroke_doubt": -1, "
 def _logit(p: float) -> float:
     p = min(max(p, 1e-6), 1 - 1e-6)
     return max(-LOGIT_CLIP, min(LOGIT_CLIP, math.log(p / (1 - p))))
+
+
+def dissent(share: float) -> float:
+    """The share of the rules' weight against a label (1 - `share`) on a log scale from KEEP (0) to 0.5 (1)."""
+    against = min(max(1.0 - share, KEEP), 0.5)
+    return math.log(against / KEEP) / math.log(0.5 / KEEP)
 
 
 def h_margin(evidence: dict) -> float | None:
@@ -54,8 +72,10 @@ def h_margin(evidence: dict) -> float | None:
     return max(-MARGIN_CLIP, min(MARGIN_CLIP, min(geometric, stroke / STROKE_SCALE)))
 
 
-def features(label: bool, vote: float, context_errors: int, evidence: dict | None) -> dict[str, float]:
-    """The evidence for one query's `label` as numbers (module docstring)."""
+def features(label: bool, vote: float, context_errors: int, evidence: dict | None,
+             tested: frozenset = frozenset()) -> dict[str, float]:
+    """The evidence for one query's `label` as numbers (module docstring); `tested`: the attributes the optimal
+    rules test (`attributes_tested`)."""
     evidence = evidence or {}
     verdict = evidence.get("verdict")
     margin = h_margin(evidence)
@@ -63,6 +83,7 @@ def features(label: bool, vote: float, context_errors: int, evidence: dict | Non
     return {
         "bias": 1.0,
         "vote": vote - 0.5,
+        "dissent": dissent(vote),
         "context_errors": float(min(context_errors, 3)),
         "hypothesis": float(margin is not None),
         "read": float(verdict == "read"),
@@ -71,7 +92,29 @@ def features(label: bool, vote: float, context_errors: int, evidence: dict | Non
         "h_margin": 0.0 if margin is None else (margin if label else -margin),
         "library": float(library),
         "classifier_logit": _logit(evidence["classifier"]) if library and "classifier" in evidence else 0.0,
+        "disputed": float(bool(disputed_attributes(evidence, tested))),
     }
+
+
+def disputed_attributes(evidence: dict | None, tested: frozenset) -> list[str]:
+    """The attributes of `tested` on which the shape table disputes a query's computed features (its evidence)."""
+    return sorted(tested.intersection((evidence or {}).get("disputed", ())))
+
+
+STRAIGHT_LINES = tuple(f"has_{word}_straight_lines" for word in ("three", "four", "five", "six", "seven", "eight"))
+
+
+def attributes_tested(induction) -> frozenset:
+    """The shape table's attributes an induction's optimal rules test: their attribute literals, and the table's
+    "has N straight lines" for a count of straight lines or segments."""
+    tested = set()
+    for induced in (induction.rules if induction is not None else ()):
+        for literal in induced.rule.literals:
+            if literal.family is Family.ATTRIBUTE:
+                tested.add(literal.name)
+            elif literal.family is Family.COUNT and literal.name in ("straight_lines", "straight_segments"):
+                tested.update(STRAIGHT_LINES)
+    return frozenset(tested)
 
 
 @functools.cache
@@ -100,8 +143,8 @@ def context_errors(solution) -> int:
 def query_confidences(solution, evidence: list[dict | None]) -> tuple[tuple[float, ...], list[dict]]:
     """Each query's calibrated confidence and its features, from a `solver.api.Solution` and the queries'
     perception evidence (`solver.readings.Perceived.evidence`, None where there is none)."""
-    errors = context_errors(solution)
-    rows = [features(label, vote, errors, found)
+    errors, tested = context_errors(solution), attributes_tested(solution.induction)
+    rows = [features(label, vote, errors, found, tested)
             for label, vote, found in zip(solution.labels, solution.confidence, evidence)]
     return tuple(calibrated(row) for row in rows), rows
 

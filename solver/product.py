@@ -27,7 +27,7 @@ from dsl.owned import check_output_folder, check_replaceable
 from dsl.types import ImageProgram
 from solver import guard
 from solver.api import ProblemInput, solve_problem
-from solver.confidence import context_errors, query_confidences
+from solver.confidence import attributes_tested, context_errors, disputed_attributes, query_confidences
 from solver.induce import DEFAULT_TIME_LIMIT
 from solver.evidence import readable_weighting, unreadable_reason
 from solver.hypotheses import _stamped
@@ -112,9 +112,19 @@ def solve_folder(
     features: list = []
     if not oracle:  # the confidence of each label from the evidence (`solver.confidence`)
         confidence, features = query_confidences(solution, evidence[12:])
-        solution = replace(solution, confidence=readable_weighting(confidence, programs[:12], programs[12:]))
+        solution = replace(solution, confidence=readable_weighting(confidence, programs[:12], programs[12:]),
+                           warnings=solution.warnings + _disputed_warnings(solution, evidence[12:]))
     return SolvedProblem(problem.name, solution, shown, (True, False), time.perf_counter() - started, errors, stages,
                          features)
+
+
+def _disputed_warnings(solution, evidence: list) -> tuple[str, ...]:
+    """A warning for each query read as a library shape that the shape table labels otherwise than its computed
+    features on an attribute an optimal rule tests: its label rests on a disputed fact (`solver.confidence`)."""
+    tested = attributes_tested(solution.induction)
+    return tuple(f"query {k}: the shape table labels the library shape it was read as otherwise on "
+                 f"{', '.join(found)} (the rule reads the computed value): its label is less sure"
+                 for k, found in enumerate(disputed_attributes(e, tested) for e in evidence) if found)
 
 
 def _readable_pixels(image) -> tuple[np.ndarray | None, str | None]:

@@ -250,3 +250,21 @@ def test_a_library_shape_takes_its_features_from_the_table_and_any_other_shape_c
         moved = Shape(tuple(replace(a, length=a.length * 0.9) if k == 0 else a for k, a in enumerate(shape.actions)))
         assert features._shape_own_features(moved)[0]["closed_shape"] in (0, 1)  # not in the table: computed
     features._image_features.cache_clear()
+
+
+def test_the_table_disputes_a_library_shapes_computed_attribute_only_where_they_differ():
+    from dsl.features import _shape_own_features, table_disagreements
+
+    library = load_library()
+    disputed = {}
+    for name, entry in library.items():
+        found = table_disagreements(ImageProgram((entry.shape.with_strokes(StrokeType.ZIGZAG),)))  # strokes aside
+        if found:
+            disputed[name] = found
+    assert 0 < len(disputed) < len(library) // 10
+    name, attributes = next(iter(disputed.items()))
+    computed = _shape_own_features(library[name].shape.with_strokes(StrokeType.NORMAL))[0]
+    assert all(computed[a] != library[name].attributes[a] for a in attributes)
+    other = Shape(tuple(replace(a, length=a.length * 0.9) if a.kind.value == "line" else a
+                        for a in library[name].shape.actions))
+    assert table_disagreements(ImageProgram((other,))) == ()  # not a library shape: nothing to dispute

@@ -1,8 +1,10 @@
 import json
+from types import SimpleNamespace
 
 import pytest
 
-from solver.confidence import FEATURES, calibrated, calibration_figures, features, fit, h_margin
+from solver.confidence import (FEATURES, STRAIGHT_LINES, calibrated, calibration_figures, dissent, features, fit,
+                               h_margin, attributes_tested)
 
 
 def test_the_margin_supports_the_label_it_agrees_with():
@@ -45,3 +47,46 @@ def test_bench_calibration_reads_eval_records_fits_and_draws(tmp_path):
     figures = json.loads(out.read_text())["calibration"]
     assert figures["n"] == 20 and figures["wrong"] == 10
     assert picture.stat().st_size > 0 and "weights" in json.loads(model.read_text())
+
+
+def test_dissent_grows_on_a_log_scale_from_a_kept_rules_least_weight_to_an_even_split():
+    from solver.settings import KEEP
+
+    assert dissent(1.0) == 0.0 and dissent(1.0 - KEEP) == pytest.approx(0.0) and dissent(0.5) == pytest.approx(1.0)
+    shares = [0.9999, 0.999, 0.99, 0.9, 0.6]
+    assert [dissent(s) for s in shares] == sorted(dissent(s) for s in shares)
+    assert dissent(0.99) == pytest.approx(0.541, abs=1e-3)  # 1e-2 against: halfway between 1e-4 and 0.5 in log
+    assert features(True, 0.99, 0, None)["dissent"] == dissent(0.99) and features(True, 1.0, 0, None)["dissent"] == 0
+
+
+def _induction(*literals):
+    """An induction's optimal rules, one literal each, as `attributes_tested` reads them."""
+    from solver.induce import InducedRule
+    from solver.rules import Rule
+
+    return SimpleNamespace(rules=tuple(InducedRule(Rule((literal,)), (0,), frozenset(), {}) for literal in literals))
+
+
+def test_a_library_query_is_disputed_only_on_an_attribute_a_rule_tests():
+    from solver.rules import Comparison, Family, Literal
+
+    induction = _induction
+    necked = Literal(Family.ATTRIBUTE, "necked")
+    lines = Literal(Family.COUNT, "straight_lines", comparison=Comparison.EQ, value=7)
+    assert attributes_tested(induction(necked)) == {"necked"}
+    assert attributes_tested(induction(necked, lines)) == {"necked", *STRAIGHT_LINES}
+    assert attributes_tested(None) == frozenset()
+    read = {"verdict": "library", "classifier": 0.999, "disputed": ["has_seven_straight_lines"]}
+    assert features(True, 1.0, 0, read, attributes_tested(induction(lines)))["disputed"] == 1.0
+    assert features(True, 1.0, 0, read, attributes_tested(induction(necked)))["disputed"] == 0.0
+    assert features(True, 1.0, 0, {"verdict": "library", "classifier": 0.999}, {"necked"})["disputed"] == 0.0
+
+
+def test_a_query_whose_label_rests_on_a_disputed_fact_is_warned_of():
+    from solver.product import _disputed_warnings
+    from solver.rules import Family, Literal
+
+    solution = SimpleNamespace(induction=_induction(Literal(Family.ATTRIBUTE, "necked")))
+    evidence = [{"verdict": "library", "disputed": ["necked"]}, {"verdict": "library", "disputed": ["convex"]}, None]
+    warnings = _disputed_warnings(solution, evidence)
+    assert len(warnings) == 1 and warnings[0].startswith("query 0:") and "necked" in warnings[0]
