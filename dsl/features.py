@@ -73,6 +73,8 @@ from dsl.settings import (BALANCED_RATIO, CONVEX_FILL, CORNER_DEGREES, MEETING_E
 from dsl.stroke_graph import Face, StrokeGraph
 from dsl.types import ImageProgram, Shape, StrokeType
 
+STRAIGHT_LINE_ATTRIBUTES = tuple(f"has_{word}_straight_lines"
+                                 for word in ("three", "four", "five", "six", "seven", "eight"))  # N = 3 ... 8
 COUNT_NAMES = (
     "straight_lines", "straight_segments", "arcs", "corners", "acute_angles", "right_angles",
     "obtuse_angles", "parts", "components", "crossings", "junctions", "proper_crossings", "free_ends",
@@ -466,8 +468,7 @@ def line_count_attributes(lines: int, segments: int) -> dict[str, int]:
     """"Has N straight lines" holds for every N between the number of straight lines (collinear
     consecutive pieces merged) and the number of straight segments between meeting points: a line cut by
     a crossing can be seen as one line or as two."""
-    words = ("three", "four", "five", "six", "seven", "eight")
-    return {f"has_{w}_straight_lines": int(lines <= n <= max(lines, segments)) for n, w in enumerate(words, 3)}
+    return {name: int(lines <= n <= max(lines, segments)) for n, name in enumerate(STRAIGHT_LINE_ATTRIBUTES, 3)}
 
 
 if __name__ == "__main__":

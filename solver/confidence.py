@@ -42,14 +42,15 @@ import json
 import math
 from importlib import resources
 
+from dsl.features import STRAIGHT_LINE_ATTRIBUTES
 from solver.rules import Family
 from solver.settings import KEEP, LOGIT_CLIP, MARGIN_CLIP, STROKE_SCALE
 
 FEATURES = ("bias", "vote", "dissent", "context_errors", "hypothesis", "read", "disagrees", "stroke_doubt", "h_margin",
             "library", "classifier_logit", "disputed")
 MODEL_FILE = "confidence.json"
-SIGNS = {"vote": 1, "dissent": -1, "disputed": -1, "context_errors": -1, "disagrees": -1, "stroke_doubt": -1, "h_margin": 1,
-         "classifier_logit": 1}  # the direction each weight may take (evidence that supports the label cannot lower
+SIGNS = {"vote": 1, "dissent": -1, "context_errors": -1, "disagrees": -1, "stroke_doubt": -1, "h_margin": 1,
+         "classifier_logit": 1, "disputed": -1}  # the direction each weight may take (evidence that supports the label cannot lower
 # its confidence): wrong answers are few, and a free fit on few of them can turn a weight round
 
 
@@ -101,9 +102,6 @@ def disputed_attributes(evidence: dict | None, tested: frozenset) -> list[str]:
     return sorted(tested.intersection((evidence or {}).get("disputed", ())))
 
 
-STRAIGHT_LINES = tuple(f"has_{word}_straight_lines" for word in ("three", "four", "five", "six", "seven", "eight"))
-
-
 def attributes_tested(induction) -> frozenset:
     """The shape table's attributes an induction's optimal rules test: their attribute literals, and the table's
     "has N straight lines" for a count of straight lines or segments."""
@@ -113,7 +111,7 @@ def attributes_tested(induction) -> frozenset:
             if literal.family is Family.ATTRIBUTE:
                 tested.add(literal.name)
             elif literal.family is Family.COUNT and literal.name in ("straight_lines", "straight_segments"):
-                tested.update(STRAIGHT_LINES)
+                tested.update(STRAIGHT_LINE_ATTRIBUTES)
     return frozenset(tested)
 
 

@@ -3,8 +3,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from solver.confidence import (FEATURES, STRAIGHT_LINES, calibrated, calibration_figures, dissent, features, fit,
-                               h_margin, attributes_tested)
+from dsl.features import STRAIGHT_LINE_ATTRIBUTES
+from solver.confidence import (FEATURES, attributes_tested, calibrated, calibration_figures, dissent, features, fit,
+                               h_margin)
 
 
 def test_the_margin_supports_the_label_it_agrees_with():
@@ -74,7 +75,7 @@ def test_a_library_query_is_disputed_only_on_an_attribute_a_rule_tests():
     necked = Literal(Family.ATTRIBUTE, "necked")
     lines = Literal(Family.COUNT, "straight_lines", comparison=Comparison.EQ, value=7)
     assert attributes_tested(induction(necked)) == {"necked"}
-    assert attributes_tested(induction(necked, lines)) == {"necked", *STRAIGHT_LINES}
+    assert attributes_tested(induction(necked, lines)) == {"necked", *STRAIGHT_LINE_ATTRIBUTES}
     assert attributes_tested(None) == frozenset()
     read = {"verdict": "library", "classifier": 0.999, "disputed": ["has_seven_straight_lines"]}
     assert features(True, 1.0, 0, read, attributes_tested(induction(lines)))["disputed"] == 1.0
