@@ -257,6 +257,11 @@ def _shape_own_features(shape: Shape) -> tuple[dict, dict] | None:
     known = library_features().get(shape)
     if known is not None:
         return dict(known[0]), dict(known[1])
+    return _computed_own_features(shape)
+
+
+def _computed_own_features(shape: Shape) -> tuple[dict, dict] | None:
+    """One shape's attributes and counts computed from its geometry, or None when it draws nothing."""
     facts = shape_facts(shape)
     if facts is None:
         return None
@@ -269,7 +274,7 @@ LIBRARY_FEATURES_FILE = "library_features.json"  # dsl/data, written by `write_l
 
 @functools.cache
 def library_features() -> dict[Shape, tuple[dict, dict]]:
-    """Each library shape drawn with normal strokes -> its own attributes and counts, as `_shape_own_features`
+    """Each library shape drawn with normal strokes -> its own attributes and counts, as `_computed_own_features`
     computes them, read from package data: the readings of basic and abstract problems are library shapes, and
     computing a shape's features takes ~10 ms (generated basic problems: ~0.1 s of a problem's CPU). Keyed by the
     exact shape, so a reading off the library's values is computed as before. Empty without the file."""
@@ -310,16 +315,14 @@ def table_disagreements(program: ImageProgram) -> tuple[str, ...]:
 
 
 def compute_library_features() -> dict:
-    """The table `library_features` reads, computed (every library shape's `shape_attributes` and `shape_counts`,
-    normal strokes; about 6 s), as written to `dsl/data/library_features.json` by `write_library_features`."""
+    """The table `library_features` reads, computed (every library shape's `_computed_own_features`, normal strokes;
+    about 6 s), as written to `dsl/data/library_features.json` by `write_library_features`."""
     shapes, attribute_names, count_names = {}, None, None
     for name, entry in load_library().items():
-        shape = entry.shape.with_strokes(StrokeType.NORMAL)
-        facts = shape_facts(shape)
-        if facts is None:
+        own = _computed_own_features(entry.shape.with_strokes(StrokeType.NORMAL))
+        if own is None:
             raise ValueError(f"library shape {name} draws nothing")
-        shape_count = shape_counts(facts, shape)
-        attributes = shape_attributes(facts, shape_count)
+        attributes, shape_count = own
         attribute_names = attribute_names or list(attributes)
         count_names = count_names or list(shape_count)
         if list(attributes) != attribute_names or list(shape_count) != count_names:

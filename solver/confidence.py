@@ -50,8 +50,8 @@ FEATURES = ("bias", "vote", "dissent", "context_errors", "hypothesis", "read", "
             "library", "classifier_logit", "disputed")
 MODEL_FILE = "confidence.json"
 SIGNS = {"vote": 1, "dissent": -1, "context_errors": -1, "disagrees": -1, "stroke_doubt": -1, "h_margin": 1,
-         "classifier_logit": 1, "disputed": -1}  # the direction each weight may take (evidence that supports the label cannot lower
-# its confidence): wrong answers are few, and a free fit on few of them can turn a weight round
+         "classifier_logit": 1, "disputed": -1}  # the direction each weight may take (evidence that supports the
+# label cannot lower its confidence): wrong answers are few, and a free fit on few of them can turn a weight round
 
 
 def _logit(p: float) -> float:

@@ -443,7 +443,7 @@ def _library_drawn(perception, images, guesses: list, confidence: dict, a: list,
         return False
     library = load_library()
     with stages("classify"):
-        if any(_free_form_drawn(name) for k in a if guesses[k] is not None for name in _names_offered(guesses[k])):
+        if any(_free_form_drawn(name) for k in a for name in _names_offered(guesses[k])):
             density = np.array([_ink_per_length(images[k], guesses[k]) for k in named if keys[k] == key])
             if float(density.std() / density.mean()) < LIBRARY_STROKES_VARY:
                 return False
