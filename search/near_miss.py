@@ -27,8 +27,8 @@ from dsl.types import Action, ActionKind, ImageProgram, Shape, StrokeType
 from search.neighbourhood import forward_free_form, free_form_action
 from search.pose import (FIT_EVALS, Placement, SparseProblem, fit, guesses, ink_groups, pixel_cost, polish, refine,
                          shape_window, turned)
-from search.settings import (NEAR_MISS_TURN_CHANGE, NEAR_MISS_TURNS, SCREEN_EVALS, SCREEN_KEEP, STROKE_POLISH_EVALS,
-                             SYMMETRY_EVALS, SYMMETRY_JUDGED, SYMMETRY_TURNS, SYMMETRY_TOLERANCE)
+from search.settings import (NEAR_MISS_TURN_CHANGE, NEAR_MISS_TURNS, SCREEN_EVALS, SCREEN_KEEP, SCREEN_REFINED,
+                             STROKE_POLISH_EVALS, SYMMETRY_EVALS, SYMMETRY_JUDGED, SYMMETRY_TURNS, SYMMETRY_TOLERANCE)
 from search.template import Target, template
 
 
@@ -107,7 +107,7 @@ def centreline_templates(program: ImageProgram) -> list:
 
 
 @functools.lru_cache(maxsize=64)
-def _neighbours_drawn(program: ImageProgram) -> tuple:
+def neighbours_drawn(program: ImageProgram) -> tuple:
     """`geometric_neighbours` of `program`, each with its `centreline_templates` -> ((change, neighbour,
     templates), ...): the same for every image checked against the hypothesis, so made once."""
     return tuple((change, neighbour, centreline_templates(neighbour)) for change, neighbour in geometric_neighbours(program))
@@ -131,14 +131,13 @@ def _screen_start(tpl, group: int, n_groups: int, target: Target):
     return target.memo[key][1]
 
 
-def _screened(templates: list, target: Target) -> float:
-    """A quick centreline fit (px) of a program (its `centreline_templates`) to rank neighbours: each shape
-    from its best heading guess only, refined with SCREEN_EVALS (two shapes: to the ink groups in the order a
-    full fit of the hypothesis chose, `search.pose.fit`'s memo)."""
+def _screen_starts(templates: list, target: Target) -> list:
+    """Where a quick centreline fit of a program (its `centreline_templates`) starts: each shape at its best
+    heading guess (two shapes: on the ink groups in the order a full fit of the hypothesis chose, `search.pose.fit`'s
+    memo)."""
     n = len(templates)
     order = target.memo.get(("order", n), ((0, 1),))[0] if n == 2 else (0,)
-    starts = [_screen_start(tpl, g, n, target) for tpl, g in zip(templates, order)]
-    return refine(templates, starts, target, SCREEN_EVALS)[1]
+    return [_screen_start(tpl, g, n, target) for tpl, g in zip(templates, order)]
 
 
 def _distinct(options: list[Placement]) -> list[Placement]:
@@ -225,13 +224,28 @@ def check(program: ImageProgram, target: Target, neighbours: bool = True) -> Che
     its best geometric neighbour's; the poses are the centreline fits' (where the strokes of an image that draws
     the hypothesis are judged is the caller's: `stroke_placements_many`)."""
     own, placements = centreline_fit(program, target)
-    best, best_fit = None, float("inf")
-    if neighbours:
-        nearest = sorted(_neighbours_drawn(program), key=lambda item: _screened(item[2], target))[:SCREEN_KEEP]
-        for change, neighbour, templates in nearest:
-            value, found = centreline_fit(neighbour, target, templates=templates)
-            if value < best_fit:
-                best, best_fit = (change, neighbour, found), value
-    return Check(own, best_fit, best[1] if best else None, best[0] if best else None,
-                 tuple(p.pose(target) for p in placements), tuple(p.pose(target) for p in best[2]) if best else (),
-                 tuple(placements))
+    best = nearest_neighbour(neighbours_drawn(program), target) if neighbours else None
+    if best is None:
+        return Check(own, float("inf"), None, None, tuple(p.pose(target) for p in placements), (), tuple(placements))
+    (change, neighbour, *_), value, found = best
+    return Check(own, value, neighbour, change, tuple(p.pose(target) for p in placements),
+                 tuple(p.pose(target) for p in found), tuple(placements))
+
+
+def nearest_neighbour(candidates, target: Target) -> tuple | None:
+    """Of `candidates` ((change, neighbour, its `centreline_templates`, ...), ...) the one whose centreline fits the
+    image best -> (that candidate, its fit, its placements), or None when there are none. A screen in two
+    tiers: all ranked by the sparse score at their best heading guesses (`_screen_starts`), the best SCREEN_REFINED
+    of them by a quick fit from there (SCREEN_EVALS), and the SCREEN_KEEP best of those fitted in full
+    (`centreline_fit`)."""
+    starts = [_screen_starts(item[2], target) for item in candidates]
+    ranked = range(len(candidates))
+    if SCREEN_REFINED:  # the best SCREEN_REFINED by the sparse score at their starts go on
+        ranked = sorted(ranked, key=lambda j: SparseProblem(candidates[j][2], target).cost(starts[j]))[:SCREEN_REFINED]
+    ranked = sorted(ranked, key=lambda j: refine(candidates[j][2], starts[j], target, SCREEN_EVALS)[1])
+    best = None
+    for j in ranked[:SCREEN_KEEP]:
+        value, found = centreline_fit(candidates[j][1], target, templates=candidates[j][2])
+        if best is None or value < best[1]:
+            best = (candidates[j], value, found)
+    return best

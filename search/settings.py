@@ -179,6 +179,12 @@ NEAR_MISS_TURN_CHANGE = 45.0  # degrees: a near miss's new turn departs from the
 # direct_angle: |new - old| > 45, signed turns, no wrapping); a 30-degree neighbour draws a picture no negative draws
 SCREEN_EVALS = 20  # sparse-score evaluations refining a neighbour's best heading guess when all neighbours are
 # screened (a full fit refines the two best guesses with search.pose.FIT_EVALS = 60 each)
+SCREEN_REFINED = 8  # neighbours (the best by the sparse score at their best heading guess, `_screen_starts`) refined
+# with SCREEN_EVALS for the screen; the others are not (0: all are). Set on generated ff tuning seeds 3131 + 5151 +
+# 12121 + 13131 (200 problems, eval --workers 2) against refining all: 8, the same labels and rules, one confidence
+# changed (a wrong positive query of 13131 now right); 4, five confidences changed. The true H checked on 240 set-B
+# images and queries of 12121: no verdict changed (16 neighbour fits moved), CPU of the checks 7.0-7.2 -> 5.4-6.0 s
+# (one thread). A coarser heading scan for the screen (20 degrees) lost two near misses there (0.4 -> 4.4 px)
 SCREEN_KEEP = 2  # neighbours fitted in full after the screen, best screened first
 SYMMETRY_TURNS = np.arange(0.0, 360.0, 30.0)  # degrees: turns of a shape's fitted pose about its centroid
 # (search.pose.turned) refined to find the poses its centreline cannot tell apart. A free-form shape's symmetries turn
