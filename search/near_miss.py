@@ -6,8 +6,9 @@ program with one action changed (spec §3.2: a line made an arc or back, a turn 
 changed). So an image is checked against the hypothesis H and H's one-action neighbours:
 
   geometry   the centreline fit (`search.pose.fit`, mean distance in px, strokes drawn normal) of H and of
-             every geometric neighbour (`geometric_neighbours`: each action's kind swapped, each turn after
-             the first moved by more than 45 degrees to a value of the generator's turn set);
+             its nearest geometric neighbour (`geometric_neighbours`: each action's kind swapped, each turn after
+             the first moved by more than 45 degrees to a value of the generator's turn set), found by a screen
+             of all of them (`nearest_neighbour`);
   strokes    H's poses for judging its strokes (`stroke_placements`): a symmetric shape fits its ink as well
              turned round, and two shapes of one walk each fit the other's ink part as well (`_one_walk`): only
              the strokes tell which way it lies and which shape is which (the caller judges the strokes there:

@@ -177,8 +177,8 @@ NEAR_MISS_TURNS = tuple(float(t) for t in range(-150, 151, 30))  # degrees: the 
 # (spec 3.2, the free-form generator's signed turn set; not 180)
 NEAR_MISS_TURN_CHANGE = 45.0  # degrees: a near miss's new turn departs from the action's own by more (spec 3.2,
 # direct_angle: |new - old| > 45, signed turns, no wrapping); a 30-degree neighbour draws a picture no negative draws
-SCREEN_EVALS = 20  # sparse-score evaluations refining a neighbour's best heading guess when all neighbours are
-# screened (a full fit refines the two best guesses with search.pose.FIT_EVALS = 60 each)
+SCREEN_EVALS = 20  # sparse-score evaluations refining a neighbour's best heading guess when the neighbours are
+# screened (`search.near_miss.nearest_neighbour`; a full fit refines the two best guesses with FIT_EVALS = 60 each)
 SCREEN_REFINED = 8  # neighbours (the best by the sparse score at their best heading guess, `_screen_starts`) refined
 # with SCREEN_EVALS for the screen; the others are not (0: all are). Set on generated ff tuning seeds 3131 + 5151 +
 # 12121 + 13131 (200 problems, eval --workers 2) against refining all: 8, the same labels and rules, one confidence

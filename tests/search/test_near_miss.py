@@ -116,3 +116,21 @@ def test_a_shape_of_lines_has_its_lines_swapped_for_arcs_turning_either_way():
     kinds = [p for c, p in geometric_neighbours(zag) if c.what == "kind"]
     assert len(kinds) == 6 and any(same_image(p, walked_back) for p in kinds)
     assert all(any(same_image(p, q) for p in kinds) for q in own_way)
+
+
+def test_the_screen_in_two_tiers_finds_the_near_miss_that_refining_every_neighbour_finds(monkeypatch):
+    # the neighbours ranked first by the sparse score at their heading guess, only the best SCREEN_REFINED refined:
+    # the same nearest neighbour here as when every neighbour is refined (SCREEN_REFINED = 0)
+    import search.near_miss as near_miss
+    from search.near_miss import nearest_neighbour, neighbours_drawn
+
+    pose = [Pose(-20.0, 15.0, 35.0, 110.0)]
+    for change in ("turn", "kind"):
+        drawn = next(p for c, p in geometric_neighbours(H) if c.what == change and c.action == 2)
+        found = nearest_neighbour(neighbours_drawn(H), make_target(render_program(drawn, pose)))
+        monkeypatch.setattr(near_miss, "SCREEN_REFINED", 0)
+        every = nearest_neighbour(neighbours_drawn(H), make_target(render_program(drawn, pose)))
+        monkeypatch.undo()
+        assert same_image(found[0][1], drawn) and same_image(every[0][1], drawn)
+        assert found[1] < 1.0 and abs(found[1] - every[1]) < 1e-9
+    assert nearest_neighbour([], make_target(render_program(H, pose))) is None
