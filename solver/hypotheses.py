@@ -742,11 +742,15 @@ def _checked(perception, images, results, positives: int, negatives: int, formed
         if k not in formed.explained:
             results[k] = None
     queries = list(range(positives + negatives, len(images)))
-    order = queries + list(range(positives, positives + negatives))  # the queries first: a doubtful one is read
-    # in full here, in this process, while the workers check the others
-    # a job per query (each comes back as soon as it is checked), set B's in jobs of CHECK_BATCH (their strokes read
-    # in one batch): the same jobs whatever the number of workers
-    chunks = [[k] for k in queries] + [order[j:j + CHECK_BATCH] for j in range(len(queries), len(order), CHECK_BATCH)]
+    # a job per query, each with CHECK_BATCH set-B images (their strokes read in one batch of the decoder: a batch of
+    # four costs about as much as one of three), the query first in its job; set B's other images in jobs of
+    # CHECK_BATCH: the same jobs whatever the number of workers. A doubtful query is read in full here, in this
+    # process, while the workers check the others
+    set_b = list(range(positives, positives + negatives))
+    chunks = [[q] + set_b[i * CHECK_BATCH:(i + 1) * CHECK_BATCH] for i, q in enumerate(queries)]
+    rest = set_b[len(queries) * CHECK_BATCH:]
+    chunks += [rest[j:j + CHECK_BATCH] for j in range(0, len(rest), CHECK_BATCH)]
+    order = [k for chunk in chunks for k in chunk]
     found = (one for done in perception.imap(_checked_many, [(perception.checkpoint, [images[k] for k in chunk], hypothesis)
                                                              for chunk in chunks]) for one in done)
     context_margin = min(reading.margin for reading in context) if context else None
