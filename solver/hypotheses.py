@@ -27,8 +27,8 @@ hypothesis explains an image.
      before (`solver.reconcile`).
   3. check: every set-B image and query is checked against H and H's one-action neighbours
      (`search.near_miss`): the best of them by the centreline fit; an image whose geometry is H's has its
-     strokes judged by the decoder walking H at its pose, in the same job (`_checked_many`: a query per job, set B
-     CHECK_BATCH to a job, their strokes read in one batch; `_with_strokes`):
+     strokes judged by the decoder walking H at its pose, in the same job (`_checked_many`: each query with
+     CHECK_BATCH set-B images to a job, their strokes read in one batch; `_with_strokes`):
      where it prefers another stroke for an action, that action takes it. The pose: where a shape's centreline
      fits its ink equally in several poses (a symmetric shape turned), the one where the decoder finds H's strokes
      most likely, the reading made there kept (`_judged_readings`, unpolished). Set A's strokes are judged so too,
