@@ -742,10 +742,10 @@ def _checked(perception, images, results, positives: int, negatives: int, formed
         if k not in formed.explained:
             results[k] = None
     queries = list(range(positives + negatives, len(images)))
-    # a job per query, each with CHECK_BATCH set-B images (their strokes read in one batch of the decoder: a batch of
-    # four costs about as much as one of three), the query first in its job; set B's other images in jobs of
-    # CHECK_BATCH: the same jobs whatever the number of workers. A doubtful query is read in full here, in this
-    # process, while the workers check the others
+    # a job per query, the query first and CHECK_BATCH set-B images after it (their strokes read in one batch of the
+    # decoder: two batches a problem instead of four; CHECK_BATCH's comment has the measure), set B's other images in
+    # jobs of CHECK_BATCH: the same jobs whatever the number of workers. A doubtful query is read in full here, in
+    # this process, while the workers check the others
     set_b = list(range(positives, positives + negatives))
     chunks = [[q] + set_b[i * CHECK_BATCH:(i + 1) * CHECK_BATCH] for i, q in enumerate(queries)]
     rest = set_b[len(queries) * CHECK_BATCH:]
