@@ -181,6 +181,21 @@ def _otherwise_written(hypothesis: ImageProgram, target, found: Verdict, checked
     same pictures screened again for each writing), such an image took 0.22-0.23 s on generated tuning seeds 3131
     ff_nact6_0003 and 13131 ff_nact8_0004 (closed shapes of 6 and 8 actions; one process); screened together,
     0.12-0.19 s, with the same labels, rules and confidences on 200 tuning problems."""
+    candidates = _written_otherwise_neighbours(hypothesis)
+    best = nearest_neighbour(candidates, target)
+    if best is None or best[1] > LEVEL_PX or best[1] >= checked.fit:
+        return found
+    (change, neighbour, _, k), fit, placements = best
+    decided = verdict(replace(checked, neighbour_fit=fit, neighbour=neighbour, change=change,
+                              neighbour_poses=tuple(p.pose(target) for p in placements)), hypothesis)
+    return replace(decided, evidence={**decided.evidence, "written": k + 1})
+
+
+@functools.lru_cache(maxsize=64)
+def _written_otherwise_neighbours(hypothesis: ImageProgram) -> tuple:
+    """The neighbours of H written otherwise (`other_writings`) that draw a picture none of H's own neighbours draws,
+    each picture once (`image_key`, strokes aside) -> ((change, neighbour, its templates, the writing's index), ...):
+    the same for every image `_otherwise_written` checks against H, so made once."""
     candidates = []
     seen = {image_key(neighbour, ignore_strokes=True) for _, neighbour, *_ in neighbours_drawn(hypothesis)}
     for k, other in enumerate(other_writings(hypothesis)):
@@ -189,13 +204,7 @@ def _otherwise_written(hypothesis: ImageProgram, target, found: Verdict, checked
             if key not in seen:
                 seen.add(key)
                 candidates.append((change, neighbour, templates, k))
-    best = nearest_neighbour(candidates, target)
-    if best is None or best[1] > LEVEL_PX or best[1] >= checked.fit:
-        return found
-    (change, neighbour, _, k), fit, placements = best
-    decided = verdict(replace(checked, neighbour_fit=fit, neighbour=neighbour, change=change,
-                              neighbour_poses=tuple(p.pose(target) for p in placements)), hypothesis)
-    return replace(decided, evidence={**decided.evidence, "written": k + 1})
+    return tuple(candidates)
 
 
 def _written(program: ImageProgram) -> tuple:
@@ -426,13 +435,6 @@ def _names_offered(found: dict) -> set:
     return {name for groups in ranked for names, _ in groups[:OFFERED_NAMES] for name in names}
 
 
-@functools.cache
-def _free_form_drawn(name: str) -> bool:
-    """Whether a free-form program draws library shape `name` or one near it (`free_form_drawable` within
-    DRAWABLE_TOLERANCE): one whose centreline may fit set A's images as closely as the library shape's."""
-    return free_form_drawable(load_library()[name].shape, DRAWABLE_TOLERANCE)
-
-
 def _library_drawn(perception, images, guesses: list, confidence: dict, a: list, stages: Stages) -> bool:
     """Whether set A, which the classifier is not sure of, is drawn by the library shapes it names, with strokes that
     differ from image to image: the same first library shape (a shape per ink part, `_library_key`) for at least
@@ -443,7 +445,7 @@ def _library_drawn(perception, images, guesses: list, confidence: dict, a: list,
     per image (spec 3.3), the free-form generator set A's one program with the same strokes in every image (spec
     3.2), which may be a library shape. Such a problem is read as library shapes at once, without decoding set A to
     look for a free-form program. When no shape it offers for a set-A image (`_names_offered`) is one a free-form
-    program draws (`_free_form_drawn`), strokes that do not vary are no sign of a free-form program (a basic shape that
+    program draws (`_drawable_names`), strokes that do not vary are no sign of a free-form program (a basic shape that
     takes no stamps is drawn with normal strokes in every image, spec 3.3): the fit alone decides. (A circle of four
     stamped quarter arcs, a free-form program, is named `symm_trans_turtle`, which no free-form program draws, in
     most images, but `closed_circle` first or second in all but one.)"""
@@ -456,7 +458,7 @@ def _library_drawn(perception, images, guesses: list, confidence: dict, a: list,
         return False
     library = load_library()
     with stages("classify"):
-        if any(_free_form_drawn(name) for k in a for name in _names_offered(guesses[k])):
+        if any(name in _drawable_names() for k in a for name in _names_offered(guesses[k])):
             density = np.array([_ink_per_length(images[k], guesses[k]) for k in named if keys[k] == key])
             if float(density.std() / density.mean()) < LIBRARY_STROKES_VARY:
                 return False
@@ -513,8 +515,10 @@ def _strokes_asked(done: dict) -> bool:
 
 @functools.cache
 def _drawable_names() -> frozenset:
-    """The library shapes a free-form program also draws (`dsl.free_form.free_form_drawable`)."""
-    return frozenset(name for name, entry in load_library().items() if free_form_drawable(entry.shape))
+    """The library shapes a free-form program also draws, or one near them (`dsl.free_form.free_form_drawable` within
+    DRAWABLE_TOLERANCE): shapes whose centreline a free-form program's may fit as closely."""
+    return frozenset(name for name, entry in load_library().items()
+                     if free_form_drawable(entry.shape, DRAWABLE_TOLERANCE))
 
 
 def _drawable_library_shapes(guesses: list) -> bool:

@@ -132,7 +132,7 @@ LIBRARY_STROKES_VARY = 0.05  # coefficient of variation (std / mean, no unit) of
 # (one program, the same strokes); basic 17, 0.013-0.176, 14 of them >= 0.059 (the other 3 take the decode path)
 DRAWABLE_TOLERANCE = 0.1  # relative tolerance (of a line's length to the others', of a turn to 30 degrees, of an arc to
 # a quarter circle of half a line's radius; `dsl.free_form.free_form_drawable`) within which a library shape counts as
-# one a free-form program draws (`solver.hypotheses._free_form_drawn`): 0.1 of a 150-260 px line is 15-26 px, far
+# one a free-form program draws (`solver.hypotheses._drawable_names`): 0.1 of a 150-260 px line is 15-26 px, far
 # beyond LEVEL_PX. The same 32 of the 627 shapes at 0.01-0.1 (36 at 0.2), so the choice hardly matters
 OFFERED_NAMES = 2  # groups of names per image (or ink part) taken as what the classifier offers for it, among which a
 # shape a free-form program draws keeps set A's strokes that do not vary a sign of a free-form program

@@ -236,6 +236,13 @@ def test_an_unsure_set_a_of_a_library_shape_no_free_form_program_draws_is_not_de
     assert [(r.evidence or {}).get("verdict") for r in results] == ["library"] * 14
 
 
+class _EveryName:
+    """A set that holds every library shape's name."""
+
+    def __contains__(self, name) -> bool:
+        return True
+
+
 def test_a_problem_whose_set_a_reads_as_no_free_form_program_is_read_as_library_shapes(monkeypatch):
     import solver.hypotheses
     import solver.traced
@@ -243,7 +250,7 @@ def test_a_problem_whose_set_a_reads_as_no_free_form_program_is_read_as_library_
     _unsure_classifier(monkeypatch)
     monkeypatch.setattr(solver.traced, "TRACE", False)  # and the full readings stay as searched (no free-form trace)
     # as if a free-form program could draw the rectangle: set A, its strokes alike, is decoded first
-    monkeypatch.setattr(solver.hypotheses, "_free_form_drawn", lambda name: True)
+    monkeypatch.setattr(solver.hypotheses, "_drawable_names", lambda: _EveryName())
     oblong = OBLONG
     off_grid = parse_image([["line_normal_0.550-0.500", "line_normal_0.400-0.700"]])  # no value on the free-form grid
     rng = np.random.default_rng(5)
