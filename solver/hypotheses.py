@@ -87,7 +87,7 @@ from search.template import make_target, template
 from solver.categories import known_categories, remember_categories
 from solver.readings import Perceived
 from solver.reconcile import reconcile_with_context
-from solver.settings import (CHECK_BATCH, CHECKED_READ_BEAM, DECODE_FIRST, DRAWABLE_A, DRAWABLE_TOLERANCE, FORM_BEAM,
+from solver.settings import (CHECK_BATCH, CHECKED_READ_BEAM, CONTEXT_JOBS, DECODE_FIRST, DRAWABLE_A, DRAWABLE_TOLERANCE, FORM_BEAM,
                              FORM_GRID_SHARE, LEVEL_PX, LIBRARY_AGREE_CONFIDENCE, LIBRARY_STROKES_VARY, LIBRARY_SURE_A,
                              MIN_A_EXPLAINED, OFFERED_NAMES, SPLIT_BEAM, STROKE_LOGP_SLACK)
 from solver.traced import free_form_reading, grid_share
@@ -278,10 +278,22 @@ def _judged_readings(checkpoint, images: list, hypothesis: ImageProgram, targets
     return [(poses[k], judged[k]) for k in range(len(images))]
 
 
-def _context_margin(checkpoint, images: list, hypothesis: ImageProgram, fitted: list | None = None) -> float:
-    """The least stroke margin of set-A images that draw H, each read where its pose is judged (`_judged_readings`,
-    the images together; `fitted`: H's placements in them, as `_formed`'s checks fitted them)."""
-    return min(reading.margin for _, reading in _judged_readings(checkpoint, images, hypothesis, fitted=fitted))
+def _judged_chunk(job: tuple) -> list:
+    """Some set-A images H explains: their strokes read where they are judged (`_judged_readings`, the images
+    together) -> StrokeReading each. In a worker process."""
+    checkpoint, images, hypothesis, fitted = job
+    return [reading for _, reading in _judged_readings(checkpoint, images, hypothesis, fitted=fitted)]
+
+
+def _context_margin(perception, images: list, hypothesis: ImageProgram, fitted: list | None = None) -> float:
+    """The least stroke margin of set-A images that draw H, each read where its pose is judged (`_judged_readings`;
+    `fitted`: H's placements in them, as `_formed`'s checks fitted them), in CONTEXT_JOBS jobs of as many images
+    each as can be (the same jobs whatever the number of workers): the worker processes read them as they come free
+    of the check jobs, this process waits (`CONTEXT_JOBS`' comment has the measure)."""
+    size = -(-len(images) // CONTEXT_JOBS)
+    jobs = [(perception.checkpoint, images[k:k + size], hypothesis, fitted[k:k + size] if fitted is not None else None)
+            for k in range(0, len(images), size)]
+    return min(reading.margin for done in perception.map(_judged_chunk, jobs) for reading in done)
 
 
 def _with_strokes(decided: Verdict, reading, hypothesis: ImageProgram, context_margin: float | None = None) -> Perceived | None:
@@ -766,10 +778,10 @@ def _checked(perception, images, results, positives: int, negatives: int, formed
             remember_features(decided.features)
             remember_categories(decided.categories)
         if k in queries and context_margin is None and reading is not None and reading.margin < -STROKE_LOGP_SLACK:
-            with stages("check"):  # a query's strokes read otherwise than H's: how far do set A's stray? (here,
-                # while the workers go on; read already when set A's strokes were read for H)
+            with stages("check"):  # a query's strokes read otherwise than H's: how far do set A's stray? (read
+                # already when set A's strokes were read for H)
                 context_margin = (min(found.margin for found in formed.strokes_read) if formed.strokes_read else
-                                  _context_margin(perception.checkpoint, [images[j] for j in formed.explained],
+                                  _context_margin(perception, [images[j] for j in formed.explained],
                                                   hypothesis, [formed.checks[j].placements for j in formed.explained]))
         results[k] = _with_strokes(decided, reading, hypothesis, context_margin)
         said = results[k].evidence if results[k] is not None else {}

@@ -152,8 +152,18 @@ def test_set_a_stroke_context_of_symmetric_shapes_is_read_where_their_poses_are_
     # images that draw H (a circle of stamped quarter arcs: every turn fits its ink), negative when one does not
     rng = np.random.default_rng(8)
     images = [_drawn(CIRCLE, rng) for _ in range(4)]
-    assert _context_margin(None, images, CIRCLE) > 0.0
-    assert _context_margin(None, images + [_drawn(CIRCLE_NEAR_MISS, rng)], CIRCLE) < 0.0
+    jobs = []
+
+    class Serial:  # the worker processes' map, in this process; the jobs it was given kept
+        checkpoint = None
+
+        def map(self, function, given):
+            jobs.append([len(job[1]) for job in given])
+            return [function(job) for job in given]
+
+    assert _context_margin(Serial(), images, CIRCLE) > 0.0
+    assert _context_margin(Serial(), images + [_drawn(CIRCLE_NEAR_MISS, rng)], CIRCLE) < 0.0
+    assert jobs == [[2, 2], [3, 2]]  # CONTEXT_JOBS jobs of as many images each as can be
 
 
 def test_set_a_poses_fitted_by_the_checks_are_not_fitted_again(monkeypatch):
