@@ -24,7 +24,8 @@ hypothesis explains an image.
      when the fit is within LEVEL_PX. The decoder's top readings are tried first; when no H comes of them and the
      decoder proposed a free-form program for one of them (`_free_form_proposed`), those images are read in full
      (the tracer mends the decoder's readings) and tried again. No H: step 4, and the readings are reconciled as
-     before (`solver.reconcile`).
+     before (`solver.reconcile`). The jobs of steps 2 and 3 go to the worker processes as soon as they are known
+     (`_decoded_and_formed`, `Jobs`): no stage waits for the slowest job of the one before.
   3. check: every set-B image and query is checked against H and H's one-action neighbours
      (`search.near_miss`): the best of them by the centreline fit; an image whose geometry is H's has its
      strokes judged by the decoder walking H at its pose, in the same job (`_checked_many`: each query with
@@ -69,7 +70,9 @@ from __future__ import annotations
 
 import functools
 import math
+import queue
 import time
+from collections import deque
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
@@ -109,6 +112,59 @@ class Stages:
         finally:
             self.seconds[name] = round(self.seconds.get(name, 0.0) + time.perf_counter() - start, 4)
             self.cpu_seconds[name] = round(self.cpu_seconds.get(name, 0.0) + time.process_time() - cpu, 4)
+
+
+class Jobs:
+    """Jobs handed to the worker processes as soon as they are known, each result taken when it is asked for, and
+    `first_of` a few jobs the first that is done: a stage starts on what the one before has made without waiting for
+    its slowest job. Without worker processes each job runs in this process, in the order given, when a result it
+    or a later job's is asked for (`here`: what runs instead of `function(job)`, when given). A job's result is the
+    same whenever it runs: only the waiting changes."""
+
+    def __init__(self, pool) -> None:
+        self.pool = pool
+        self.arrived: queue.Queue = queue.Queue()
+        self.waiting: deque = deque()  # without workers: (tag, thunk) in the order given
+        self.done: dict = {}  # tag -> (result, error)
+
+    def submit(self, tag, function, job, here=None) -> None:
+        if self.pool is None:
+            self.waiting.append((tag, here if here is not None else functools.partial(function, job)))
+            return
+        if function is None:  # a job only this process can run: run now
+            try:
+                self.done[tag] = (here(), None)
+            except Exception as error:
+                self.done[tag] = (None, error)
+            return
+        self.pool.apply_async(function, (job,), callback=lambda result: self.arrived.put((tag, result, None)),
+                              error_callback=lambda error: self.arrived.put((tag, None, error)))
+
+    def _one_more(self) -> None:
+        if self.pool is None:
+            tag, thunk = self.waiting.popleft()
+            try:
+                self.done[tag] = (thunk(), None)
+            except Exception as error:
+                self.done[tag] = (None, error)
+            return
+        tag, result, error = self.arrived.get()
+        self.done[tag] = (result, error)
+
+    def first_of(self, tags: list):
+        """The first of `tags` whose job is done (without workers: the first given)."""
+        while not any(tag in self.done for tag in tags):
+            self._one_more()
+        return next(tag for tag in tags if tag in self.done)
+
+    def get(self, tag):
+        """The result of job `tag` (its error raised), waited for."""
+        while tag not in self.done:
+            self._one_more()
+        result, error = self.done.pop(tag)
+        if error is not None:
+            raise error
+        return result
 
 
 def _check_job(job: tuple) -> Check:
@@ -347,9 +403,9 @@ def perceive_problem(perception, images: list[np.ndarray], positives: int, negat
     if (sum(confidence[k] >= TRACE_BELOW_CONFIDENCE for k in a) < LIBRARY_SURE_A
             and not _library_drawn(perception, images, guesses, confidence, a, stages)):
         first = sorted(a, key=lambda k: (confidence[k], k))[:DECODE_FIRST]
-        with stages("decode"):
-            decoded = dict(zip(first, perception.decode_each([images[k] for k in first], beam=FORM_BEAM)))
-        formed = _formed(perception, images, positives, {k: props[0].program for k, props in decoded.items() if props}, stages)
+        decoded, formed, submitted = _decoded_and_formed(perception, images, positives, negatives, first, stages)
+        if formed is not None:
+            return _checked(perception, images, results, positives, negatives, formed, stages, submitted=submitted)
         if formed is None and _free_form_proposed(decoded):  # the decoder's readings explain too little of set A:
             # read those images in full (the tracer mends the decoder's free-form readings)
             with stages("read"):
@@ -636,41 +692,122 @@ class Formed:
     # their checks (`_judged_readings`), when set A's strokes were read for H (`_strokes_of_set_a`); else None
 
 
+def _candidate(program: ImageProgram) -> tuple | None:
+    """A decoded reading as a free-form hypothesis -> (its `image_key`, the hypothesis, how many of its quarter arcs'
+    strokes are a guess), or None when it is not free-form: in quarter arcs, in the generator's direction of travel,
+    as the image was drawn (its stamps show it)."""
+    plain = free_form_reading(program)
+    if plain is None:
+        return None
+    quarters = quarter_arcs(plain)
+    snapped = ImageProgram(tuple(forward_free_form(shape) for shape in quarters.shapes))
+    return image_key(snapped), snapped, quarters.n_actions - plain.n_actions
+
+
 def _formed(perception, images, positives: int, readings: dict, stages: Stages) -> Formed | None:
     """The free-form hypothesis H among `readings` (image -> program) that explains the most set-A images
     (ties: the lower total fit), if it explains at least MIN_A_EXPLAINED; else None."""
-    candidates: dict = {}
-    guessed: dict = {}  # candidate -> its quarter arcs whose strokes are a guess (`quarter_arcs`)
-    for k, program in readings.items():
-        plain = free_form_reading(program)
-        if plain is not None:  # in quarter arcs, in the generator's direction of travel, as the image was drawn
-            # (its stamps show it)
-            quarters = quarter_arcs(plain)
-            snapped = ImageProgram(tuple(forward_free_form(shape) for shape in quarters.shapes))
-            candidates.setdefault(image_key(snapped), snapped)
-            guessed.setdefault(image_key(snapped), quarters.n_actions - plain.n_actions)
+    candidates: dict = {}  # key -> (hypothesis, its quarter arcs whose strokes are a guess: `quarter_arcs`)
+    for program in readings.values():
+        found = _candidate(program)
+        if found is not None:
+            candidates.setdefault(found[0], found[1:])
     if not candidates:
         return None
-    a = list(range(positives))
-    programs = list(candidates.values())
+    programs = [program for program, _ in candidates.values()]
     with stages("check"):
-        checks = perception.map(_check_job, [(images[k], p, False) for p in programs for k in a])
+        checks = perception.map(_check_job, [(images[k], p, False) for p in programs for k in range(positives)])
+    return _chosen(perception, images, positives, [(program, split, checks[c * positives:(c + 1) * positives])
+                                                   for c, (program, split) in enumerate(candidates.values())], stages)
+
+
+def _chosen(perception, images, positives: int, checked: list, stages: Stages) -> Formed | None:
+    """Of the candidates (hypothesis, its guessed quarter-arc strokes, its checks on set A), the one that explains
+    the most set-A images (ties: the lower total fit, then the first), if it explains at least MIN_A_EXPLAINED;
+    with its strokes read from set A where they are a guess (`_strokes_of_set_a`). Else None."""
     best = None
-    for c, program in enumerate(programs):
-        on_a = checks[c * positives:(c + 1) * positives]
-        explained = [k for k in a if on_a[k].fit <= LEVEL_PX]
+    for program, split, on_a in checked:
+        explained = [k for k in range(positives) if on_a[k].fit <= LEVEL_PX]
         key = (len(explained), -sum(x.fit for x in on_a))
         if best is None or key > best[0]:
-            best = (key, program, explained, on_a)
-    _, hypothesis, explained, on_a = best
+            best = (key, program, split, explained, on_a)
+    _, hypothesis, split, explained, on_a = best
     if len(explained) < MIN_A_EXPLAINED:
         return None
     formed = Formed(hypothesis, explained, on_a)
-    split = guessed[image_key(hypothesis)]
     if split:
         with stages("check"):
             formed = _strokes_of_set_a(perception, images, formed, rounds=split + 1)
     return formed
+
+
+def _decoded_here(perception, image: np.ndarray) -> list:
+    """An image decoded as `_decode_chunk` decodes it in a worker, in this process (no workers)."""
+    return perception.decode_each([image], beam=FORM_BEAM)
+
+
+def _decoded_and_formed(perception, images, positives: int, negatives: int, first: list, stages: Stages) -> tuple:
+    """Step 2 (`_formed` of the `first` set-A images' decoded top readings) with no stage waiting for the slowest
+    job of the one before (`Jobs`): each image's reading, as it comes, gives its hypothesis, at once checked on set A
+    in the worker processes while the other image is still decoded; and the check jobs of step 3 (`_checked`) go as
+    soon as a hypothesis explains MIN_A_EXPLAINED of set A with no stroke to guess (they are used when it is H).
+    The same jobs and choices as decoding both images, then checking, then choosing: the same H. -> (image ->
+    the decoder's proposals, the Formed or None, the Jobs holding H's check jobs or None)."""
+    from solver.perceive import PerceptionError
+
+    jobs = Jobs(perception._pool)
+    for k in first:
+        jobs.submit(("decode", k), *perception.decode_job(images[k], FORM_BEAM),
+                    here=functools.partial(_decoded_here, perception, images[k]))
+    decoded: dict = {}
+    found: dict = {}  # image decoded -> its candidate (`_candidate`) or None
+    on_a: dict = {}  # (key, image decoded) -> the candidate's checks on set A, made or asked for
+    owner: dict = {}  # image decoded -> the image whose reading's checks on set A are its own (the same program)
+    ahead = None  # the candidate whose step-3 check jobs went ahead
+
+    def arrived(tag) -> None:
+        nonlocal ahead
+        if tag[0] == "decode":
+            k = tag[1]
+            try:
+                decoded[k] = jobs.get(tag)[0]
+            except Exception as error:
+                raise PerceptionError(f"decoding failed: {error}") from error
+            found[k] = _candidate(decoded[k][0].program) if decoded[k] else None
+            if found[k] is not None:
+                program = found[k][1]
+                same = [j for j in on_a if found[j][1] == program]
+                if same:  # the other image's reading: checked already
+                    owner[k] = same[0]
+                    return
+                owner[k] = k
+                for j in range(positives):
+                    jobs.submit(("a", k, j), _check_job, (images[j], program, False))
+                on_a[k] = [None] * positives
+        else:
+            _, k, j = tag
+            on_a[k][j] = jobs.get(tag)
+            if ahead is None and all(on_a[k]) and not found[k][2] and sum(x.fit <= LEVEL_PX for x in on_a[k]) >= MIN_A_EXPLAINED:
+                ahead = found[k][1]
+                _submit_checks(jobs, perception, images, positives, negatives, ahead)
+
+    with stages("decode"):
+        while len(decoded) < len(first):
+            arrived(jobs.first_of([("decode", k) for k in first if k not in decoded]
+                                  + [("a", k, j) for k in on_a for j in range(positives) if on_a[k][j] is None]))
+    with stages("check"):
+        while any(x is None for checks in on_a.values() for x in checks):
+            arrived(jobs.first_of([("a", k, j) for k in on_a for j in range(positives) if on_a[k][j] is None]))
+    candidates: dict = {}  # key -> (hypothesis, guessed strokes, the image decoded it was first read from), in
+    # `first`'s order as `_formed` makes them
+    for k in first:
+        if found.get(k) is not None:
+            key, program, split = found[k]
+            candidates.setdefault(key, (program, split, owner[k]))
+    formed = _chosen(perception, images, positives, [(program, split, on_a[k]) for program, split, k in candidates.values()],
+                     stages) if candidates else None
+    submitted = jobs if formed is not None and ahead is not None and formed.hypothesis == ahead else None
+    return {k: decoded[k] for k in first}, formed, submitted
 
 
 def quarter_arcs(program: ImageProgram) -> ImageProgram:
@@ -744,11 +881,29 @@ def _sure_neighbour(found: dict, context_fit: float) -> bool:
     return found["fit"] > context_fit and found["neighbour_fit"] <= context_fit
 
 
+def _check_chunks(positives: int, negatives: int, n: int) -> list[list[int]]:
+    """The images of step 3's check jobs: a job per query, the query first and CHECK_BATCH set-B images after it
+    (their strokes read in one batch of the decoder: two batches a problem instead of four; CHECK_BATCH's comment
+    has the measure), set B's other images in jobs of CHECK_BATCH: the same jobs whatever the number of workers."""
+    queries = list(range(positives + negatives, n))
+    set_b = list(range(positives, positives + negatives))
+    chunks = [[q] + set_b[i * CHECK_BATCH:(i + 1) * CHECK_BATCH] for i, q in enumerate(queries)]
+    rest = set_b[len(queries) * CHECK_BATCH:]
+    return chunks + [rest[j:j + CHECK_BATCH] for j in range(0, len(rest), CHECK_BATCH)]
+
+
+def _submit_checks(jobs: Jobs, perception, images, positives: int, negatives: int, hypothesis: ImageProgram) -> None:
+    """Step 3's check jobs (`_check_chunks`, `_checked_many`) against `hypothesis`, handed to `jobs` as ("check", c)."""
+    for c, chunk in enumerate(_check_chunks(positives, negatives, len(images))):
+        jobs.submit(("check", c), _checked_many, (perception.checkpoint, [images[k] for k in chunk], hypothesis))
+
+
 def _checked(perception, images, results, positives: int, negatives: int, formed: Formed, stages: Stages,
-             context: list | None = None) -> list[Perceived]:
+             context: list | None = None, submitted: Jobs | None = None) -> list[Perceived]:
     """Step 3 of the module docstring: set A explained by H reads as H, every other image is checked against
-    H and its neighbours; what nothing explains is read in full. `context`: set A's stroke readings along H, when
-    already made."""
+    H and its neighbours (`_check_chunks`; a doubtful query is read in full here, in this process, while the
+    workers check the others); what nothing explains is read in full. `context`: set A's stroke readings along H,
+    when already made; `submitted`: the Jobs holding the check jobs against H, when already handed out."""
     hypothesis = formed.hypothesis
     results = list(results)
     for k in formed.explained:  # set A draws H (within the noise): the images read otherwise too
@@ -758,17 +913,12 @@ def _checked(perception, images, results, positives: int, negatives: int, formed
         if k not in formed.explained:
             results[k] = None
     queries = list(range(positives + negatives, len(images)))
-    # a job per query, the query first and CHECK_BATCH set-B images after it (their strokes read in one batch of the
-    # decoder: two batches a problem instead of four; CHECK_BATCH's comment has the measure), set B's other images in
-    # jobs of CHECK_BATCH: the same jobs whatever the number of workers. A doubtful query is read in full here, in
-    # this process, while the workers check the others
-    set_b = list(range(positives, positives + negatives))
-    chunks = [[q] + set_b[i * CHECK_BATCH:(i + 1) * CHECK_BATCH] for i, q in enumerate(queries)]
-    rest = set_b[len(queries) * CHECK_BATCH:]
-    chunks += [rest[j:j + CHECK_BATCH] for j in range(0, len(rest), CHECK_BATCH)]
+    if submitted is None:
+        submitted = Jobs(perception._pool)
+        _submit_checks(submitted, perception, images, positives, negatives, hypothesis)
+    chunks = _check_chunks(positives, negatives, len(images))
     order = [k for chunk in chunks for k in chunk]
-    found = (one for done in perception.imap(_checked_many, [(perception.checkpoint, [images[k] for k in chunk], hypothesis)
-                                                             for chunk in chunks]) for one in done)
+    found = (one for c in range(len(chunks)) for one in submitted.get(("check", c)))
     context_margin = min(reading.margin for reading in context) if context else None
     context_fit = max(formed.checks[k].fit for k in formed.explained)  # px: H's worst fit on a set-A image it explains
     evidence = {}

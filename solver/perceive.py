@@ -514,6 +514,13 @@ class PixelPerception:
         except Exception as error:
             raise PerceptionError(f"decoding failed: {error}") from error
 
+    def decode_job(self, image: np.ndarray, beam: int) -> tuple:
+        """(function, job) decoding one image in a worker process as `decode_each([image], beam)` does, or (None,
+        None) when `decode_each` decodes in this process (no workers, not on the CPU, no decoder)."""
+        if not self.use_decoder or self.device != "cpu" or self._pool is None:
+            return None, None
+        return _decode_chunk, (self.checkpoint, self.top_k, beam, [image])
+
     def library_reads(self, images: list[np.ndarray], guesses: list, free_form_seen: bool,
                       stroke_types: list[bool] | None = None) -> list[LibraryRead]:
         """`_library_one` of each image (its classifier's `guesses`, None where not made yet), one image per job

@@ -47,6 +47,9 @@ class FixedDecoder(PixelPerception):
     def decode_each(self, images, beam=None):  # in this process, whatever the number of workers
         return self.proposals(images)
 
+    def decode_job(self, image, beam):
+        return None, None  # decode_each, in this process
+
 
 def _check(fit: float, neighbour_fit: float) -> Check:
     return Check(fit, neighbour_fit, TURNED, Change(0, 2, "turn"), ("pose",), ("neighbour pose",))
@@ -475,3 +478,31 @@ def test_quarter_arcs_read_as_one_long_arc_take_the_strokes_set_a_shows():
         results = perception.perceive(images, positives=6, negatives=2)
     assert all(same_image(r.program, QUARTERS) for r in results[:6])  # each quarter with its own stroke
     assert results[8].evidence["verdict"] == "hypothesis" and same_image(results[8].program, QUARTERS)
+
+
+def _square_or_fail(x: int) -> int:
+    if x < 0:
+        raise ValueError(f"negative: {x}")
+    return x * x
+
+
+def test_jobs_give_each_result_when_asked_with_workers_or_without():
+    import multiprocessing
+
+    from solver.hypotheses import Jobs
+
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        for jobs in (Jobs(None), Jobs(pool)):
+            for x in (3, -1, 4):
+                jobs.submit(("x", x), _square_or_fail, x)
+            jobs.submit("here", None, None, here=lambda: "made here")
+            assert jobs.first_of([("x", 4), ("x", 3)]) in {("x", 4), ("x", 3)}
+            assert jobs.get(("x", 4)) == 16 and jobs.get(("x", 3)) == 9
+            with pytest.raises(ValueError, match="negative: -1"):
+                jobs.get(("x", -1))
+            assert jobs.get("here") == "made here"
+    ran = []
+    later = Jobs(None)  # without workers a job runs when its result, or a later job's, is asked for: in order
+    for x in (1, 2, 3):
+        later.submit(x, None, None, here=lambda x=x: ran.append(x) or x)
+    assert later.first_of([2, 3]) == 2 and ran == [1, 2] and later.get(1) == 1
