@@ -755,13 +755,13 @@ def _decoded_and_formed(perception, images, positives: int, negatives: int, firs
     the decoder's proposals, the Formed or None, the Jobs holding H's check jobs or None)."""
     from solver.perceive import PerceptionError
 
-    jobs = Jobs(perception._pool)
+    jobs = Jobs(perception.pool)
     for k in first:
         jobs.submit(("decode", k), *perception.decode_job(images[k], FORM_BEAM),
                     here=functools.partial(_decoded_here, perception, images[k]))
     decoded: dict = {}
     found: dict = {}  # image decoded -> its candidate (`_candidate`) or None
-    on_a: dict = {}  # (key, image decoded) -> the candidate's checks on set A, made or asked for
+    on_a: dict = {}  # image decoded -> its candidate's checks on set A (None: asked for, not back yet)
     owner: dict = {}  # image decoded -> the image whose reading's checks on set A are its own (the same program)
     ahead = None  # the candidate whose step-3 check jobs went ahead
 
@@ -914,7 +914,7 @@ def _checked(perception, images, results, positives: int, negatives: int, formed
             results[k] = None
     queries = list(range(positives + negatives, len(images)))
     if submitted is None:
-        submitted = Jobs(perception._pool)
+        submitted = Jobs(perception.pool)
         _submit_checks(submitted, perception, images, positives, negatives, hypothesis)
     chunks = _check_chunks(positives, negatives, len(images))
     order = [k for chunk in chunks for k in chunk]

@@ -514,6 +514,11 @@ class PixelPerception:
         except Exception as error:
             raise PerceptionError(f"decoding failed: {error}") from error
 
+    @property
+    def pool(self):
+        """The worker processes' pool (`multiprocessing.pool.Pool`), or None when this process does all the work."""
+        return self._pool
+
     def decode_job(self, image: np.ndarray, beam: int) -> tuple:
         """(function, job) decoding one image in a worker process as `decode_each([image], beam)` does, or (None,
         None) when `decode_each` decodes in this process (no workers, not on the CPU, no decoder)."""
