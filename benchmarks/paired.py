@@ -102,17 +102,19 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"bongard-solver bench paired: no problem folders under {args.data / args.split / 'images'}")
     pairs = []
     with tempfile.TemporaryDirectory() as scratch:
-        baseline, this = Server(args.baseline.resolve(), args.workers, scratch), Server(THIS, args.workers, scratch)
+        servers = []  # closed however the run ends, the one started before a failing start too
         try:
-            for folder in folders[:2]:
-                baseline.solve(folder.resolve()), this.solve(folder.resolve())
+            servers.append(Server(args.baseline.resolve(), args.workers, scratch))
+            servers.append(Server(THIS, args.workers, scratch))
+            for folder in folders[:2]:  # untimed: the warm-up
+                for server in servers:
+                    server.solve(folder.resolve())
             for k, folder in enumerate(folders):
-                first, second = (baseline, this) if k % 2 == 0 else (this, baseline)
-                done = {first: first.solve(folder.resolve())}
-                done[second] = second.solve(folder.resolve())
-                pairs.append((done[baseline], done[this]))
+                done = {id(server): server.solve(folder.resolve()) for server in (servers if k % 2 == 0 else servers[::-1])}
+                pairs.append(tuple(done[id(server)] for server in servers))
         finally:
-            baseline.close(), this.close()
+            for server in servers:
+                server.close()
     figures = {"baseline": str(args.baseline), "data": str(args.data), "split": args.split, "workers": args.workers,
                **summary(pairs), "per_problem": [{"name": a["name"], "seconds": [round(a["seconds"], 4), round(b["seconds"], 4)]}
                                                  for a, b in pairs]}

@@ -132,27 +132,27 @@ class Jobs:
             self.waiting.append((tag, here if here is not None else functools.partial(function, job)))
             return
         if function is None:  # a job only this process can run: run now
-            try:
-                self.done[tag] = (here(), None)
-            except Exception as error:
-                self.done[tag] = (None, error)
+            self._run(tag, here)
             return
         self.pool.apply_async(function, (job,), callback=lambda result: self.arrived.put((tag, result, None)),
                               error_callback=lambda error: self.arrived.put((tag, None, error)))
 
+    def _run(self, tag, thunk) -> None:
+        """A job run in this process, its result (or error) kept."""
+        try:
+            self.done[tag] = (thunk(), None)
+        except Exception as error:
+            self.done[tag] = (None, error)
+
     def _one_more(self) -> None:
         if self.pool is None:
-            tag, thunk = self.waiting.popleft()
-            try:
-                self.done[tag] = (thunk(), None)
-            except Exception as error:
-                self.done[tag] = (None, error)
+            self._run(*self.waiting.popleft())
             return
         tag, result, error = self.arrived.get()
         self.done[tag] = (result, error)
 
     def first_of(self, tags: list):
-        """The first of `tags` whose job is done (without workers: the first given)."""
+        """The first of `tags` whose job is done (without workers: the one submitted first)."""
         while not any(tag in self.done for tag in tags):
             self._one_more()
         return next(tag for tag in tags if tag in self.done)
@@ -406,7 +406,7 @@ def perceive_problem(perception, images: list[np.ndarray], positives: int, negat
         decoded, formed, submitted = _decoded_and_formed(perception, images, positives, negatives, first, stages)
         if formed is not None:
             return _checked(perception, images, results, positives, negatives, formed, stages, submitted=submitted)
-        if formed is None and _free_form_proposed(decoded):  # the decoder's readings explain too little of set A:
+        if _free_form_proposed(decoded):  # the decoder's readings explain too little of set A:
             # read those images in full (the tracer mends the decoder's free-form readings)
             with stages("read"):
                 for k, r in zip(first, perception.read_in_full([images[k] for k in first], [guesses[k] for k in first],
@@ -787,17 +787,20 @@ def _decoded_and_formed(perception, images, positives: int, negatives: int, firs
         else:
             _, k, j = tag
             on_a[k][j] = jobs.get(tag)
-            if ahead is None and all(on_a[k]) and not found[k][2] and sum(x.fit <= LEVEL_PX for x in on_a[k]) >= MIN_A_EXPLAINED:
+            if (ahead is None and all(x is not None for x in on_a[k]) and not found[k][2]
+                    and sum(x.fit <= LEVEL_PX for x in on_a[k]) >= MIN_A_EXPLAINED):
                 ahead = found[k][1]
                 _submit_checks(jobs, perception, images, positives, negatives, ahead)
 
+    def unchecked() -> list:  # the set-A checks asked for and not back yet
+        return [("a", k, j) for k in on_a for j in range(positives) if on_a[k][j] is None]
+
     with stages("decode"):
         while len(decoded) < len(first):
-            arrived(jobs.first_of([("decode", k) for k in first if k not in decoded]
-                                  + [("a", k, j) for k in on_a for j in range(positives) if on_a[k][j] is None]))
+            arrived(jobs.first_of([("decode", k) for k in first if k not in decoded] + unchecked()))
     with stages("check"):
-        while any(x is None for checks in on_a.values() for x in checks):
-            arrived(jobs.first_of([("a", k, j) for k in on_a for j in range(positives) if on_a[k][j] is None]))
+        while unchecked():
+            arrived(jobs.first_of(unchecked()))
     candidates: dict = {}  # key -> (hypothesis, guessed strokes, the image decoded it was first read from), in
     # `first`'s order as `_formed` makes them
     for k in first:
