@@ -216,35 +216,44 @@ def _start_options(model: Decoder, inputs, ctx, global_view, owner, canvas, rows
 
 
 def _action_options(model: Decoder, ctx, rows, kind: int, lk, actions, n_turns: int, n_values: int) -> list:
+    """LINE / ARC options of the `rows` hypotheses: the heaviest turn components, per turn the heaviest value
+    components (ARC: with the best radius) -> (row, kind, values, delta) in the order turn, value, row. Every turn's
+    and value's rows go through a head in one batch (per turn and value alone, the heads' small calls were a quarter
+    of decoding's time)."""
     kind_context = model.kind_context(ctx, torch.full((len(rows),), kind))
-    turn, w_turn = model.turn_options(kind_context, n_turns)
-    first = actions == 0  # the first action of a shape: no turn (its direction is the start's)
-    out = []
+    turn, w_turn = model.turn_options(kind_context, n_turns)  # (R, J)
+    n, n_j = len(rows), turn.shape[1]
+    first = (actions == 0)[:, None]  # the first action of a shape: no turn (its direction is the start's)
+    tj = torch.where(first, 0.0, turn)
+    only_first = torch.full((1, n_j), -torch.inf)
+    only_first[0, 0] = 0.0
+    wj = torch.where(first, only_first, w_turn)
+    turn_context = model.turn_context(kind_context.repeat(n_j, 1), tj.T.reshape(-1))  # rows (turn, row)
+    if kind == LINE:
+        value, w_value = model.length_options(turn_context, n_values)  # (J * R, V)
+    else:
+        value, w_value = model.curve_options(turn_context, n_values)
+    n_v = value.shape[1]
+    delta = lk.repeat(n_j) + wj.T.reshape(-1)
+    delta = delta[:, None] + w_value  # (J * R, V)
+    if kind == ARC:
+        radius, w_radius = model.radius_options(turn_context.repeat(n_v, 1), value.T.reshape(-1), 1)  # rows (value, turn, row)
+        delta = delta + w_radius[:, 0].view(n_v, n_j * n).T
+        radius_l = radius[:, 0].view(n_v, n_j * n).T.tolist()
+    value_l, delta_l, tj_l = value.tolist(), delta.tolist(), tj.T.reshape(-1).tolist()
     rows_l = rows.tolist()
-    for j in range(turn.shape[1]):
-        tj = torch.where(first, 0.0, turn[:, j])
-        wj = torch.where(first, 0.0 if j == 0 else -torch.inf, w_turn[:, j])
-        turn_context = model.turn_context(kind_context, tj)
-        if kind == LINE:
-            value, w_value = model.length_options(turn_context, n_values)
-        else:
-            value, w_value = model.curve_options(turn_context, n_values)
-        tj_l = tj.tolist()
-        for v in range(value.shape[1]):
-            delta = lk + wj + w_value[:, v]
-            if kind == ARC:
-                radius, w_radius = model.radius_options(turn_context, value[:, v], 1)
-                delta = delta + w_radius[:, 0]
-                radius_l = radius[:, 0].tolist()
-            value_l, delta_l = value[:, v].tolist(), delta.tolist()
+    out = []
+    for j in range(n_j):
+        for v in range(n_v):
             for r, row in enumerate(rows_l):
-                if delta_l[r] == -np.inf:
+                i = j * n + r
+                if delta_l[i][v] == -np.inf:
                     continue
                 if kind == LINE:
-                    values = [value_l[r], 0.0, 0.0, tj_l[r]]
+                    values = [value_l[i][v], 0.0, 0.0, tj_l[i]]
                 else:
-                    values = [0.0, radius_l[r], value_l[r], tj_l[r]]
-                out.append((row, kind, values, delta_l[r]))
+                    values = [0.0, radius_l[i][v], value_l[i][v], tj_l[i]]
+                out.append((row, kind, values, delta_l[i][v]))
     return out
 
 
