@@ -149,20 +149,32 @@ def chamfers_at(a: np.ndarray, b: np.ndarray, angles: np.ndarray) -> np.ndarray:
     return out
 
 
-def distance(a: Descriptor, b: Descriptor) -> float:
+def distance(a: Descriptor, b: Descriptor, above: float | None = None) -> float:
     """Smallest chamfer distance between the two drawings over rotations of `a`: the peaks of the polar
-    histograms' circular cross-correlation, the best one refined by halving steps."""
+    histograms' circular cross-correlation, the best one refined by halving steps. `above`: a distance past which
+    the exact value is not wanted: when the best peak's lies so far above it that no refinement can bring it down
+    to `above` (`_refined_reach`), that peak's distance (a bound from above, over `above`) is given unrefined."""
     spectrum = np.fft.fft(b.polar, axis=1) * np.conj(np.fft.fft(a.polar, axis=1))
     correlation = np.real(np.fft.ifft(spectrum, axis=1)).sum(axis=0)
     step = 2 * math.pi / ANGLE_BINS
     peaks = [peak * step for peak in np.argsort(correlation)[::-1][:ROTATION_PEAKS]]
     best, angle = min(zip(_chamfers(a, b, peaks), peaks))
+    if above is not None and best > above + _refined_reach(a, step):
+        return best
     for delta in (step / 2, step / 4, step / 8):
         candidates = (angle - delta, angle + delta)
         for value, candidate in zip(_chamfers(a, b, candidates), candidates):
             if value < best:
                 best, angle = value, candidate
     return best
+
+
+def _refined_reach(a: Descriptor, step: float) -> float:
+    """How far `distance`'s refinement can lower a peak's chamfer distance, at most: the refined rotation lies within
+    step / 2 + step / 4 + step / 8 of the peak's, and turning `a` by t moves each of its points by at most t times
+    its radius, so each nearest-point distance of either direction (and so their mean) by at most t * a's largest
+    radius (a small slack for rounding)."""
+    return 0.875 * step * float(np.sqrt((a.points ** 2).sum(axis=1).max())) + 1e-9
 
 
 class LibraryIndex:
@@ -232,6 +244,21 @@ def match_shape(shape: Shape, top: int = 5) -> list[ShapeMatch]:
 
 @functools.lru_cache(maxsize=4096)
 def _match_shape(shape: Shape, top: int) -> tuple[ShapeMatch, ...]:
+    return _matched(shape, top, None)
+
+
+def best_match_names(shape: Shape, min_score: float) -> tuple[str, ...]:
+    """The names of the library group nearest to `shape` when its match scores at least `min_score`, else none:
+    `match_shape(shape, top=1)`'s answer to that question, with no candidate refined whose best correlation peak
+    already lies too far for that score (`distance`'s `above`; a decoded free-form shape matches nothing, and its
+    candidates were refined for nothing)."""
+    found = _matched(shape, 1, SCORE_SCALE * (1.0 - min_score) + 1e-9) if min_score > 0 else _match_shape(shape, 1)
+    return found[0].names if found and found[0].score >= min_score else ()
+
+
+def _matched(shape: Shape, top: int, above: float | None) -> tuple[ShapeMatch, ...]:
+    """`match_shape`; `above`: distances past it need not be exact (`distance`): a match past it may come with a
+    distance too high (and so a score too low), and may rank in another place among such matches."""
     index = library_index()
     if not shape_pieces(shape):
         return ()  # draws nothing: no category
@@ -241,7 +268,7 @@ def _match_shape(shape: Shape, top: int) -> tuple[ShapeMatch, ...]:
     best_per_group: dict[tuple[int, ...], float] = {}
     for i in candidates:
         group = index.component(int(i))
-        d = distance(query, index.descriptor(int(i)))
+        d = distance(query, index.descriptor(int(i)), above)
         best_per_group[group] = min(best_per_group.get(group, math.inf), d)
     ranked = sorted(best_per_group.items(), key=lambda item: item[1])[:top]
     return tuple(ShapeMatch(tuple(index.names[k] for k in g), max(0.0, 1.0 - d / SCORE_SCALE)) for g, d in ranked)

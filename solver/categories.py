@@ -8,7 +8,7 @@ Two ways, by where the programs come from:
     a bucket; neighbouring buckets are checked too).
   * matched (programs from perception): the exact categories when the decoded program draws a library
     shape exactly (as a correct decode does: about 1 ms), else the best group of
-    `search.matching.match_shape` (about 25 ms), if its score is at least MIN_MATCH_SCORE; memoised per
+    `search.matching.match_shape` (`best_match_names`: about 6 ms), if its score is at least MIN_MATCH_SCORE; memoised per
     canonical shape key (strokes aside), so a shape decoded again from another start point or
     direction is matched once.
 A geometric tie (library shapes with identical drawings) gives every name of the tie.
@@ -57,10 +57,9 @@ def matched_shape_categories(shape: Shape, min_score: float = MIN_MATCH_SCORE) -
         return exact
     key = _match_key(shape, min_score)
     if key not in _MATCHED:
-        from search.matching import match_shape
+        from search.matching import best_match_names
 
-        matches = match_shape(shape, top=1)
-        _MATCHED[key] = tuple(matches[0].names) if matches and matches[0].score >= min_score else ()
+        _MATCHED[key] = tuple(best_match_names(shape, min_score))
     return _MATCHED[key]
 
 

@@ -1,8 +1,10 @@
+from dataclasses import replace
+
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from dsl.library import load_library
 from dsl.types import Action, ImageProgram, Shape
-from search.matching import ShapeMatch, image_categories, library_index, match_shape
+from search.matching import ShapeMatch, best_match_names, describe, distance, image_categories, library_index, match_shape
 from tests.drawing import redrawn
 
 NAMES = sorted(load_library())
@@ -59,3 +61,31 @@ def test_compiled_chamfers_equal_the_tree_queries():
     for a, b in pairs:
         angles = rng.uniform(-7.0, 7.0, size=3)
         assert np.allclose(chamfers_at(a, b, angles), chamfers_reference(a, b, angles), rtol=0, atol=1e-12)
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(name=st.sampled_from(NAMES), action=st.integers(0, 11), turn=st.sampled_from([-60.0, -20.0, -5.0, 0.0, 5.0, 30.0]),
+       stretch=st.sampled_from([0.6, 0.95, 1.0, 1.3]), min_score=st.sampled_from([0.5, 0.9, 0.95]))
+def test_best_match_names_answer_as_the_full_match(name, action, turn, stretch, min_score):
+    """The match with its hopeless candidates left unrefined names the same group as the full match, for library
+    shapes and shapes one action away from them (some near a library shape, some far)."""
+    shape = load_library()[name].shape
+    k = action % len(shape.actions)
+    a = shape.actions[k]
+    changed = replace(a, turn=a.turn + turn, length=a.length * stretch) if a.is_line else replace(
+        a, turn=a.turn + turn, angle=a.angle * stretch)
+    shape = Shape(shape.actions[:k] + (changed,) + shape.actions[k + 1:])
+    full = match_shape(shape, top=1)
+    expected = full[0].names if full and full[0].score >= min_score else ()
+    assert best_match_names(shape, min_score) == expected
+
+
+def test_distance_refines_whatever_may_come_within_reach():
+    """A distance asked only up to `above` is exact when it is within it, and otherwise no lower than the exact one."""
+    library = load_library()
+    query = describe(redrawn(library["square"].shape, 3, 1.0))
+    for name in ("square", "equilateral_traingle", "closed_circle"):
+        target = describe(library[name].shape)
+        exact = distance(query, target)
+        rough = distance(query, target, above=0.025)
+        assert rough == exact if exact <= 0.025 else rough >= exact

@@ -84,13 +84,13 @@ def test_decoded_categories_are_matched_once_per_canonical_shape(monkeypatch):
     import search.matching
 
     calls = []
-    original = search.matching.match_shape
+    original = search.matching.best_match_names
 
-    def counting(shape, top=5):
+    def counting(shape, min_score):
         calls.append(shape)
-        return original(shape, top)
+        return original(shape, min_score)
 
-    monkeypatch.setattr(search.matching, "match_shape", counting)
+    monkeypatch.setattr(search.matching, "best_match_names", counting)
     square = load_library()["square"].shape
     stretched = Shape((square.actions[0],) + (replace(square.actions[1], length=square.actions[1].length * 1.07),)
                       + square.actions[2:])
@@ -116,10 +116,11 @@ def test_categories_matched_in_another_process_are_not_matched_again(monkeypatch
     monkeypatch.setattr(categories, "_MATCHED", {})  # the solving process, which has matched nothing yet
     categories.remember_categories(known)
 
-    def refused(shape, top=5):
+    def refused(shape, *args, **kwargs):
         raise AssertionError("matched again")
 
     monkeypatch.setattr(search.matching, "match_shape", refused)
+    monkeypatch.setattr(search.matching, "best_match_names", refused)
     assert categories.matched_shape_categories(stretched) == names
 
 
