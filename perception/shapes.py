@@ -303,4 +303,9 @@ def library_guesses_many(model: ShapeClassifier, images: list[np.ndarray], top: 
 def ranked_groups(model: ShapeClassifier, images: list[np.ndarray], top: int = 5) -> list[list[tuple]]:
     """Per image, the classifier's `top` groups with their probabilities, most probable first."""
     probs = group_probabilities(model, images)
-    return [[(model.groups[k], float(p[k])) for k in np.argsort(p)[::-1][:top]] for p in probs]
+    out = []
+    for p in probs:  # (indices and probabilities as Python numbers first: every group is asked for, a numpy
+        # scalar per group cost more than the network)
+        order = np.argsort(p)[::-1][:top]
+        out.append(list(zip((model.groups[k] for k in order.tolist()), p[order].tolist())))
+    return out

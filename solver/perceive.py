@@ -106,11 +106,7 @@ class ClassifierPrior:
 
     @classmethod
     def from_guesses(cls, ranked: list) -> "ClassifierPrior":
-        logp = {}
-        for group, p in ranked:
-            scaled = _scaled_logp(p)
-            logp.update((name, scaled) for name in group)
-        return cls(logp)
+        return cls({name: scaled for scaled, group in ((_scaled_logp(p), group) for group, p in ranked) for name in group})
 
     def __call__(self, shape: Shape) -> float | None:
         from solver.categories import exact_shape_categories  # memoised; the classifier's groups are its names
