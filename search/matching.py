@@ -152,8 +152,9 @@ def chamfers_at(a: np.ndarray, b: np.ndarray, angles: np.ndarray) -> np.ndarray:
 def distance(a: Descriptor, b: Descriptor, above: float | None = None) -> float:
     """Smallest chamfer distance between the two drawings over rotations of `a`: the peaks of the polar
     histograms' circular cross-correlation, the best one refined by halving steps. `above`: a distance past which
-    the exact value is not wanted: when the best peak's lies so far above it that no refinement can bring it down
-    to `above` (`_refined_reach`), that peak's distance (a bound from above, over `above`) is given unrefined."""
+    the exact value is not wanted: when the best peak's lies so far over it that no refinement can bring it down
+    to `above` (`_refined_reach`), the peak's distance is given unrefined (no lower than the exact one, and over
+    `above` as the exact one is)."""
     spectrum = np.fft.fft(b.polar, axis=1) * np.conj(np.fft.fft(a.polar, axis=1))
     correlation = np.real(np.fft.ifft(spectrum, axis=1)).sum(axis=0)
     step = 2 * math.pi / ANGLE_BINS

@@ -7,8 +7,8 @@ Two ways, by where the programs come from:
     few candidates (the 3-decimal rounding of action strings moves a total length by < 0.005, a tenth of
     a bucket; neighbouring buckets are checked too).
   * matched (programs from perception): the exact categories when the decoded program draws a library
-    shape exactly (as a correct decode does: about 1 ms), else the best group of
-    `search.matching.match_shape` (`best_match_names`: about 6 ms), if its score is at least MIN_MATCH_SCORE; memoised per
+    shape exactly (as a correct decode does: about 1 ms), else the best group of `search.matching.match_shape`
+    if its score is at least MIN_MATCH_SCORE (`best_match_names`: about 6 ms); memoised per
     canonical shape key (strokes aside), so a shape decoded again from another start point or
     direction is matched once.
 A geometric tie (library shapes with identical drawings) gives every name of the tie.

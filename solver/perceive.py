@@ -106,7 +106,10 @@ class ClassifierPrior:
 
     @classmethod
     def from_guesses(cls, ranked: list) -> "ClassifierPrior":
-        return cls({name: scaled for scaled, group in ((_scaled_logp(p), group) for group, p in ranked) for name in group})
+        logp: dict = {}
+        for group, p in ranked:
+            logp |= dict.fromkeys(group, _scaled_logp(p))
+        return cls(logp)
 
     def __call__(self, shape: Shape) -> float | None:
         from solver.categories import exact_shape_categories  # memoised; the classifier's groups are its names
