@@ -228,7 +228,8 @@ def _action_options(model: Decoder, ctx, rows, kind: int, lk, actions, n_turns: 
     only_first = torch.full((1, n_j), -torch.inf)
     only_first[0, 0] = 0.0
     wj = torch.where(first, only_first, w_turn)
-    turn_context = model.turn_context(kind_context.repeat(n_j, 1), tj.T.reshape(-1))  # rows (turn, row)
+    turns = tj.T.reshape(-1)  # rows (turn, row)
+    turn_context = model.turn_context(kind_context.repeat(n_j, 1), turns)
     if kind == LINE:
         value, w_value = model.length_options(turn_context, n_values)  # (J * R, V)
     else:
@@ -240,7 +241,7 @@ def _action_options(model: Decoder, ctx, rows, kind: int, lk, actions, n_turns: 
         radius, w_radius = model.radius_options(turn_context.repeat(n_v, 1), value.T.reshape(-1), 1)  # rows (value, turn, row)
         delta = delta + w_radius[:, 0].view(n_v, n_j * n).T
         radius_l = radius[:, 0].view(n_v, n_j * n).T.tolist()
-    value_l, delta_l, tj_l = value.tolist(), delta.tolist(), tj.T.reshape(-1).tolist()
+    value_l, delta_l, tj_l = value.tolist(), delta.tolist(), turns.tolist()
     rows_l = rows.tolist()
     out = []
     for j in range(n_j):

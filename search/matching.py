@@ -253,7 +253,7 @@ def best_match_names(shape: Shape, min_score: float) -> tuple[str, ...]:
     `match_shape(shape, top=1)`'s answer to that question, with no candidate refined whose best correlation peak
     already lies too far for that score (`distance`'s `above`; a decoded free-form shape matches nothing, and its
     candidates were refined for nothing)."""
-    found = _matched(shape, 1, SCORE_SCALE * (1.0 - min_score) + 1e-9) if min_score > 0 else _match_shape(shape, 1)
+    found = _matched(shape, 1, SCORE_SCALE * (1.0 - min_score) + 1e-9)
     return found[0].names if found and found[0].score >= min_score else ()
 
 
