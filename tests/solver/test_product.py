@@ -89,3 +89,18 @@ def test_a_stamped_stroke_sequence_is_told_from_normal_and_negated_ones():
     assert not _stamped_sequence(Rule((Literal(Family.SEQUENCE, normal),)))
     assert not _stamped_sequence(Rule((Literal(Family.SEQUENCE, stamped, negated=True),)))
     assert not _stamped_sequence(Rule((Literal(Family.CATEGORY, "triangle"),))) and not _stamped_sequence(None)
+
+
+def test_a_forked_process_reads_images_with_threads_of_its_own():
+    import multiprocessing
+
+    from solver.product import _image_readers
+
+    assert list(_image_readers().map(abs, [-1, -2])) == [1, 2]  # the parent's threads exist now
+    child = multiprocessing.get_context("fork").Process(target=lambda: list(_image_readers().map(abs, [-3])))
+    child.start()
+    child.join(20)
+    stuck = child.is_alive()
+    if stuck:
+        child.kill()
+    assert not stuck and child.exitcode == 0  # the parent's threads are not the child's: it had waited for them
