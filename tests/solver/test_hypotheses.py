@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from dsl.canonical import same_image
+from dsl.library import load_library
 from dsl.raster import render_program
 from dsl.syntax import parse_image
 from dsl.types import Pose
@@ -316,6 +317,39 @@ def test_a_set_a_of_one_library_shape_drawn_with_strokes_at_random_stays_library
     # no rule of a library problem asks for the strokes of the images outside set A: they are left normal
     assert all(action.stroke.value == "normal" for r in results[6:] for shape in r.program.shapes for action in shape.actions)
     assert any(action.stroke.value != "normal" for r in results[:6] for shape in r.program.shapes for action in shape.actions)
+
+
+def test_set_a_strokes_are_not_chosen_when_no_shape_the_classifier_offers_is_drawn_by_a_free_form_program():
+    # a rectangle (no free-form program draws one) with each action's stroke at random per image, as the basic
+    # generator draws it: its stroke types cannot show a free-form program, and no rule of a library problem reads
+    # them, so no image's are chosen (every action normal), in one round of library reads
+    rng = np.random.default_rng(12)
+    strokes = ["normal", "zigzag", "circle", "square", "triangle"]
+    sides = ["1.000-0.500", "0.450-0.750", "1.000-0.750", "0.450-0.750"]
+    rectangles = [parse_image([[f"line_{stroke}_{side}" for stroke, side in zip(rng.choice(strokes, 4), sides)]])
+                  for _ in range(10)]
+    images = [_drawn(rectangle, rng) for rectangle in rectangles]
+    with PixelPerception() as perception:
+        rounds, reads = [], perception.library_reads
+        perception.library_reads = lambda images, *args: rounds.append((len(images), args[2])) or reads(images, *args)
+        results = perception.perceive(images, positives=6, negatives=2)
+        assert "decode" not in perception.stage_seconds
+    assert rounds == [(10, [False] * 10)]
+    assert all(r.evidence["verdict"] == "library" for r in results)
+    assert all(action.stroke.value == "normal" for r in results for shape in r.program.shapes for action in shape.actions)
+
+
+def test_the_classifier_offers_a_free_form_shape_when_one_of_its_first_names_is_drawable():
+    from solver.hypotheses import _drawable_names, _free_form_offered
+
+    drawable = sorted(_drawable_names())[0]
+    other = next(name for name in sorted(load_library()) if name not in _drawable_names())
+    found = {"whole": [((other,), 0.9), ((other,), 0.05), ((drawable,), 0.01)], "parts": [], "part_images": []}
+    assert not _free_form_offered([found])  # the drawable shape is third: not offered (OFFERED_NAMES = 2)
+    found["whole"][1] = ((drawable,), 0.05)
+    assert _free_form_offered([found])
+    assert _free_form_offered([{"whole": [((other,), 0.9)], "parts": [[((other,), 0.9)], [((drawable,), 0.6)]],
+                                "part_images": [None, None]}])  # an ink part's names count too
 
 
 def test_an_unsure_set_a_of_one_library_shape_with_strokes_at_random_is_not_decoded(monkeypatch):
