@@ -10,8 +10,8 @@ hypothesis explains an image.
      generator repeats an action's stroke in every image), that program is H (step 3); when DRAWABLE_A of them are
      named as shapes a free-form program also draws (a circle of four stamped quarter arcs), set A is decoded and
      checked as in step 2 for a stamped H (`_stamped_free_form`); else the problem is read as library shapes (step 4).
-     Set A's stroke types are chosen in that round only when the classifier offers, for a set-A image, a shape a
-     free-form program also draws (`_free_form_offered`).
+     Set A's stroke types are chosen in that round only when the classifier offers, for MIN_A_EXPLAINED set-A
+     images, a shape a free-form program also draws (`_free_form_offered`).
      So is a set A the classifier is less sure of, when one library program it names draws it with strokes that
      differ from image to image (`_library_drawn`: the basic generator's random strokes; the free-form generator
      repeats set A's strokes).
@@ -424,14 +424,15 @@ def perceive_problem(perception, images: list[np.ndarray], positives: int, negat
     else:  # set A read as library shapes first: does it draw one free-form program, strokes and all? Every image is
         # read so in the same round of jobs (no round waits for the slowest of set A's; when set A draws a free-form
         # program, rare here, the other images' library reads go unused). The stroke types of the images outside set
-        # A are not chosen (`_strokes_asked`), nor set A's when the classifier offers no shape a free-form program
-        # draws for any set-A image (`_free_form_offered`): then they can show no free-form program (`_shared_free_form`,
-        # `_strokes_asked`) and no rule of a library problem reads them. Generated tuning seeds 31414 + 31515: so in 51
-        # of the 74 basic and 44 of the 79 abstract problems read here (one set-A read 29-35 -> 20 ms, basic, one
-        # process), the same labels, rules and confidences on all 160, median s a problem x1.13-1.15 basic, x1.03-1.06
-        # abstract (`bench paired`); free-form seeds 3131 + 5151 + 12121 + 13131: each of the 12 problems read here
-        # offers one (6 formed H from set A's strokes)
-        strokes_a = _free_form_offered([guesses[k] for k in a])  # set A's stroke types can show a free-form program
+        # A are not chosen (`_strokes_asked`), nor set A's unless the classifier offers a shape a free-form program
+        # draws for at least MIN_A_EXPLAINED set-A images (`_free_form_offered`): a set A of fewer draws no free-form
+        # program its stroke types could show (`_shared_free_form`, `_strokes_asked`), and no rule of a library problem
+        # reads them. Generated tuning seeds: basic 31414 + 31515 + 31616, 97 of the 110 problems read here; abstract
+        # 31414 + 31515, 76 of 79; free-form 3131 + 5151 + 12121 + 13131 + 33131, each of the 10 problems (of 22 read
+        # here) whose H set A's strokes formed offers one for all six. One set-A read 29-35 -> 20 ms (basic, one
+        # process); `bench paired` against the code before: the same labels, rules and confidences on every problem,
+        # median s a problem x1.09-1.13 basic, x1.16 abstract, x1.02 free-form
+        strokes_a = sum(_free_form_offered(guesses[k]) for k in a) >= MIN_A_EXPLAINED
         with stages("search"):
             done = dict(enumerate(perception.library_reads(images, guesses, False,
                                                            [strokes_a and k in a for k in range(len(images))])))
@@ -514,11 +515,11 @@ def _names_offered(found: dict) -> set:
     return {name for groups in ranked for names, _ in groups[:OFFERED_NAMES] for name in names}
 
 
-def _free_form_offered(guesses: list) -> bool:
-    """Whether the classifier offers, for one of these images (their `guesses`), a library shape a free-form program
-    also draws (`_names_offered`, `_drawable_names`): else the images draw no free-form program it could mistake for a
-    library shape."""
-    return any(name in _drawable_names() for found in guesses for name in _names_offered(found))
+def _free_form_offered(found: dict) -> bool:
+    """Whether the classifier offers, for an image (its `guesses`), a library shape a free-form program also draws
+    (`_names_offered`, `_drawable_names`): else the image draws no free-form program it could mistake for a library
+    shape."""
+    return any(name in _drawable_names() for name in _names_offered(found))
 
 
 def _library_drawn(perception, images, guesses: list, confidence: dict, a: list, stages: Stages) -> bool:
@@ -544,7 +545,7 @@ def _library_drawn(perception, images, guesses: list, confidence: dict, a: list,
         return False
     library = load_library()
     with stages("classify"):
-        if _free_form_offered([guesses[k] for k in a]):
+        if any(_free_form_offered(guesses[k]) for k in a):
             density = np.array([_ink_per_length(images[k], guesses[k]) for k in named if keys[k] == key])
             if float(density.std() / density.mean()) < LIBRARY_STROKES_VARY:
                 return False

@@ -319,24 +319,45 @@ def test_a_set_a_of_one_library_shape_drawn_with_strokes_at_random_stays_library
     assert any(action.stroke.value != "normal" for r in results[:6] for shape in r.program.shapes for action in shape.actions)
 
 
-def test_set_a_strokes_are_not_chosen_when_no_shape_the_classifier_offers_is_drawn_by_a_free_form_program():
-    # a rectangle (no free-form program draws one) with each action's stroke at random per image, as the basic
-    # generator draws it: its stroke types cannot show a free-form program, and no rule of a library problem reads
-    # them, so no image's are chosen (every action normal), in one round of library reads
+def _random_stroke_rectangles() -> list:
     rng = np.random.default_rng(12)
     strokes = ["normal", "zigzag", "circle", "square", "triangle"]
     sides = ["1.000-0.500", "0.450-0.750", "1.000-0.750", "0.450-0.750"]
     rectangles = [parse_image([[f"line_{stroke}_{side}" for stroke, side in zip(rng.choice(strokes, 4), sides)]])
                   for _ in range(10)]
-    images = [_drawn(rectangle, rng) for rectangle in rectangles]
+    return [_drawn(rectangle, rng) for rectangle in rectangles]
+
+
+def _library_rounds(images: list) -> tuple[list, list]:
+    """(each round of library reads: images, stroke types chosen or not per image; the readings)"""
     with PixelPerception() as perception:
         rounds, reads = [], perception.library_reads
         perception.library_reads = lambda images, *args: rounds.append((len(images), args[2])) or reads(images, *args)
         results = perception.perceive(images, positives=6, negatives=2)
         assert "decode" not in perception.stage_seconds
-    assert rounds == [(10, [False] * 10)]
     assert all(r.evidence["verdict"] == "library" for r in results)
+    return rounds, results
+
+
+def test_set_a_strokes_are_not_chosen_when_no_shape_the_classifier_offers_is_drawn_by_a_free_form_program():
+    # a rectangle (no free-form program draws one) with each action's stroke at random per image, as the basic
+    # generator draws it: its stroke types cannot show a free-form program, and no rule of a library problem reads
+    # them, so no image's are chosen (every action normal), in one round of library reads
+    rounds, results = _library_rounds(_random_stroke_rectangles())
+    assert rounds == [(10, [False] * 10)]
     assert all(action.stroke.value == "normal" for r in results for shape in r.program.shapes for action in shape.actions)
+
+
+def test_set_a_strokes_are_chosen_when_enough_of_set_a_may_draw_a_free_form_program(monkeypatch):
+    import solver.hypotheses
+
+    offered = iter([True, True, True] + [False] * 3)  # three set-A images offered a shape a free-form program draws
+    monkeypatch.setattr(solver.hypotheses, "_free_form_offered", lambda found: next(offered))
+    assert _library_rounds(_random_stroke_rectangles())[0] == [(10, [False] * 10)]  # under MIN_A_EXPLAINED
+    offered = iter([True] * 4 + [False] * 2)
+    rounds, results = _library_rounds(_random_stroke_rectangles())
+    assert rounds == [(10, [True] * 6 + [False] * 4)]
+    assert any(action.stroke.value != "normal" for r in results[:6] for shape in r.program.shapes for action in shape.actions)
 
 
 def test_the_classifier_offers_a_free_form_shape_when_one_of_its_first_names_is_drawable():
@@ -345,11 +366,11 @@ def test_the_classifier_offers_a_free_form_shape_when_one_of_its_first_names_is_
     drawable = sorted(_drawable_names())[0]
     other = next(name for name in sorted(load_library()) if name not in _drawable_names())
     found = {"whole": [((other,), 0.9), ((other,), 0.05), ((drawable,), 0.01)], "parts": [], "part_images": []}
-    assert not _free_form_offered([found])  # the drawable shape is third: not offered (OFFERED_NAMES = 2)
+    assert not _free_form_offered(found)  # the drawable shape is third: not offered (OFFERED_NAMES = 2)
     found["whole"][1] = ((drawable,), 0.05)
-    assert _free_form_offered([found])
-    assert _free_form_offered([{"whole": [((other,), 0.9)], "parts": [[((other,), 0.9)], [((drawable,), 0.6)]],
-                                "part_images": [None, None]}])  # an ink part's names count too
+    assert _free_form_offered(found)
+    assert _free_form_offered({"whole": [((other,), 0.9)], "parts": [[((other,), 0.9)], [((drawable,), 0.6)]],
+                               "part_images": [None, None]})  # an ink part's names count too
 
 
 def test_an_unsure_set_a_of_one_library_shape_with_strokes_at_random_is_not_decoded(monkeypatch):
