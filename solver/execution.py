@@ -7,7 +7,9 @@ Both engines take the same unit of work (an `EvalJob`) and the same function tha
 (`solver.commands.evaluate_problem`), so they give the same labels and rules problem for problem:
 
 * local, from pixels: the problems run one after the other; the one `PixelPerception` shares each
-  problem's images out among its `workers` processes (decoding DECODE_BATCH images at a time, as always);
+  problem's images out among its `workers` processes (decoding DECODE_BATCH images at a time, as always), after a
+  warm-up that solves one built-in problem per generator untimed (`solver.product.warm_up`: its seconds are in the
+  run's wall clock, in no problem's);
 * local, oracle: problems in parallel across `workers` processes;
 * Ray (`ray="local"` starts a runtime of `workers` CPUs on this machine, `ray=ADDRESS` joins a cluster
   started with `ray start --head` / `ray start --address ADDRESS`): problems are the tasks, one CPU each;
@@ -37,6 +39,7 @@ from dsl.parallel import RAY_LOCAL, RAY_RETRIES, ray_unordered
 from perception.device import resolve_device
 from solver.grouped import ProblemGroups
 from solver.perceive import PixelPerception
+from solver.product import warm_up
 
 RAY_GPU_SHARE = 0.25  # of a GPU per task when decoding on CUDA under Ray (four tasks share one GPU)
 GPU_BATCH_PROBLEMS = 4  # problems decoded together on a GPU by default; a guess, never run on a GPU (none here):
@@ -83,6 +86,8 @@ def solved_group(groups: ProblemGroups, group: list, evaluate: Callable, dump: P
 def _local_records(jobs, evaluate, oracle, workers, dump, checkpoint, device) -> Iterator[dict]:
     if not oracle:
         with PixelPerception(checkpoint, workers=workers, device=resolve_device(device)) as perception:
+            if jobs:  # the models and compiled kernels loaded before the first problem's clock starts
+                warm_up(perception)
             for job in jobs:
                 yield evaluate(job, perception, dump)
     elif workers > 1 and dump is None:
