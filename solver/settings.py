@@ -52,9 +52,11 @@ CONSENSUS_MIN = 3  # set-A images that must agree on a free-form reading before 
 CONSENSUS_MARGIN = 0.0  # ... and an image takes it if it draws the image within this (mean grey difference) of its own
 STROKE_SLACK = 2.0  # window pixel-score units beyond the A images' least stroke margin before a stroke is changed
 
-# solver.evidence: which images can be drawings at all; set by hand from official images (the figures below).
+# solver.product: reading a problem's files; measured.
 READ_THREADS = 2  # threads reading a problem's image files (`solver.product.solve_folder`): Pillow's PNG decoder lets
 # the other thread run, so the 14 official RGB images of a problem take about half as long (33 -> 18 ms on 2 cores)
+
+# solver.evidence: which images can be drawings at all; set by hand from official images (the figures below).
 INK_BELOW = 128  # grey levels under this are ink (images: 255 = white background)
 MAX_INK_SHARE = 0.15  # share of pixels that are ink, at most; official images: at most 0.034
 MAX_ISOLATED_SHARE = 0.05  # share of ink pixels with no ink neighbour; official images: 0
