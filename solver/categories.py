@@ -59,7 +59,7 @@ def matched_shape_categories(shape: Shape, min_score: float = MIN_MATCH_SCORE) -
     if key not in _MATCHED:
         from search.matching import best_match_names
 
-        _MATCHED[key] = tuple(best_match_names(shape, min_score))
+        _MATCHED[key] = best_match_names(shape, min_score)
     return _MATCHED[key]
 
 

@@ -320,6 +320,8 @@ def test_a_set_a_of_one_library_shape_drawn_with_strokes_at_random_stays_library
 
 
 def _random_stroke_rectangles() -> list:
+    """Ten images of a rectangle (no free-form program draws one), each action's stroke at random per image, as the
+    basic generator draws a shape that takes stamps."""
     rng = np.random.default_rng(12)
     strokes = ["normal", "zigzag", "circle", "square", "triangle"]
     sides = ["1.000-0.500", "0.450-0.750", "1.000-0.750", "0.450-0.750"]
@@ -377,12 +379,7 @@ def test_an_unsure_set_a_of_one_library_shape_with_strokes_at_random_is_not_deco
     # the basic generator: one library shape in every set-A image (a rectangle, which no free-form program draws),
     # each action's stroke at random per image
     _unsure_classifier(monkeypatch)
-    rng = np.random.default_rng(12)
-    strokes = ["normal", "zigzag", "circle", "square", "triangle"]
-    sides = ["1.000-0.500", "0.450-0.750", "1.000-0.750", "0.450-0.750"]
-    rectangles = [parse_image([[f"line_{stroke}_{side}" for stroke, side in zip(rng.choice(strokes, 4), sides)]])
-                  for _ in range(10)]
-    images = [_drawn(rectangle, rng) for rectangle in rectangles]
+    images = _random_stroke_rectangles()
     with PixelPerception() as perception:
         results = perception.perceive(images, positives=6, negatives=2)
         assert "decode" not in perception.stage_seconds

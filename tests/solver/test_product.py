@@ -106,7 +106,7 @@ def test_a_forked_process_reads_images_with_threads_of_its_own():
     assert not stuck and child.exitcode == 0  # the parent's threads are not the child's: it had waited for them
 
 
-def test_warm_up_solves_one_built_in_problem_per_generator_before_eval_times_any():
+def test_warm_up_solves_one_built_in_problem_per_generator_before_eval_times_any(monkeypatch):
     from solver import execution
     from solver.perceive import PixelPerception
     from solver.product import warm_up
@@ -120,11 +120,7 @@ def test_warm_up_solves_one_built_in_problem_per_generator_before_eval_times_any
         assert warm_up(perception) > 0
         assert perception.asked == [(14, 6, 6)] * 3
     order = []
-    original = execution.warm_up
-    try:
-        execution.warm_up = lambda perception: order.append("warm")
-        found = list(execution._local_records(["job"], lambda job, perception, dump: order.append(job) or {}, False,
-                                              1, None, None, "cpu"))
-    finally:
-        execution.warm_up = original
+    monkeypatch.setattr(execution, "warm_up", lambda perception: order.append("warm"))
+    found = list(execution._local_records(["job"], lambda job, perception, dump: order.append(job) or {}, False, 1,
+                                          None, None, "cpu"))
     assert order == ["warm", "job"] and found == [{}]
