@@ -39,7 +39,7 @@ def _tool_errors() -> tuple[type, ...]:
 def api_cases(data: Path, work: Path, ff: str) -> list[dict]:
     from dsl.syntax import parse_image
     from dsl.types import Action, ImageProgram, Shape
-    from solver.api import ProblemInput, solve_problem
+    from solver.solving.api import ProblemInput, solve_problem
 
     root = make_root(data, work / "api", [ff])
     entry = json.loads((root / "ff" / "ff_action_programs.json").read_text())[ff]

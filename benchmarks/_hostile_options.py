@@ -167,7 +167,7 @@ def _journal_lines(out: Path) -> list[dict]:
 
 def resume_cases(data: Path, work: Path, ff: str) -> list[dict]:
     """A second eval over the first's files: other options must be refused, --retry-failed re-solves."""
-    from solver.cli import main
+    from solver.app.cli import main
 
     base = work / "resume"
     root = make_root(data, base / "data", [ff])

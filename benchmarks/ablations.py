@@ -33,8 +33,8 @@ from tqdm import tqdm
 from dsl.dataset import Problem, load_split
 from dsl.options import count, workers
 from dsl.owned import check_output_file, marked_json
-from solver.api import ProblemInput, solve_problem
-from solver.perceive import PixelPerception
+from solver.solving.api import ProblemInput, solve_problem
+from solver.reading.perception import PixelPerception
 
 SYSTEMS = ("full", "decoder_only", "search_only", "oracle", "nearest_proto")
 PAPER = {  # accuracy %, FF / BA / CM / NV (DESIGN.md)

@@ -157,7 +157,7 @@ def run_part(part: Part, paths: dict[str, str], out: Path) -> dict:
     if not raw.exists() or not ran.exists() or ran.read_text(encoding="utf-8") != command:
         raw.unlink(missing_ok=True)
         started = time.perf_counter()
-        done = subprocess.run([sys.executable, "-m", "solver.cli", *argv], stdout=subprocess.DEVNULL)
+        done = subprocess.run([sys.executable, "-m", "solver.app.cli", *argv], stdout=subprocess.DEVNULL)
         seconds = round(time.perf_counter() - started, 1)
         if done.returncode != 0 or not raw.exists():
             print(f"bench all: {part.name} failed (exit {done.returncode}): {command}", file=sys.stderr)
@@ -172,7 +172,7 @@ def generate(out: Path, per_type: int, seed: int, workers: int, abstract_only: b
     counts = ("--ff", "0", "--basic", "0", "--abstract", str(per_type)) if abstract_only else (
         "--ff", str(per_type), "--basic", str(per_type), "--abstract", str(per_type))
     argv = ["generate", "--out", str(out), *counts, "--seed", str(seed), "--workers", str(workers), "--size", str(size)]
-    subprocess.run([sys.executable, "-m", "solver.cli", *argv], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([sys.executable, "-m", "solver.app.cli", *argv], check=True, stdout=subprocess.DEVNULL)
     return "bongard-solver " + shlex.join(argv)
 
 

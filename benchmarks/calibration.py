@@ -7,7 +7,7 @@ Reads the per-problem records of `bongard-solver eval` runs (the summary JSON, o
 over their queries: expected calibration error (10 equal-width bins), Brier score, and how many wrong answers
 carried a confidence of at least 0.99. `--model`: the confidences are recomputed from the records' evidence
 (`query_features`) with those weights instead of the recorded ones. `--fit`: weights are fitted on these
-records' queries (`solver.confidence.fit`) and written there — fit on generated problems only, never on
+records' queries (`solver.solving.confidence.fit`) and written there — fit on generated problems only, never on
 official ones; the shipped model is `solver/data/confidence.json`. `--picture`: the reliability diagram.
 """
 
@@ -21,7 +21,7 @@ from pathlib import Path
 from PIL import Image, ImageDraw
 
 from dsl.dataset import atomic_write_text
-from solver.confidence import FEATURES, calibrated, calibration_figures, fit
+from solver.solving.confidence import FEATURES, calibrated, calibration_figures, fit
 
 BINS = 10
 

@@ -32,7 +32,7 @@ Figures (all images of all problems):
   exact_top1_strokes_ignored     top-1 equal when stroke types are ignored
 With `--refine`, `benchmarks.refine_metrics.measure(items)` (the search side's render-and-compare
 refinement of these proposals) adds its keys to the output. `--product` decodes and refines as the
-product does (`solver.perceive.PixelPerception`): its top-k and beam, each problem's 14 images decoded
+product does (`solver.reading.perception.PixelPerception`): its top-k and beam, each problem's 14 images decoded
 in the order and batches the product decodes them in, then `refine_perceived` per image.
 """
 
@@ -77,7 +77,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--threads", type=count(1, 64), default=2)
     parser.add_argument("--refine", action="store_true", help="also run benchmarks.refine_metrics.measure")
     parser.add_argument("--product", action="store_true",
-                        help="decode and, with --refine, refine as the product does (solver.perceive: its top-k and "
+                        help="decode and, with --refine, refine as the product does (solver.reading.perception: its top-k and "
                              "beam, a problem's images decoded together; a free-form top reading is kept and fitted, "
                              "other images are searched from the shape classifier's library shapes)")
     parser.add_argument("--json", type=Path, default=None, help="write the figures here")
@@ -208,11 +208,11 @@ def exact(proposals, truth: ImageProgram, free_form: bool) -> dict[str, list[boo
 
 def decoded(model: Decoder, images: list[np.ndarray], args: argparse.Namespace) -> list:
     """The decoder's proposals for `images`; with --product, one problem's images in the product's order
-    and batches (`solver.perceive.decoded_in_batches`: an image's readings depend a little on the images
+    and batches (`solver.reading.perception.decoded_in_batches`: an image's readings depend a little on the images
     it is decoded with)."""
     if not args.product:
         return decode_images(model, images, top_k=args.top_k, beam_width=args.beam)
-    from solver.perceive import decoded_in_batches
+    from solver.reading.perception import decoded_in_batches
 
     order = SOLVING_ORDER if len(images) == PROBLEM_IMAGES else range(len(images))
     out = decoded_in_batches(model, [images[k] for k in order], args.top_k, args.beam)
@@ -220,8 +220,8 @@ def decoded(model: Decoder, images: list[np.ndarray], args: argparse.Namespace) 
 
 
 def product_refiner():
-    """(image, decoder proposals) -> the product's `Perceived` (`solver.perceive`, one process)."""
-    from solver.perceive import PixelPerception, refine_perceived
+    """(image, decoder proposals) -> the product's `Perceived` (`solver.reading.perception`, one process)."""
+    from solver.reading.perception import PixelPerception, refine_perceived
 
     perception = PixelPerception()
 
@@ -236,8 +236,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.json:
         check_output_file(args.json, "--json")
-    if args.product:  # the product's decoding (`solver.perceive.PixelPerception`, one worker)
-        from solver.perceive import BEAM, TOP_K
+    if args.product:  # the product's decoding (`solver.reading.perception.PixelPerception`, one worker)
+        from solver.reading.perception import BEAM, TOP_K
 
         args.top_k = args.top_k or TOP_K
         args.beam = args.beam or BEAM

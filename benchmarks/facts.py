@@ -38,10 +38,10 @@ from tqdm import tqdm
 
 from dsl.dataset import atomic_write_text
 from dsl.owned import check_output_folder
-from solver.facts_lang import FactLiteral
-from solver.facts_in import problem_from_dict
-from solver.facts_report import write_facts_report
-from solver.facts_solve import solution_record, solve_facts
+from solver.facts_in.lang import FactLiteral
+from solver.facts_in.problem import problem_from_dict
+from solver.facts_in.report import write_facts_report
+from solver.facts_in.solve import solution_record, solve_facts
 
 ACTIONS = ("ride", "feed", "hold", "wash", "push", "pet", "carry", "kick", "throw", "hug", "walk", "board")
 THINGS = ("horse", "bike", "dog", "cat", "ball", "boat", "car", "elephant", "umbrella", "skateboard", "cup", "kite")
@@ -313,7 +313,7 @@ def with_noise(problem: dict, rng: random.Random, share: float) -> dict:
 
 
 def concept_key(concept: list[str]) -> tuple:
-    """The canonical form of a concept's literals (as `solver.facts_lang.FactRule.key`)."""
+    """The canonical form of a concept's literals (as `solver.facts_in.lang.FactRule.key`)."""
     return tuple(sorted(FactLiteral.from_symbol(clingo.parse_term(term)).key for term in concept))
 
 

@@ -3,7 +3,7 @@
     bongard-solver bench grouped --data ROOT --split NAME [--limit N] [--group 4] [--json OUT]
 
 Solves the split's problems from pixels twice on the CPU, one process: one problem at a time (`eval`'s
-path) and in groups of `--group` (`solver.grouped.ProblemGroups`) whose decode requests are decoded in one
+path) and in groups of `--group` (`solver.reading.grouped.ProblemGroups`) whose decode requests are decoded in one
 call, all their images in one batch, as `--device cuda` decodes them (on the CPU `eval` keeps each
 problem's own batches instead). Counts the images read otherwise, the problems labelled or ruled otherwise,
 and gives each run's accuracy and seconds (a GPU's speed is not measured here).
@@ -18,10 +18,10 @@ import time
 from pathlib import Path
 
 from perception.batching import one_call
-from solver import execution
-from solver.commands import evaluate_problem, plan_jobs
-from solver.grouped import ProblemGroups
-from solver.perceive import decoded_in_batches
+from solver.app import execution
+from solver.app.commands import evaluate_problem, plan_jobs
+from solver.reading.grouped import ProblemGroups
+from solver.reading.perception import decoded_in_batches
 
 
 def with_readings(job, perception, dump) -> dict:

@@ -5,7 +5,7 @@
 
 ROOT is a small generated dataset (`bongard-solver generate --out ROOT --ff 2 --basic 1 --abstract 1`);
 the cases (`benchmarks._hostile_cases`) break copies of it under DIR. Every case runs in this process (the
-command line through `solver.cli.main`) under an alarm, and ends as one of
+command line through `solver.app.cli.main`) under an alarm, and ends as one of
 
     clear      the expected error: exit code 1 or 2 (an exception of the API's own error classes) with
                one line naming the file or option at fault
@@ -82,7 +82,7 @@ def judge_cli(case: dict, code: object, stderr: str) -> str:
 
 
 def run_cli(case: dict, timeout: float) -> tuple[str, str]:
-    from solver.cli import main
+    from solver.app.cli import main
 
     err, out = io.StringIO(), io.StringIO()
     code: object = None
@@ -108,7 +108,7 @@ def run_cli(case: dict, timeout: float) -> tuple[str, str]:
 
 def run_api(case: dict, timeout: float) -> tuple[str, str]:
     from dsl.dataset import DatasetError
-    from solver.api import SolverError
+    from solver.solving.api import SolverError
 
     errors = (SolverError, DatasetError) + tuple(case.get("errors", ()))
     signal.signal(signal.SIGALRM, _alarm)

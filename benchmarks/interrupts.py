@@ -85,7 +85,7 @@ def _as_in_a_terminal() -> None:
 
 
 def command(args: argparse.Namespace, out: Path) -> list[str]:
-    return [sys.executable, "-m", "solver.cli", "eval", "--data", str(args.data), "--split", args.split,
+    return [sys.executable, "-m", "solver.app.cli", "eval", "--data", str(args.data), "--split", args.split,
             "--workers", str(args.workers), "--json", str(out)]
 
 

@@ -24,11 +24,15 @@ from pathlib import Path
 THIS = Path(__file__).resolve().parent.parent
 
 # The solving process of one checkout: reads problem folders on stdin, one per line, and writes a JSON line for
-# each. Only `PixelPerception` and `solve_folder`, so that an older checkout serves as well.
+# each. Only `PixelPerception` and `solve_folder`, found where an older checkout has them too.
 SERVE = """
 import json, sys
-from solver.perceive import PixelPerception
-from solver.product import solve_folder
+try:
+    from solver.reading import PixelPerception
+    from solver.solving import solve_folder
+except ImportError:  # a checkout from before solver's rooms
+    from solver.perceive import PixelPerception
+    from solver.product import solve_folder
 with PixelPerception(workers=int(sys.argv[1])) as perception:
     print(json.dumps({"ready": True}), flush=True)
     for line in sys.stdin:

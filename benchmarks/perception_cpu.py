@@ -1,4 +1,4 @@
-"""CPU seconds per problem of the pixel path in one process (`solver.product.solve_folder`, one worker, one
+"""CPU seconds per problem of the pixel path in one process (`solver.solving.folder.solve_folder`, one worker, one
 torch thread): CPU time is steadier than wall time on a shared machine.
 
     bongard-solver bench perception_cpu --sets ROOT:KIND:N [ROOT:KIND:N ...] [--old] [--json OUT]
@@ -21,8 +21,8 @@ from dsl.dataset import atomic_write_text
 def main(argv: list[str] | None = None) -> int:
     import torch
 
-    from solver.perceive import PixelPerception
-    from solver.product import solve_folder
+    from solver.reading.perception import PixelPerception
+    from solver.solving import solve_folder
 
     parser = argparse.ArgumentParser(prog="bongard-solver bench perception_cpu", description=__doc__.splitlines()[0])
     parser.add_argument("--sets", nargs="+", required=True, help="ROOT:KIND:N")

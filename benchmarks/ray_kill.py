@@ -30,7 +30,7 @@ FINISH_SECONDS = 3600.0  # the run's time to finish after the kill, at most
 
 
 def command(args: argparse.Namespace, out: Path) -> list[str]:
-    return [sys.executable, "-m", "solver.cli", "eval", "--data", str(args.data), "--split", args.split,
+    return [sys.executable, "-m", "solver.app.cli", "eval", "--data", str(args.data), "--split", args.split,
             "--ray", "local", "--workers", str(args.workers), "--json", str(out)]
 
 

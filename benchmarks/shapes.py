@@ -4,7 +4,7 @@
     bongard-solver bench shapes --data generated --limit 2000 --json OUT   # our renders, a fresh seed
 
 Every image of the split whose program draws library shapes only (free-form images are skipped). The truth
-is the library group of each true shape (`solver.categories.exact_shape_categories`). Figures:
+is the library group of each true shape (`dsl.categories.exact_shape_categories`). Figures:
   one_shape_top1, one_shape_top5     images of one shape: the true group is the whole image's top-1 / in its top 5
   two_shapes_parts_top3              images of two shapes split into two ink parts: each shape's group is
                                      in the top 3 of its part (the parts matched to the shapes either way)
@@ -42,7 +42,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def _items(args: argparse.Namespace) -> list[tuple[np.ndarray, tuple[int, ...]]]:
     from perception.shapes import group_of, sample_library_image
-    from solver.categories import exact_shape_categories
+    from dsl.categories import exact_shape_categories
 
     index = group_of()
     if args.data == "generated":

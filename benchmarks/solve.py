@@ -24,9 +24,9 @@ from dsl.options import count, fraction, path_text, seconds
 from dsl.owned import check_output_file, marked_json
 from dsl.types import ImageProgram, Shape
 from solver import solve_problem
-from solver.api import as_input
-from solver.facts import CategorySource, problem_facts
-from solver.induce import DEFAULT_TIME_LIMIT
+from solver.solving import as_input
+from solver.induction.facts import CategorySource, problem_facts
+from solver.induction.optimal import DEFAULT_TIME_LIMIT
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

@@ -213,7 +213,7 @@ def image_features(program: ImageProgram) -> ImageFeatures:
 
 def shape_features(program: ImageProgram | None) -> tuple:
     """The features of each shape of `program` alone, as `remember_features` takes them: a worker process that
-    read an image computes what the problem's facts will ask of each shape (`solver.facts.shape_facts`). Nothing
+    read an image computes what the problem's facts will ask of each shape (`solver.induction.facts.shape_facts`). Nothing
     for no program, or when a shape cannot be taken (the facts compute it again then, and report the fault)."""
     if program is None:
         return ()
@@ -308,7 +308,7 @@ def table_disagreements(program: ImageProgram) -> tuple[str, ...]:
     """The attributes on which the shape table labels a shape of `program` that is a library shape (exactly, strokes
     aside) otherwise than its features are computed here: a fact of the image that the table disputes. Features
     are never taken from the table (module docstring); a label resting on a disputed fact is less sure
-    (`solver.confidence`)."""
+    (`solver.solving.confidence`)."""
     table = _table_disagreements()
     return tuple(sorted({name for shape in program.shapes
                          for name in table.get(shape.with_strokes(StrokeType.NORMAL), ())}))

@@ -48,3 +48,6 @@ GAP_COST = 2.5  # an action of one shape with no counterpart in the other (more 
 
 # dsl.walk: centrelines of the turtle state in pixels; set by hand (enough for render-and-compare), not tuned.
 ARC_POINTS = 9  # points per arc centreline
+
+# dsl.categories: the library look-up of exact shape categories; set by hand.
+LENGTH_BUCKET = 0.05  # units of total line length per bucket of the library look-up (rounding moves a total < 0.005)

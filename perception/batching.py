@@ -8,7 +8,7 @@ A batch runs when every problem still running is waiting in `decode`, so its req
 live problem, in problem order: the batches depend on the problems only, never on timing (the readings do
 not change from one run to the next). `decode_requests` turns the list of requests (each a list of images)
 into the list of their proposals; `one_call` makes it one batched call over all their images, the form for
-a GPU (`solver.grouped`).
+a GPU (`solver.reading.grouped`).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """`train-decoder` on several processes: DistributedDataParallel under `torchrun`, or one process alone.
 
-    torchrun --standalone --nproc_per_node 2 -m solver.cli train-decoder --out ckpt.pt --threads 1 ...
+    torchrun --standalone --nproc_per_node 2 -m solver.app.cli train-decoder --out ckpt.pt --threads 1 ...
 
 Each process (rank) reads its own stream of generated batches (seeded by the seed and the rank) of
 `--batch-size / world size` images, so the optimiser still steps on `--batch-size` images a step and the

@@ -6,7 +6,7 @@ roughly; naming the shape from the picture and fitting that shape's exact progra
 classifier proposes library shapes; the enumerator (`search.refine`) fits and compares them like any other
 proposal, so a wrong guess costs only its pixel score.
 
-Classes are the library's geometric groups: shapes that draw the same picture (`solver.categories`) share
+Classes are the library's geometric groups: shapes that draw the same picture (`search.categories`) share
 one class (627 shapes, 626 groups). The input is the ink crop at `ShapeConfig.size` px (as
 `perception.data.prepare_image` makes it); the output is a softmax over the groups. A picture of two shapes
 is taught as half of each group; at inference a two-shape image is also classified part by part: its two
@@ -56,7 +56,7 @@ class ShapeConfig:
 @functools.cache
 def shape_groups() -> tuple[tuple[str, ...], ...]:
     """The classes: library shapes grouped by drawing (a group's names in library order)."""
-    from solver.categories import exact_shape_categories
+    from dsl.categories import exact_shape_categories
 
     groups: dict[tuple[str, ...], None] = {}
     for entry in load_library().values():

@@ -6,7 +6,7 @@ Batches come from `perception.data.TrainingStream` (programs sampled, rendered a
 a DataLoader worker). Under `torchrun` the run is shared out over processes with
 DistributedDataParallel, the same recipe (`perception.distributed`):
 
-    torchrun --standalone --nproc_per_node 2 -m solver.cli train-decoder --out ckpt.pt --threads 1 ...
+    torchrun --standalone --nproc_per_node 2 -m solver.app.cli train-decoder --out ckpt.pt --threads 1 ...
 
 Validation uses a fixed set of held-out generated images (another seed); it reports
 the loss, and the action-kind and stroke-type accuracy of teacher-forced steps on the most likely target

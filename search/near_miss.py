@@ -15,7 +15,7 @@ changed). So an image is checked against the hypothesis H and H's one-action nei
              `perception.decode.read_strokes`).
 
 `check` returns the evidence (`Check`); the caller decides what it means with the noise the set-A images
-show (`solver.hypotheses`).
+show (`solver.reading.pipeline`).
 """
 
 from __future__ import annotations

@@ -354,7 +354,7 @@ def refine_image(
     `shape_logp(shape)`: a log-probability (the proposals' units) of a library shape, None for other shapes; a
     candidate made of shapes that all have one pays it in place of its proposal's (library shapes reached by edits
     pay their own). `stroke_types=False`: no stroke is chosen, every action is drawn normal (the poses polished so),
-    for an image whose stroke types nothing asks of (a library problem's, outside set A: `solver.hypotheses`)."""
+    for an image whose stroke types nothing asks of (a library problem's, outside set A: `solver.reading.pipeline`)."""
     started = time.perf_counter()
     proposals = list(proposals)
     if not proposals:

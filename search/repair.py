@@ -1,5 +1,5 @@
 """Decoder readings with one kind of stray part removed: the programs the free-form tracer is seeded with
-when the decoder's own reading led it nowhere (`solver.traced.traced_off_grid`).
+when the decoder's own reading led it nowhere (`solver.reading.traced.traced_off_grid`).
 
     repairs(program) -> list[ImageProgram]
 

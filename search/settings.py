@@ -189,7 +189,7 @@ SCREEN_KEEP = 2  # neighbours fitted in full after the screen, best screened fir
 SYMMETRY_TURNS = np.arange(0.0, 360.0, 30.0)  # degrees: turns of a shape's fitted pose about its centroid
 # (search.pose.turned) refined to find the poses its centreline cannot tell apart. A free-form shape's symmetries turn
 # it by multiples of 30 degrees (its turns are); a circle's centreline fits every turn and only its strokes tell which
-# is right (the decoder choosing among the poses, solver.hypotheses._judged_readings). On 24 random poses each (seed 7) of
+# is right (the decoder choosing among the poses, solver.reading.pipeline._judged_readings). On 24 random poses each (seed 7) of
 # a circle of four stamped quarter arcs and a straight run of two lines, the poses whose strokes the decoder then
 # misjudged: 0 of 24 and 0 of 24 (every 10 degrees, 36 poses to judge for a circle: 0 and 0; 8 heading guesses from
 # the ink's moments, as before: 8 and 7)
@@ -200,3 +200,6 @@ SYMMETRY_EVALS = 30  # sparse-score evaluations refining each of them
 SYMMETRY_TOLERANCE = 0.4  # px: refined centreline fits within this of the best are such poses (a shape with a
 # symmetry fits its ink as well turned round; only its strokes tell which way it lies)
 STROKE_POLISH_EVALS = 60  # pixel-score evaluations polishing the chosen pose (as search.strokes.POLISH_EVALS)
+
+# search.categories: library categories of decoded shapes; set by hand.
+MIN_MATCH_SCORE = 0.95  # `search.matching` score (0-1) a decoded shape needs to take a library group's names

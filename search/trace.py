@@ -27,7 +27,7 @@ image: the failure of the pixel score, which does not object to retracing, does 
 shape is a chain of the generator's moves, so its travel-form turns are 0, 90 or 120, all to one side,
 and its arcs turn to that side with no turn before them (`_grammar`); a negative breaks this once, but
 never turns an arc the other way: a walk's arcs all turn to one side (ARCS_AGREE; the off-grid gate's quick
-first trace, `solver.traced`, walks both ways).
+first trace, `solver.reading.traced`, walks both ways).
 
 When no reading covers FULL_COVERAGE of the ink (the decoder read the unit wrongly), the first reading's
 starts and both ends of every ink part (`search.paths.ink_ends`) are traced again at the painter's units

@@ -7,7 +7,7 @@ file names, report layout and the weights fitted by `bench calibration --fit` (s
 
 from __future__ import annotations
 
-# solver.traced: gates of the free-form tracer on the product's path, tuned on generated free-form problems
+# solver.reading.traced: gates of the free-form tracer on the product's path, tuned on generated free-form problems
 # (seed 4242) with the figures below; official dev checked.
 TRACE = True  # free-form readings are checked by the tracer (`traced_reading`), off-grid ones traced
 # (`traced_off_grid`)
@@ -46,27 +46,23 @@ GRID_SHARE = 0.3  # ... and at least this share of the decoder's top reading lie
 # dev: 101 dev_bd and 239 dev_hd images are read that poorly, larger shapes fit worse; 8 and 4 of them with an
 # unsure classifier and this share; a full trace takes 1-25 s there)
 
-# solver.reconcile: free-form readings made without a hypothesis, tuned on generated free-form problems (seeds 4242
+# solver.reading.reconcile: free-form readings made without a hypothesis, tuned on generated free-form problems (seeds 4242
 # and 8080).
 CONSENSUS_MIN = 3  # set-A images that must agree on a free-form reading before the others are checked against it
 CONSENSUS_MARGIN = 0.0  # ... and an image takes it if it draws the image within this (mean grey difference) of its own
 STROKE_SLACK = 2.0  # window pixel-score units beyond the A images' least stroke margin before a stroke is changed
 
-# solver.product: reading a problem's files; measured.
-READ_THREADS = 2  # threads reading a problem's image files (`solver.product.solve_folder`): Pillow's PNG decoder lets
+# solver.app.product: reading a problem's files; measured.
+READ_THREADS = 2  # threads reading a problem's image files (`solver.solving.folder.solve_folder`): Pillow's PNG decoder lets
 # the other thread run, so the 14 official RGB images of a problem take about half as long (33 -> 18 ms on 2 cores)
 
-# solver.evidence: which images can be drawings at all; set by hand from official images (the figures below).
+# solver.reading.evidence: which images can be drawings at all; set by hand from official images (the figures below).
 INK_BELOW = 128  # grey levels under this are ink (images: 255 = white background)
 MAX_INK_SHARE = 0.15  # share of pixels that are ink, at most; official images: at most 0.034
 MAX_ISOLATED_SHARE = 0.05  # share of ink pixels with no ink neighbour; official images: 0
 MIN_READABLE = 2  # readable context images each side needs for a rule to be induced
 
-# solver.categories: library categories of decoded shapes; set by hand.
-LENGTH_BUCKET = 0.05  # units of total line length per bucket of the library look-up (rounding moves a total < 0.005)
-MIN_MATCH_SCORE = 0.95  # `search.matching` score (0-1) a decoded shape needs to take a library group's names
-
-# solver.facts: tolerances of near stroke-sequence facts: name -> (length tolerance in units, angle tolerance in
+# solver.induction.facts: tolerances of near stroke-sequence facts: name -> (length tolerance in units, angle tolerance in
 # degrees, stroke types ignored). Their cost is in sequence.lp; set by hand.
 TOLERANCES: dict[str, tuple[float, float, bool]] = {
     "values": (0.1, 10.0, False),
@@ -74,11 +70,11 @@ TOLERANCES: dict[str, tuple[float, float, bool]] = {
     "strokes": (0.1, 10.0, True),
 }
 
-# solver.induce: the clingo budget; set by hand.
+# solver.induction.optimal: the clingo budget; set by hand.
 DEFAULT_TIME_LIMIT = 10.0  # seconds per problem
 DEFAULT_MAX_RULES = 64  # optimal rules enumerated at most
 
-# solver.api: which rules compete in the abstract vote; set by hand.
+# solver.solving.api: which rules compete in the abstract vote; set by hand.
 ALL_FITTING_RULES = 4096  # best-fitting attribute and count rules enumerated at most
 EXTRA_ERRORS = 2  # rules misclassifying up to this many more context images than the best also compete (the
 # posterior charges each misfit NOISE): the table labels a few shapes against their drawing (docs/attributes.md), and
@@ -87,7 +83,7 @@ EXTRA_ERRORS = 2  # rules misclassifying up to this many more context images tha
 EXTRA_CATEGORY_ERRORS = 2  # ... and rules of shape categories up to this many more (perception misreads a shape
 # in one or two images of A; generated basic problems from pixels, tuning seed 3131)
 
-# solver.posterior: the size principle's prior and noise, tuned on generated abstract problems (oracle programs).
+# solver.induction.posterior: the size principle's prior and noise, tuned on generated abstract problems (oracle programs).
 LENGTH_PENALTY = 2.0  # nats per unit of rule length
 NEGATION_PENALTY = 2.0  # nats per negated literal, beyond its length
 POOL_MIN = 10  # a pair concept's pools (both literals, each without the other) hold at least this many shapes
@@ -97,8 +93,8 @@ KEEP = 1e-4  # rules whose posterior is below KEEP times the best are dropped
 UNNAMED_COUNT_PENALTY = 6.0  # nats per count equality no table attribute names (as SMALL_POOL_PENALTY: spec 3.4
 # draws no such concept; checked on generated abstract problems, oracle programs, seeds 3131 / 4242 / 5353)
 
-# solver.prior -> family.lp: the family prior. A context shape is read as a library shape when it has a category
-# (`solver.categories`); how often, under each kind of generator, is evidence for the generator (family.lp), charged to
+# solver.induction.prior -> family.lp: the family prior. A context shape is read as a library shape when it has a category
+# (`search.categories`); how often, under each kind of generator, is evidence for the generator (family.lp), charged to
 # stroke sequences on library readings and to categories on free-form ones, in misclassified images (NOISE above).
 LIBRARY_READINGS = {  # generator -> probability that one of its context shapes is read as a library shape
     "library": 0.995,  # basic and abstract generators: their shapes are library shapes, perception misreads a few.
@@ -109,14 +105,14 @@ LIBRARY_READINGS = {  # generator -> probability that one of its context shapes 
     # categories); with programs (exact categories), seeds 3131 8181 8282 9191 9292 4343: 298 of 4872
 }
 
-# solver.facts_solve: the language bias of problems given as facts; set by hand.
+# solver.facts_in.solve: the language bias of problems given as facts; set by hand.
 MAX_ATOMS = 3  # facts in one literal's conjunction at most
 ERROR_WEIGHT = 3  # a misclassified context image costs as much as this many facts of a rule
 
-# solver.explain: set by hand.
+# solver.explaining.explanation: set by hand.
 UNDECIDED = 0.5  # a chosen rule scoring less than this: the text says the evidence does not decide
 
-# solver.hypotheses: the problem-level perception, tuned on the generated tuning set (seed 3131).
+# solver.reading.pipeline: the problem-level perception, tuned on the generated tuning set (seed 3131).
 LIBRARY_SURE_A = 4  # set-A images (of 6) the classifier must be sure of for the problem to be read as library
 # shapes at once; with fewer, two set-A images are decoded first to look for a free-form program. Generated tuning
 # seeds 3131 + 1212 + 5151 + 5252 (160 problems per type): exactly 4 sure in 3 free-form, 16 basic and 16 abstract
@@ -125,39 +121,39 @@ LIBRARY_SURE_A = 4  # set-A images (of 6) the classifier must be sure of for the
 # abstract 0.94 -> 0.54. With 3: 9 free-form problems, 2 labels lost
 LIBRARY_AGREE_CONFIDENCE = 0.5  # the classifier's top probability (for an image of two ink parts: its less sure part's)
 # from which its first library shape counts towards set A's shared library reading when it is sure of fewer than
-# LIBRARY_SURE_A set-A images (`solver.hypotheses._library_drawn`). Generated tuning seeds 3131 + 5151: each of the 17
+# LIBRARY_SURE_A set-A images (`solver.reading.pipeline._library_drawn`). Generated tuning seeds 3131 + 5151: each of the 17
 # basic problems whose set A took the decode path has one library reading named so for at least 4 set-A images (that
 # program fits 3-6 of them within LEVEL_PX), as have 17 of the 74 such free-form problems (it fits 8 of those)
 LIBRARY_STROKES_VARY = 0.05  # coefficient of variation (std / mean, no unit) of set A's ink pixels per px of the
-# centreline of the library shapes the classifier names (`solver.hypotheses._ink_per_length`, the scale read from
+# centreline of the library shapes the classifier names (`solver.reading.pipeline._ink_per_length`, the scale read from
 # the ink's spread), over the set-A images named so, from which their strokes are taken to differ from image to image
-# (a basic problem's) and the problem is read as library shapes at once (`solver.hypotheses._library_drawn`).
+# (a basic problem's) and the problem is read as library shapes at once (`solver.reading.pipeline._library_drawn`).
 # Generated tuning seeds 3131 + 5151 + 12121 (ff), the problems that pass the test before: free-form 30, 0.001-0.040
 # (one program, the same strokes); basic 17, 0.013-0.176, 14 of them >= 0.059 (the other 3 take the decode path)
 DRAWABLE_TOLERANCE = 0.1  # relative tolerance (of a line's length to the others', of a turn to 30 degrees, of an arc to
 # a quarter circle of half a line's radius; `dsl.free_form.free_form_drawable`) within which a library shape counts as
-# one a free-form program draws (`solver.hypotheses._drawable_names`): 0.1 of a 150-260 px line is 15-26 px, far
+# one a free-form program draws (`solver.reading.pipeline._drawable_names`): 0.1 of a 150-260 px line is 15-26 px, far
 # beyond LEVEL_PX. The same 32 of the 627 shapes at 0.01-0.1 (36 at 0.2), so the choice hardly matters
 OFFERED_NAMES = 2  # groups of names per image (or ink part) taken as what the classifier offers for it, among which a
 # shape a free-form program draws keeps set A's strokes that do not vary a sign of a free-form program
-# (`solver.hypotheses._library_drawn`); set by hand: a stamped circle (tests) has `closed_circle` second
+# (`solver.reading.pipeline._library_drawn`); set by hand: a stamped circle (tests) has `closed_circle` second
 CHECK_BATCH = 3  # set-B images of a free-form problem checked against H in one job, their strokes read in one batch
-# of the decoder (`solver.hypotheses._checked_many`), each query first in a job with CHECK_BATCH of them (a job per
+# of the decoder (`solver.reading.pipeline._checked_many`), each query first in a job with CHECK_BATCH of them (a job per
 # query alone: the same labels, rules and confidences on generated ff tuning seeds 3131 + 5151 + 12121 + 13131, 200
 # problems, check stage median 0.28 -> 0.26 s)
 CONTEXT_JOBS = 2  # jobs reading the strokes of a free-form problem's set-A images for the context margin
-# (`solver.hypotheses._context_margin`), in the worker processes as they come free of the check jobs. Read in this
+# (`solver.reading.pipeline._context_margin`), in the worker processes as they come free of the check jobs. Read in this
 # process instead, beside the two workers (three processes on two cores): generated ff tuning seeds 3131 + 5151 +
 # 12121 + 13131 (200 problems, the two codes alternating problem by problem, --workers 2): the same labels, rules and
 # confidences; median s a problem 0.628 -> 0.598, and 0.99 -> 0.73 on the 21 problems more than 0.15 s faster
 DECODE_FIRST = 2  # set-A images read in full to form the free-form hypotheses
 CHECKED_READ_BEAM = 3  # beam width decoding the images of a free-form problem read in full once H is known (doubtful
-# queries, images nothing explains; `solver.hypotheses._read_checked`): generated ff tuning seeds 3131 + 1212 + 5151,
+# queries, images nothing explains; `solver.reading.pipeline._read_checked`): generated ff tuning seeds 3131 + 1212 + 5151,
 # 120 problems, the doubtful queries alone: the same labels, rules and confidences as BEAM = 6, read stage 0.38 ->
 # 0.34 s a problem (mean)
 FORM_BEAM = 3  # beam width decoding them: their top reading is all a hypothesis needs (generated ff tuning seeds
 # 3131 + 4343, 120 problems: the same labels and confidences as the full BEAM = 6, 15 % less time per problem; 2 lost 2)
-FORM_GRID_SHARE = 0.9  # share of a decoded set-A image's top reading on the free-form grid (solver.traced.grid_share)
+FORM_GRID_SHARE = 0.9  # share of a decoded set-A image's top reading on the free-form grid (solver.reading.traced.grid_share)
 # from which its full reading may form a free-form program, when no proposal lies on the grid (`_free_form_proposed`).
 # Generated tuning seeds: 1212, every free-form problem's two decoded images have a proposal on the grid (beam 3),
 # no basic problem's, and 1 of 40 basic problems has a top reading with share >= 0.9 (3 >= 0.6); 7070, one free-form
@@ -176,8 +172,8 @@ LEVEL_PX = 2.5  # px of centreline fit (`search.pose.fit`, 512 px images) within
 # explains an image (tuning set, seed 3131: set-A images fit their true program at 0.3-2.2 px; a hypothesis read
 # wrongly fits set A at 3.8-5.4 px)
 
-# solver.perceive: the per-image reading (decoder, classifier, search); set by hand or tuned on generated problems
-# as each line says (solver/perceive.py's docstring has the figures).
+# solver.reading.perception: the per-image reading (decoder, classifier, search); set by hand or tuned on generated problems
+# as each line says (solver/reading/perception.py's docstring has the figures).
 TOP_K = 6  # decoder proposals kept per image (the beam's best distinct readings)
 TRACE_BELOW_CONFIDENCE = 0.9  # off-grid images are traced only when the shape classifier is less sure than
 # this of a library shape (official dev: abstract images 0.998 median, basic 0.97, off-grid free-form 0.43)
@@ -204,7 +200,7 @@ LIBRARY_LOGP_SCALE = 10.0  # the classifier's log-probabilities are given to the
 # library shapes the enumerator starts from when no decoder is used (the "search without the decoder" ablation)
 SEED_LIBRARY_SHAPES = ("equilateral_traingle", "square", "closed_circle", "regular_hexagon", "closed_semi_circle")
 
-# solver.confidence: the evidence features of a query's confidence; set by hand (the weights are fitted: solver/data/).
+# solver.solving.confidence: the evidence features of a query's confidence; set by hand (the weights are fitted: solver/data/).
 STROKE_SCALE = 30.0  # stroke-margin units counted as one px of geometric margin. Chosen for the window pixel
 # scores the stroke check first used (tuning set, seed 3131: 7-200 units on set A); the check now gives decoder
 # nats (-26 to +5 on the same set), so this scale shrinks the stroke side: to be refitted with the weights (the

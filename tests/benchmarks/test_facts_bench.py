@@ -8,7 +8,7 @@ import random
 import pytest
 
 from benchmarks.facts import FAMILIES, concept_key, generate_problem, main, run_problem
-from solver.facts_in import problem_from_dict
+from solver.facts_in.problem import problem_from_dict
 
 
 @pytest.mark.parametrize("family", FAMILIES)

@@ -7,7 +7,7 @@ import torch
 
 from perception import distributed
 from perception.device import resolve_device
-from solver.perceive import PixelPerception
+from solver.reading.perception import PixelPerception
 
 
 def test_auto_resolves_to_the_cpu_without_a_gpu(monkeypatch):

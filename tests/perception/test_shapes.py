@@ -9,7 +9,7 @@ from perception.shapes import (
     DEFAULT_CHECKPOINT, ShapeClassifier, ShapeConfig, group_of, ink_parts, library_guesses, load_classifier, shape_groups,
     soft_targets,
 )
-from solver.perceive import library_plan, library_proposals
+from solver.reading.perception import library_plan, library_proposals
 
 
 def test_every_library_shape_is_in_exactly_one_group():
@@ -68,7 +68,7 @@ def test_an_image_of_two_parts_is_planned_part_by_part():
 
 
 def test_the_classifier_confidence_is_the_plans():
-    from solver.perceive import classifier_confidence
+    from solver.reading.perception import classifier_confidence
 
     square, circle = ("square",), ("closed_circle",)
     guesses = {"whole": [(square, 0.5)], "parts": [[(square, 0.9)], [(circle, 0.8)]],
@@ -82,7 +82,7 @@ def test_the_classifier_confidence_is_the_plans():
 def test_the_plan_prices_every_library_shape_by_the_classifier():
     from math import log
 
-    from solver.perceive import LIBRARY_LOGP_SCALE, _scaled_logp
+    from solver.reading.perception import LIBRARY_LOGP_SCALE, _scaled_logp
 
     square, circle = ("square",), ("closed_circle",)
     guesses = {"whole": [(square, 0.5), (circle, 0.25)], "parts": [[(square, 0.9)], [(circle, 0.8)]],
@@ -111,7 +111,7 @@ def test_the_shipped_classifier_names_plain_library_shapes():
 
 
 def test_train_shapes_writes_a_checkpoint_that_loads(tmp_path):
-    from solver.cli import main
+    from solver.app.cli import main
 
     out = tmp_path / "shapes.pt"
     assert main(["train-shapes", "--out", str(out), "--images", "80", "--epochs", "1", "--batch", "16",

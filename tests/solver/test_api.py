@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from dsl.dataset import load_problem, read_programs
-from solver import ProblemInput, SolverError, api, solve_problem
-from solver.rules import Family
+from solver import ProblemInput, SolverError, solve_problem
+from solver.solving import programs as solving_programs
+from solver.induction.rules import Family
 
 from tests.official import OFFICIAL_DEV
 pytestmark = pytest.mark.skipif(not OFFICIAL_DEV.exists(), reason="official_dev data not available")
@@ -109,7 +110,7 @@ def test_pixels_without_perception_use_the_default_pipeline(monkeypatch):
         calls.append(len(images))
         return [entry.positives[0]] * len(images)
 
-    monkeypatch.setattr(api, "_default_perception", lambda: perception)
+    monkeypatch.setattr(solving_programs, "default_perception", lambda: perception)
     solve_problem(ProblemInput([drawn] * 6, list(entry.negatives[:6]), [drawn, entry.negatives[6]]))
     assert calls == [7]
 

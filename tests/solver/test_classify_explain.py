@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import random
 
-from solver.classify import classify
-from solver.english import literal_phrase
-from solver.explain import explain
-from solver.facts import ImageFacts, ProblemFacts, ShapeFacts
-from solver.induce import Induction, InducedRule, Outcome, induce
-from solver.rules import Comparison, Family, Literal, Rule
-from solver.scoring import concept_of, rule_matches
+from solver.induction.vote import classify
+from solver.explaining.english import literal_phrase
+from solver.explaining.explanation import explain
+from solver.induction.facts import ImageFacts, ProblemFacts, ShapeFacts
+from solver.induction.optimal import Induction, InducedRule, Outcome, induce
+from solver.induction.rules import Comparison, Family, Literal, Rule
+from solver.app.scoring import concept_of, rule_matches
 
 
 def readings(counts: dict) -> dict[str, tuple[int, ...]]:

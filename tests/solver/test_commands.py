@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from solver.cli import main
-from solver.commands import evaluate
-from solver.eval_files import read_records as _read_done
+from solver.app.cli import main
+from solver.app.commands import evaluate
+from solver.app.eval_files import read_records as _read_done
 
 from tests.official import OFFICIAL_DEV
 pytestmark = pytest.mark.skipif(not OFFICIAL_DEV.exists(), reason="official_dev data not available")

@@ -4,7 +4,7 @@ from types import SimpleNamespace
 import pytest
 
 from dsl.features import STRAIGHT_LINE_ATTRIBUTES
-from solver.confidence import (FEATURES, attributes_tested, calibrated, calibration_figures, dissent, features, fit,
+from solver.solving.confidence import (FEATURES, attributes_tested, calibrated, calibration_figures, dissent, features, fit,
                                h_margin)
 
 
@@ -62,14 +62,14 @@ def test_dissent_grows_on_a_log_scale_from_a_kept_rules_least_weight_to_an_even_
 
 def _induction(*literals):
     """An induction's optimal rules, one literal each, as `attributes_tested` reads them."""
-    from solver.induce import InducedRule
-    from solver.rules import Rule
+    from solver.induction.optimal import InducedRule
+    from solver.induction.rules import Rule
 
     return SimpleNamespace(rules=tuple(InducedRule(Rule((literal,)), (0,), frozenset(), {}) for literal in literals))
 
 
 def test_a_library_query_is_disputed_only_on_an_attribute_a_rule_tests():
-    from solver.rules import Comparison, Family, Literal
+    from solver.induction.rules import Comparison, Family, Literal
 
     induction = _induction
     necked = Literal(Family.ATTRIBUTE, "necked")
@@ -84,8 +84,8 @@ def test_a_library_query_is_disputed_only_on_an_attribute_a_rule_tests():
 
 
 def test_a_query_whose_label_rests_on_a_disputed_fact_is_warned_of():
-    from solver.product import _disputed_warnings
-    from solver.rules import Family, Literal
+    from solver.solving.folder import _disputed_warnings
+    from solver.induction.rules import Family, Literal
 
     solution = SimpleNamespace(induction=_induction(Literal(Family.ATTRIBUTE, "necked")))
     evidence = [{"verdict": "library", "disputed": ["necked"]}, {"verdict": "library", "disputed": ["convex"]}, None]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import clingo
 import pytest
 
-from solver.facts import ImageFacts, ProblemFacts, ShapeFacts, write_facts
-from solver.induce import ENCODINGS, Outcome, induce, load_encodings, python_value
+from solver.induction.facts import ImageFacts, ProblemFacts, ShapeFacts, write_facts
+from solver.induction.optimal import ENCODINGS, Outcome, induce, load_encodings, python_value
 
 
 def readings(counts: dict) -> dict[str, tuple[int, ...]]:
@@ -228,12 +228,12 @@ def test_a_count_with_several_readings_matches_each():
 
 
 def test_prior_covers_the_facts_the_solver_writes():
-    """prior.lp is generated from the features (python -m solver.prior): its names must be current."""
+    """prior.lp is generated from the features (python -m solver.induction.prior): its names must be current."""
     import re
     from importlib import resources
 
     from dsl.library import ATTRIBUTES
-    from solver.facts import COUNTED_ATTRIBUTES, COUNTS
+    from solver.induction.facts import COUNTED_ATTRIBUTES, COUNTS
 
     text = resources.files("solver").joinpath("encodings", "prior.lp").read_text()
     attributes = set(re.findall(r"^info\(attr\((\w+)\)", text, re.M))
@@ -242,7 +242,7 @@ def test_prior_covers_the_facts_the_solver_writes():
     assert counts == set(COUNTS)
 
 
-# sequence.lp with tolerances (near facts from solver.facts) -------------------------------------
+# sequence.lp with tolerances (near facts from solver.induction.facts) -------------------------------------
 
 
 def ff_shape(turns=(0, 90, 30, 120), strokes=None, lengths=None, arc_at=None):
@@ -258,7 +258,7 @@ def ff_shape(turns=(0, 90, 30, 120), strokes=None, lengths=None, arc_at=None):
 
 def programs_facts(a, b, queries=()) -> ProblemFacts:
     from dsl.types import ImageProgram
-    from solver.facts import problem_facts
+    from solver.induction.facts import problem_facts
 
     as_images = lambda shapes: [ImageProgram((s,)) for s in shapes]  # noqa: E731
     return problem_facts(as_images(a), as_images(b), as_images(queries))
@@ -273,7 +273,7 @@ def free_form_negatives():
 
 
 def test_tolerances_never_merge_a_free_form_negative():
-    from solver.facts import TOLERANCES, near
+    from solver.induction.facts import TOLERANCES, near
 
     positive = ff_shape()
     for negative in free_form_negatives()[:2]:
@@ -290,7 +290,7 @@ def test_nearness_answers_as_near_for_every_pair_and_tolerance():
     """facts._Nearness (each pair once, counts of action kinds and strokes first, tolerances inferred from
     wider and narrower ones) gives `near`'s answer everywhere, near or not, either way round."""
     from dsl.types import StrokeType
-    from solver.facts import TOLERANCES, _Nearness, near
+    from solver.induction.facts import TOLERANCES, _Nearness, near
 
     shapes = [ff_shape(), ff_shape(turns=(0, 94, 27, 120), lengths=[1.0, 1.06, 0.97, 1.0]),
               ff_shape(turns=(0, 108, 30, 120)), ff_shape(turns=(0, 120, 60)),
@@ -344,7 +344,7 @@ def test_stroke_tolerance_only_when_set_b_differs_in_geometry():
 
 def test_two_shape_images_near_both_programs():
     from dsl.types import ImageProgram
-    from solver.facts import problem_facts
+    from solver.induction.facts import problem_facts
 
     pair = ImageProgram((ff_shape(), ff_shape(turns=(0, 120, 60))))
     noisy = ImageProgram((ff_shape(turns=(0, 120, 64)), ff_shape(turns=(0, 92, 30, 120))))

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from solver.english import rule_english, rule_phrase, shape_words
-from solver.rules import Comparison, Family, Literal, Rule
+from solver.explaining.english import rule_english, rule_phrase, shape_words
+from solver.induction.rules import Comparison, Family, Literal, Rule
 
 
 def attr(name: str, negated: bool = False) -> Literal:
@@ -187,8 +187,8 @@ def test_the_words_of_a_stroke_sequence_name_its_program():
 
     from dsl.canonical import canonical_shape, shape_key
     from dsl.free_form import sample_free_form_shape
-    from solver.english import program_words
-    from solver.facts import shape_text
+    from solver.explaining.english import program_words
+    from solver.induction.facts import shape_text
 
     rng = np.random.default_rng(23)
     said: dict[str, tuple] = {}

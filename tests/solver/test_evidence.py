@@ -1,4 +1,4 @@
-"""Images that cannot be drawings are left out at the input boundary (`solver.evidence`); the API checks
+"""Images that cannot be drawings are left out at the input boundary (`solver.reading.evidence`); the API checks
 what it is given."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from dsl.syntax import parse_image
 from dsl.types import Action, ImageProgram, Shape
-from solver.api import ProblemInput, SolverError, solve_problem
-from solver.evidence import EvidenceError, unreadable_reason
+from solver.solving.api import ProblemInput, SolverError, solve_problem
+from solver.reading.evidence import EvidenceError, unreadable_reason
 
 LINE = parse_image([["line_normal_1.000-0.500"]])
 ARC = parse_image([["arc_normal_0.500_0.625-0.500"]])
@@ -103,7 +103,7 @@ def test_a_fuzzed_program_in_a_problem_is_a_clear_error_or_a_solution(value, ind
 def test_the_speck_share_is_the_share_of_ink_pixels_with_no_inked_neighbour(seed, density):
     from scipy import ndimage
 
-    from solver.evidence import _isolated_share
+    from solver.reading.evidence import _isolated_share
 
     rng = np.random.default_rng(seed)
     ink = rng.random((64, 80)) < density

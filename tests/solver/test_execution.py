@@ -1,4 +1,4 @@
-"""`solver.execution`: `eval` on a local Ray runtime gives the process pool's records, problem for problem,
+"""`solver.app.execution`: `eval` on a local Ray runtime gives the process pool's records, problem for problem,
 and a Ray worker that dies loses only the problem it held, which is run again."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pytest
 
 from dsl.commands import write_dataset
 from dsl.generate import ProblemKind
-from solver import execution
-from solver.commands import evaluate, evaluate_problem, plan_jobs
+from solver.app import execution
+from solver.app.commands import evaluate, evaluate_problem, plan_jobs
 
 ray = pytest.importorskip("ray")
 

@@ -7,10 +7,10 @@ import json
 import pytest
 
 from solver import FactsError, solve_facts
-from solver.cli import main
-from solver.facts_in import load_problem, problem_from_dict
-from solver.facts_report import render_facts_html
-from solver.facts_solve import solution_record
+from solver.app.cli import main
+from solver.facts_in.problem import load_problem, problem_from_dict
+from solver.facts_in.report import render_facts_html
+from solver.facts_in.solve import solution_record
 
 
 def person(action: str, thing: str, extra: tuple[str, ...] = ()) -> list[str]:

@@ -1,4 +1,4 @@
-"""Golden tests of facts_features.lp / facts_rule.lp and of the canonical forms of solver.facts_lang: small
+"""Golden tests of facts_features.lp / facts_rule.lp and of the canonical forms of solver.facts_in.lang: small
 fact sets, their candidate literals, and every literal's ASP text checked against the encoding."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ import clingo
 import pytest
 
 from benchmarks.facts import FAMILIES, generate_problem
-from solver.facts_in import image_bits, problem_from_dict
-from solver.facts_lang import FactLiteral, FactRule, Kind
-from solver import why_facts
-from solver.facts_solve import candidates, prune
+from solver.facts_in.problem import image_bits, problem_from_dict
+from solver.facts_in.lang import FactLiteral, FactRule, Kind
+from solver.facts_in import why as why_facts
+from solver.facts_in.solve import candidates, prune
 
 PERSON_HORSE = ["obj(o1)", "obj(o2)", "cls(o1,person)", "cls(o2,horse)", "rel(o1,ride,o2)"]
 

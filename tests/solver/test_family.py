@@ -10,9 +10,9 @@ import pytest
 
 from dsl.library import load_library, super_classes
 from dsl.types import Action, ImageProgram, Shape, StrokeType
-from solver.facts import CategorySource, ImageFacts, ProblemFacts, ShapeFacts, problem_facts
-from solver.induce import ENCODINGS, induce, load_encodings, python_value
-from solver.rules import Family
+from solver.induction.facts import CategorySource, ImageFacts, ProblemFacts, ShapeFacts, problem_facts
+from solver.induction.optimal import ENCODINGS, induce, load_encodings, python_value
+from solver.induction.rules import Family
 from solver.settings import LIBRARY_READINGS, NOISE
 
 
@@ -84,7 +84,7 @@ def one_shape(sequence: str, categories=()) -> ImageFacts:
 
 def charges(facts: ProblemFacts) -> dict[str, int]:
     """charge(G, E) of family.lp: misclassified images a rule of generator G's family pays."""
-    from solver.facts import write_facts
+    from solver.induction.facts import write_facts
 
     control = clingo.Control(["--warn=none"])
     load_encodings(control, ("prior.lp", "family.lp"))
@@ -100,7 +100,7 @@ def charges(facts: ProblemFacts) -> dict[str, int]:
 def test_the_charge_is_the_log_posterior_ratio_in_misclassified_images(library, free):
     import math
 
-    from solver.pools import library_size
+    from solver.induction.pools import library_size
 
     shapes = [one_shape(f"l{k}", ["square"]) for k in range(library)] + [one_shape(f"f{k}") for k in range(free)]
     facts = ProblemFacts(tuple(shapes[:6]), tuple(shapes[6:]), ())
@@ -129,7 +129,7 @@ def test_attributes_and_counts_pay_no_family_charge():
 def test_readings_that_cannot_decide_report_both_families_with_their_scores():
     """Nine library readings and three free-form ones: no charge, the category and the exact stroke
     sequence tie, and the explanation reports the sequence as the alternative with its share of the vote."""
-    from solver.explain import explain
+    from solver.explaining.explanation import explain
 
     a = [one_shape("p", ["square"]) for _ in range(6)]
     b = [one_shape(f"n{i}", [f"other{i}"] if i < 3 else []) for i in range(6)]

@@ -16,9 +16,9 @@ import clingo
 
 import dsl.generate
 from dsl.generate import ProblemKind, generate_problem, plan_problems
-from solver.api import ProblemInput, solve_problem
-from solver.facts import Role, problem_facts, write_facts
-from solver.induce import python_value
+from solver.solving.api import ProblemInput, solve_problem
+from solver.induction.facts import Role, problem_facts, write_facts
+from solver.induction.optimal import python_value
 
 SEED = 2323
 PROBLEMS = {ProblemKind.FREE_FORM: 300, ProblemKind.BASIC: 300, ProblemKind.ABSTRACT: 420}  # 1,020 in all
@@ -26,7 +26,7 @@ WORKERS = 2  # the CI machine's cores
 
 
 def problem_atoms(facts) -> list[clingo.Symbol]:
-    """The problem's facts as the solver writes them (`solver.facts.write_facts`), gathered once."""
+    """The problem's facts as the solver writes them (`solver.induction.facts.write_facts`), gathered once."""
     control = clingo.Control(["--warn=none"])
     write_facts(control, facts)
     control.ground([("base", [])])

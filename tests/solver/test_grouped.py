@@ -1,4 +1,4 @@
-"""`solver.grouped` and `perception.batching`: problems whose decoding is batched together (a GPU's groups,
+"""`solver.reading.grouped` and `perception.batching`: problems whose decoding is batched together (a GPU's groups,
 forced here on the CPU) read every image as one problem at a time does, and get the same labels and rules."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from benchmarks.grouped import with_readings
 from dsl.commands import write_dataset
 from dsl.generate import ProblemKind
 from perception.batching import Rendezvous, one_call
-from solver import execution
-from solver.commands import plan_jobs
-from solver.grouped import GroupedPerception, ProblemGroups
+from solver.app import execution
+from solver.app.commands import plan_jobs
+from solver.reading.grouped import GroupedPerception, ProblemGroups
 
 SAME = ("name", "predicted", "correct", "rule", "english", "outcome", "confidence", "alternatives", "error",
         "image_errors", "readings")

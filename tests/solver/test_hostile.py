@@ -1,5 +1,5 @@
 """Hostile input through the command line: one line naming the fault, the right exit code, no traceback,
-and no file changed that the tool did not write (`solver.guard`, `dsl.owned`, `solver.eval_files`)."""
+and no file changed that the tool did not write (`solver.app.guard`, `dsl.owned`, `solver.app.eval_files`)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 
 from dsl.commands import write_dataset
 from dsl.generate import ProblemKind
-from solver.cli import main
-from solver.guard import run_guarded
+from solver.app.cli import main
+from solver.app.guard import run_guarded
 
 FOREIGN = "someone else's notes\n"
 
@@ -180,7 +180,7 @@ def test_oracle_accepts_every_way_of_naming_the_folder(root, capsys, monkeypatch
 def test_a_blank_image_is_left_out_with_its_file_named(root, capsys):
     from PIL import Image
 
-    from solver.product import solve_folder
+    from solver.solving import solve_folder
 
     folder = root / "ff" / "images" / first_problem(root)
     Image.new("L", (128, 128), 255).save(folder / "1" / "2.png")
@@ -188,7 +188,7 @@ def test_a_blank_image_is_left_out_with_its_file_named(root, capsys):
     class Reader:  # reads every readable image as the first positive's program
         def perceive(self, images, positives=None, negatives=0):
             from dsl.dataset import read_programs
-            from solver.readings import Perceived
+            from solver.reading.readings import Perceived
 
             program = read_programs(root)[folder.name].positives[0]
             return [Perceived(program) for _ in images]

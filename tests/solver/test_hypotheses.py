@@ -13,8 +13,8 @@ from search.refine import Proposal
 from search.template import make_target
 from dsl.canonical import reversed_shape
 from dsl.types import ImageProgram
-from solver.hypotheses import LEVEL_PX, Stages, in_frame_of, verdict
-from solver.perceive import PixelPerception
+from solver.reading.pipeline import LEVEL_PX, Stages, in_frame_of, verdict
+from solver.reading.perception import PixelPerception
 
 H = parse_image([["line_normal_1.000-0.500", "arc_normal_0.500_0.625-0.750", "line_normal_1.000-0.833",
                   "line_normal_1.000-0.667", "arc_normal_0.500_0.625-0.500"]])
@@ -66,7 +66,7 @@ def test_the_verdict_takes_the_best_explanation_within_the_level():
 
 
 def test_a_query_neighbour_within_the_level_is_sure_when_set_a_says_so():
-    from solver.hypotheses import _in_doubt, _sure_neighbour
+    from solver.reading.pipeline import _in_doubt, _sure_neighbour
 
     found = {"verdict": "neighbour", "fit": 2.0, "neighbour_fit": 0.5}
     assert _sure_neighbour(found, context_fit=0.9)  # H fits it worse than any set-A image, the neighbour as well
@@ -118,7 +118,7 @@ def test_a_query_judged_a_stroke_near_miss_beyond_what_set_a_shows_is_not_read_i
 
 def test_a_query_stroke_near_miss_within_what_set_a_shows_reads_as_h():
     from perception.decode import StrokeReading
-    from solver.hypotheses import Verdict, _in_doubt, _stroke_doubted, _with_strokes
+    from solver.reading.pipeline import Verdict, _in_doubt, _stroke_doubted, _with_strokes
 
     decided = Verdict(H, {"fit": 0.5, "verdict": "hypothesis"}, ("pose",))
     reading = StrokeReading(-20.0, ZIGZAG)
@@ -136,7 +136,7 @@ def test_a_query_stroke_near_miss_within_what_set_a_shows_reads_as_h():
 
 
 def test_set_a_strokes_are_judged_where_the_decoder_finds_them_for_a_symmetric_shape():
-    from solver.hypotheses import _judged_one
+    from solver.reading.pipeline import _judged_one
 
     # a straight run of two lines fits its ink either way round, a circle of quarter arcs at every turn: the
     # pose is the one where the decoder finds the program's strokes most likely (judged by the pixel score, it
@@ -150,7 +150,7 @@ def test_set_a_strokes_are_judged_where_the_decoder_finds_them_for_a_symmetric_s
 
 
 def test_set_a_stroke_context_of_symmetric_shapes_is_read_where_their_poses_are_judged():
-    from solver.hypotheses import _context_margin
+    from solver.reading.pipeline import _context_margin
 
     # the least margin over set A, each image read where its judge found H's strokes most likely: positive for
     # images that draw H (a circle of stamped quarter arcs: every turn fits its ink), negative when one does not
@@ -173,7 +173,7 @@ def test_set_a_stroke_context_of_symmetric_shapes_is_read_where_their_poses_are_
 def test_set_a_poses_fitted_by_the_checks_are_not_fitted_again(monkeypatch):
     import search.near_miss
     from search.near_miss import check
-    from solver.hypotheses import _judged_readings
+    from solver.reading.pipeline import _judged_readings
 
     # `_formed`'s checks fit H on every set-A image: those placements, passed on, give the same poses and readings
     # as fitting them again (one shape and two)
@@ -193,7 +193,7 @@ def test_set_a_poses_fitted_by_the_checks_are_not_fitted_again(monkeypatch):
 
 
 def test_images_checked_in_one_job_are_checked_as_each_alone():
-    from solver.hypotheses import _checked_many
+    from solver.reading.pipeline import _checked_many
 
     rng = np.random.default_rng(9)
     images = [_drawn(p, rng) for p in (H, TURNED, ZIGZAG)]
@@ -229,9 +229,9 @@ def test_a_set_b_stroke_near_miss_keeps_the_hypothesis_frame():
 
 
 def _unsure_classifier(monkeypatch):
-    import solver.perceive
+    import solver.reading.perception
 
-    monkeypatch.setattr(solver.perceive, "TRACE_BELOW_CONFIDENCE", 1.01)  # the classifier is sure of no image
+    monkeypatch.setattr(solver.reading.perception, "TRACE_BELOW_CONFIDENCE", 1.01)  # the classifier is sure of no image
 
 
 OBLONG = parse_image([["line_normal_1.000-0.500", "line_normal_0.450-0.750", "line_normal_1.000-0.750",
@@ -258,13 +258,13 @@ class _EveryName:
 
 
 def test_a_problem_whose_set_a_reads_as_no_free_form_program_is_read_as_library_shapes(monkeypatch):
-    import solver.hypotheses
-    import solver.traced
+    import solver.reading.pipeline
+    import solver.reading.traced
 
     _unsure_classifier(monkeypatch)
-    monkeypatch.setattr(solver.traced, "TRACE", False)  # and the full readings stay as searched (no free-form trace)
+    monkeypatch.setattr(solver.reading.traced, "TRACE", False)  # and the full readings stay as searched (no free-form trace)
     # as if a free-form program could draw the rectangle: set A, its strokes alike, is decoded first
-    monkeypatch.setattr(solver.hypotheses, "_drawable_names", lambda: _EveryName())
+    monkeypatch.setattr(solver.reading.pipeline, "_drawable_names", lambda: _EveryName())
     oblong = OBLONG
     off_grid = parse_image([["line_normal_0.550-0.500", "line_normal_0.400-0.700"]])  # no value on the free-form grid
     rng = np.random.default_rng(5)
@@ -351,10 +351,10 @@ def test_set_a_strokes_are_not_chosen_when_no_shape_the_classifier_offers_is_dra
 
 
 def test_set_a_strokes_are_chosen_when_enough_of_set_a_may_draw_a_free_form_program(monkeypatch):
-    import solver.hypotheses
+    import solver.reading.pipeline
 
     offered = iter([True, True, True] + [False] * 3)  # three set-A images offered a shape a free-form program draws
-    monkeypatch.setattr(solver.hypotheses, "_free_form_offered", lambda found: next(offered))
+    monkeypatch.setattr(solver.reading.pipeline, "_free_form_offered", lambda found: next(offered))
     assert _library_rounds(_random_stroke_rectangles())[0] == [(10, [False] * 10)]  # under MIN_A_EXPLAINED
     offered = iter([True] * 4 + [False] * 2)
     rounds, results = _library_rounds(_random_stroke_rectangles())
@@ -363,7 +363,7 @@ def test_set_a_strokes_are_chosen_when_enough_of_set_a_may_draw_a_free_form_prog
 
 
 def test_the_classifier_offers_a_free_form_shape_when_one_of_its_first_names_is_drawable():
-    from solver.hypotheses import _drawable_names, _free_form_offered
+    from solver.reading.pipeline import _drawable_names, _free_form_offered
 
     drawable = sorted(_drawable_names())[0]
     other = next(name for name in sorted(load_library()) if name not in _drawable_names())
@@ -397,7 +397,7 @@ def test_an_unsure_set_a_of_one_library_shape_with_the_same_strokes_is_decoded(m
 
 
 def test_the_library_key_names_each_ink_part_or_the_whole_image():
-    from solver.hypotheses import _library_key
+    from solver.reading.pipeline import _library_key
 
     whole = [(("square", "square_alt"), 0.6), (("rectangle",), 0.3)]
     assert _library_key({"whole": whole, "parts": [], "part_images": []}) == ("square",)
@@ -462,7 +462,7 @@ def test_near_misses_of_a_shape_written_the_other_way_are_explained():
     # written otherwise (`other_writings`) has the generator's writing; an all-line shape's neighbours swap its lines
     # for arcs turning either way (the generator's arcs turn left as it walks), so H read the other way has them too
     from search.near_miss import geometric_neighbours
-    from solver.hypotheses import _written, other_writings
+    from solver.reading.pipeline import _written, other_writings
 
     truth = parse_image([["line_square_1.000-0.500", "line_normal_1.000-0.833", "line_triangle_1.000-0.833",
                           "line_square_1.000-0.500", "line_normal_1.000-0.833", "line_zigzag_1.000-0.833"]])
@@ -484,7 +484,7 @@ def test_near_misses_of_a_closed_shape_started_elsewhere_are_explained_by_the_ot
     # a turn changed opens a closed shape where the generator started it: H read from another joint has no such
     # neighbour; H written otherwise (`other_writings`) has the generator's writing, and its neighbours explain them
     from search.near_miss import geometric_neighbours
-    from solver.hypotheses import _written, other_writings
+    from solver.reading.pipeline import _written, other_writings
 
     truth = parse_image([["line_square_1.000-0.500", "line_normal_1.000-0.833", "line_triangle_1.000-0.833",
                           "line_square_1.000-0.500", "line_normal_1.000-0.833", "line_zigzag_1.000-0.833"]])
@@ -513,7 +513,7 @@ MERGED = parse_image([["line_normal_1.000-0.500", "arc_zigzag_0.500_0.750-0.750"
 
 
 def test_a_long_arc_is_written_as_quarter_arcs_drawing_the_same_picture():
-    from solver.hypotheses import quarter_arcs
+    from solver.reading.pipeline import quarter_arcs
 
     split = quarter_arcs(MERGED)
     assert [len(shape.actions) for shape in split.shapes] == [6]
@@ -541,7 +541,7 @@ def _square_or_fail(x: int) -> int:
 def test_jobs_give_each_result_when_asked_with_workers_or_without():
     import multiprocessing
 
-    from solver.hypotheses import Jobs
+    from solver.reading.pipeline import Jobs
 
     with multiprocessing.get_context("fork").Pool(2) as pool:
         for jobs in (Jobs(None), Jobs(pool)):

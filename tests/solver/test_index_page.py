@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-from solver.index_page import write_index
+from solver.explaining.index_page import write_index
 
 
 def record(name, correct, predicted, error=None):
@@ -39,7 +39,7 @@ def test_names_are_escaped_in_links(tmp_path):
 def test_eval_dump_writes_a_report_per_problem_and_the_index(tmp_path):
     from dsl.commands import write_dataset
     from dsl.generate import ProblemKind
-    from solver.commands import evaluate
+    from solver.app.commands import evaluate
 
     root = tmp_path / "data"
     write_dataset(root, {ProblemKind.FREE_FORM: 1, ProblemKind.ABSTRACT: 1}, seed=3, workers=1, progress=False)

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from solver import paper_table
-from solver.cli import main
+from solver.app import paper_table
+from solver.app.cli import main
 from tests.official import OFFICIAL_DEV
 
 
@@ -65,6 +65,6 @@ def test_eval_split_all_writes_the_table(tmp_path: Path, capsys):
 
 def test_eval_split_all_without_benchmark_splits_names_the_file(tmp_path: Path, capsys):
     (tmp_path / "ShapeBongard_V2_split.json").write_text(json.dumps({"tiny": []}))
-    # the command line's error boundary (solver.guard): one line naming the file and the fault, exit code 1
+    # the command line's error boundary (solver.app.guard): one line naming the file and the fault, exit code 1
     assert main(["eval", "--data", str(tmp_path), "--split", "all", "--oracle", "--json", str(tmp_path / "o.json")]) == 1
     assert "ShapeBongard_V2_split.json: no benchmark splits" in capsys.readouterr().err

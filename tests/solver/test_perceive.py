@@ -6,7 +6,7 @@ from dsl.raster import render_program
 from dsl.syntax import parse_image
 from dsl.types import Pose
 from search.refine import Proposal
-from solver.perceive import PerceptionError, PixelPerception, seed_proposals
+from solver.reading.perception import PerceptionError, PixelPerception, seed_proposals
 
 SQUARE = parse_image([["line_normal_1.000-0.500", "line_normal_1.000-0.750", "line_normal_1.000-0.750",
                        "line_normal_1.000-0.750"]])
@@ -43,7 +43,7 @@ def test_without_refinement_the_top_proposal_is_kept():
 
 
 def test_a_failing_refinement_is_recorded_and_falls_back(monkeypatch):
-    import solver.perceive as perceive
+    import solver.reading.perception as perceive
 
     def broken(*args, **kwargs):
         raise RuntimeError("kernel exploded")
@@ -65,7 +65,7 @@ FREE_FORM = parse_image([["line_normal_1.000-0.500", "line_zigzag_1.000-0.750", 
 
 
 def test_an_off_grid_reading_of_a_free_form_image_is_traced(monkeypatch):
-    import solver.perceive as perceive
+    import solver.reading.perception as perceive
 
     def unused(*args, **kwargs):
         raise AssertionError("a traced free-form image is not searched as library shapes")
@@ -81,7 +81,7 @@ def test_an_off_grid_reading_of_a_free_form_image_is_traced(monkeypatch):
 
 
 def test_a_shape_drawn_larger_than_the_free_form_painter_draws_is_not_traced(monkeypatch):
-    import solver.perceive as perceive
+    import solver.reading.perception as perceive
 
     searched = []
     original = perceive.refine_image
@@ -92,7 +92,7 @@ def test_a_shape_drawn_larger_than_the_free_form_painter_draws_is_not_traced(mon
 
 
 def test_a_decoded_free_form_program_is_kept_and_only_fitted(monkeypatch):
-    import solver.perceive as perceive
+    import solver.reading.perception as perceive
 
     def unused(*args, **kwargs):
         raise AssertionError("free-form programs on the grid are not refined")
@@ -165,7 +165,7 @@ def test_seed_proposals_cover_one_and_two_shapes():
 
 
 def test_context_reconciles_misread_set_a_images_but_not_a_different_drawing():
-    from solver.perceive import Perceived, reconcile_with_context
+    from solver.reading.perception import Perceived, reconcile_with_context
 
     concept = parse_image([["line_normal_1.000-0.500", "line_normal_1.000-0.750", "arc_normal_0.500_0.250-0.500"]])
     misread = parse_image([["line_normal_1.000-0.500", "line_normal_1.000-0.833", "arc_normal_0.500_0.250-0.500"]])
@@ -180,7 +180,7 @@ def test_context_reconciles_misread_set_a_images_but_not_a_different_drawing():
 
 
 def test_context_leaves_set_b_as_read_and_finds_a_stroke_near_miss():
-    from solver.perceive import Perceived, reconcile_with_context
+    from solver.reading.perception import Perceived, reconcile_with_context
 
     concept = parse_image([["line_normal_1.000-0.500", "line_normal_1.000-0.750", "line_normal_1.000-0.833"]])
     misread = parse_image([["line_normal_1.000-0.500", "line_normal_1.000-0.750", "line_normal_1.000-0.917"]])
@@ -199,7 +199,7 @@ def test_context_leaves_set_b_as_read_and_finds_a_stroke_near_miss():
 
 
 def test_touching_shapes_read_as_two_are_also_searched_part_by_part(monkeypatch):
-    import solver.perceive as perceive
+    import solver.reading.perception as perceive
     from dsl.library import load_library
     from dsl.types import ImageProgram
     from search.matching import image_categories
@@ -221,7 +221,7 @@ def test_touching_shapes_read_as_two_are_also_searched_part_by_part(monkeypatch)
 
 
 def test_grid_share_counts_the_actions_on_the_free_form_grid():
-    from solver.perceive import grid_share
+    from solver.reading.perception import grid_share
 
     assert grid_share(FREE_FORM) == 1.0
     assert grid_share(SMALL_SQUARE) == 0.0
@@ -231,8 +231,8 @@ def test_grid_share_counts_the_actions_on_the_free_form_grid():
 
 
 def _recorded_traces(monkeypatch):
-    """Calls of `solver.traced.traced_off_grid`: (gate, stopped by the gate) each."""
-    import solver.traced as traced
+    """Calls of `solver.reading.traced.traced_off_grid`: (gate, stopped by the gate) each."""
+    import solver.reading.traced as traced
 
     calls, original = [], traced.traced_off_grid
 
@@ -246,7 +246,7 @@ def _recorded_traces(monkeypatch):
 
 
 def test_two_free_form_shapes_read_as_one_are_traced_a_second_time(monkeypatch):
-    import solver.traced as traced
+    import solver.reading.traced as traced
 
     truth = parse_image([["line_normal_1.000-0.500", "line_zigzag_1.000-0.750", "arc_circle_0.500_0.625-0.500",
                           "arc_normal_0.500_0.625-0.500"],
@@ -268,7 +268,7 @@ def test_two_free_form_shapes_read_as_one_are_traced_a_second_time(monkeypatch):
 
 
 def test_a_library_reading_that_draws_the_ink_is_not_traced_again(monkeypatch):
-    import solver.traced as traced
+    import solver.reading.traced as traced
 
     calls = _recorded_traces(monkeypatch)
     monkeypatch.setattr(traced, "GRID_SHARE", 0.0)  # whatever the decoder read
@@ -279,7 +279,7 @@ def test_a_library_reading_that_draws_the_ink_is_not_traced_again(monkeypatch):
 
 
 def test_a_reading_off_the_free_form_grid_is_not_traced_again(monkeypatch):
-    import solver.traced as traced
+    import solver.reading.traced as traced
 
     calls = _recorded_traces(monkeypatch)
     monkeypatch.setattr(traced, "POOR_FIT", 0.0)  # however well the library reading draws the image
@@ -295,7 +295,7 @@ def test_a_reading_off_the_free_form_grid_is_not_traced_again(monkeypatch):
 
 def test_the_tracer_keeps_to_the_painters_units_only_for_readings_drawn_at_them(monkeypatch):
     import search.trace
-    import solver.traced as traced
+    import solver.reading.traced as traced
 
     units, original = [], search.trace.trace_free_form
     monkeypatch.setattr(search.trace, "trace_free_form", lambda *a, **k: units.append(k.get("units")) or original(*a, **k))
@@ -307,7 +307,7 @@ def test_the_tracer_keeps_to_the_painters_units_only_for_readings_drawn_at_them(
 
 
 def test_a_reading_with_a_stray_short_line_is_traced_again_without_it(monkeypatch):
-    import solver.traced as traced
+    import solver.reading.traced as traced
     from dsl.types import Action, ImageProgram, Shape, StrokeType
 
     triangle = Shape((Action.line(1.0), Action.line(1.0, 120.0, StrokeType.SQUARE),
@@ -329,10 +329,10 @@ def test_a_reading_with_a_stray_short_line_is_traced_again_without_it(monkeypatc
 
 
 def test_a_full_trace_that_misses_ink_is_tried_with_arcs_turning_both_ways(monkeypatch):
-    # `solver.traced._full_trace`: the constrained trace (arcs turning one way) covers 90 % of the ink; the
+    # `solver.reading.traced._full_trace`: the constrained trace (arcs turning one way) covers 90 % of the ink; the
     # free one covers it all, and is taken only if its arcs turn one way after all
     import search.trace as trace
-    import solver.traced as traced
+    import solver.reading.traced as traced
 
     agreeing = parse_image([["arc_normal_0.500_0.375-0.500", "line_normal_1.000-1.000", "arc_normal_0.500_0.375-0.500"]])
     mixed = parse_image([["arc_normal_0.500_0.625-0.500", "line_normal_1.000-1.000", "arc_normal_0.500_0.375-0.500"]])
@@ -357,7 +357,7 @@ def test_a_full_trace_that_misses_ink_is_tried_with_arcs_turning_both_ways(monke
 def test_a_touching_pair_is_decoded_and_read_in_its_own_job_as_in_separate_rounds(monkeypatch):
     """`_library_one` with the decoder at hand decodes a touching pair, splits its plan and reads it in one job:
     the same reading as the rounds `_library_problem` makes without it (decode, plan, read as library shapes)."""
-    import solver.perceive as perceive
+    import solver.reading.perception as perceive
     from dsl.library import load_library
     from dsl.types import ImageProgram
     from solver.settings import SPLIT_BEAM

@@ -1,4 +1,4 @@
-"""Size-principle rule selection (solver.pools, solver.posterior) and the decoded-mode category look-up."""
+"""Size-principle rule selection (solver.induction.pools, solver.induction.posterior) and the decoded-mode category look-up."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ from dataclasses import replace
 from dsl.canonical import from_travel_form, travel_variants
 from dsl.library import load_library
 from dsl.types import Shape
-from solver import categories
-from solver.facts import ImageFacts, ProblemFacts, ShapeFacts, shape_facts
-from solver.induce import ABSTRACT_ENCODINGS, induce
-from solver.pools import library_size, literal_pool
-from solver.posterior import rank
-from solver.rules import Comparison, Family, Literal
+from search import categories
+from solver.induction.facts import ImageFacts, ProblemFacts, ShapeFacts, shape_facts
+from solver.induction.optimal import ABSTRACT_ENCODINGS, induce
+from solver.induction.pools import library_size, literal_pool
+from solver.induction.posterior import rank
+from solver.induction.rules import Comparison, Family, Literal
 
 
 def image(attributes: dict, lines: int) -> ImageFacts:
@@ -147,8 +147,8 @@ def test_rules_with_one_more_misfit_compete_and_the_misfit_counts_as_noise():
 
 
 def test_the_prior_prefers_what_a_has_and_pairs_the_generator_could_draw():
-    from solver.posterior import LENGTH_PENALTY, NEGATION_PENALTY, SMALL_POOL_PENALTY, log_prior
-    from solver.rules import Rule
+    from solver.induction.posterior import LENGTH_PENALTY, NEGATION_PENALTY, SMALL_POOL_PENALTY, log_prior
+    from solver.induction.rules import Rule
 
     convex, curve = ATTR["convex"], ATTR["has_curve"]
     not_curve = Literal(Family.ATTRIBUTE, "has_curve", negated=True)
@@ -160,8 +160,8 @@ def test_the_prior_prefers_what_a_has_and_pairs_the_generator_could_draw():
 
 
 def test_the_prior_charges_a_count_equality_no_attribute_of_the_table_names():
-    from solver.posterior import LENGTH_PENALTY, UNNAMED_COUNT_PENALTY, log_prior, named_counts
-    from solver.rules import Rule
+    from solver.induction.posterior import LENGTH_PENALTY, UNNAMED_COUNT_PENALTY, log_prior, named_counts
+    from solver.induction.rules import Rule
 
     def count(name: str, value: int, negated: bool = False) -> Literal:
         return Literal(Family.COUNT, name, negated, Comparison.EQ, value)
@@ -183,7 +183,7 @@ def two_shapes(first: str | None, second: str | None, curve: int, symmetric: int
 
 
 def test_a_basic_problem_misread_in_two_images_of_a_is_still_read_as_its_shapes():
-    from solver.api import size_principle, weighed
+    from solver.induction.weighing import size_principle, weighed
 
     misread = [two_shapes("square", None, 1, 1), two_shapes(None, "closed_circle", 1, 1)]
     a = [two_shapes("square", "closed_circle", 1, 1)] * 4 + misread
@@ -200,7 +200,7 @@ def test_a_basic_problem_misread_in_two_images_of_a_is_still_read_as_its_shapes(
 
 
 def test_set_b_splits_as_the_pair_generator_draws_it():
-    from solver.posterior import group_split_probability
+    from solver.induction.posterior import group_split_probability
 
     six = {first: group_split_probability(first, 6 - first) for first in range(7)}
     assert abs(sum(six.values()) - 1.0) < 1e-12
@@ -211,7 +211,7 @@ def test_set_b_splits_as_the_pair_generator_draws_it():
 
 
 def test_a_violated_attribute_is_value_0_not_an_attribute_that_does_not_apply():
-    from solver.pools import failing_pool
+    from solver.induction.pools import failing_pool
 
     convex = ATTR["convex"]
     failing = failing_pool(convex)
@@ -228,7 +228,7 @@ def test_a_violated_attribute_is_value_0_not_an_attribute_that_does_not_apply():
 def test_a_split_of_set_b_the_generator_cannot_make_costs_a_misread_image_per_image_moved():
     import math
 
-    from solver.posterior import NOISE, _pair_split
+    from solver.induction.posterior import NOISE, _pair_split
 
     assert math.isclose(_pair_split(3, 3, 0), math.log(4 / 7 / math.comb(6, 3)))
     assert math.isclose(_pair_split(4, 2, 0), math.log(3 / 14 / math.comb(6, 4)))
@@ -239,9 +239,9 @@ def test_a_split_of_set_b_the_generator_cannot_make_costs_a_misread_image_per_im
 
 
 def test_a_rule_without_literals_has_no_generator_likelihood():
-    from solver.induce import InducedRule
-    from solver.posterior import log_likelihood
-    from solver.rules import Rule
+    from solver.induction.optimal import InducedRule
+    from solver.induction.posterior import log_likelihood
+    from solver.induction.rules import Rule
 
     # a problem read so badly that its best rule puts every image in A (no literal): ranked without a likelihood,
     # not a crash (generated seed 10404, ff_nact4_0002, from pixels)

@@ -1,10 +1,10 @@
 from dsl.commands import write_dataset
 from dsl.dataset import list_problems, load_problem, problem_folder, read_programs
 from dsl.generate import ProblemKind
-from solver.confidence import context_errors
-from solver.product import _stamped_sequence, solve_folder
-from solver.rules import Family, Literal, Rule
-from solver.readings import Perceived
+from solver.solving.confidence import context_errors
+from solver.solving.folder import _stamped_sequence, solve_folder
+from solver.induction.rules import Family, Literal, Rule
+from solver.reading.readings import Perceived
 
 
 class TwoReadings:
@@ -94,7 +94,7 @@ def test_a_stamped_stroke_sequence_is_told_from_normal_and_negated_ones():
 def test_a_forked_process_reads_images_with_threads_of_its_own():
     import multiprocessing
 
-    from solver.product import _image_readers
+    from solver.solving.folder import _image_readers
 
     assert list(_image_readers().map(abs, [-1, -2])) == [1, 2]  # the parent's threads exist now
     child = multiprocessing.get_context("fork").Process(target=lambda: list(_image_readers().map(abs, [-3])))
@@ -107,9 +107,9 @@ def test_a_forked_process_reads_images_with_threads_of_its_own():
 
 
 def test_warm_up_solves_one_built_in_problem_per_generator_before_eval_times_any(monkeypatch):
-    from solver import execution
-    from solver.perceive import PixelPerception
-    from solver.product import warm_up
+    from solver.app import execution
+    from solver.reading.perception import PixelPerception
+    from solver.app.product import warm_up
 
     class Counted(PixelPerception):
         def perceive(self, images, positives=None, negatives=0):

@@ -6,8 +6,8 @@ import pytest
 from dsl.dataset import load_problem, read_programs
 from dsl.syntax import parse_image
 from dsl.types import Pose
-from solver.product import solve_folder
-from solver.report import ReportImage, overlay_picture, render_html, write_report
+from solver.solving import solve_folder
+from solver.explaining.report import ReportImage, overlay_picture, render_html, write_report
 
 from tests.official import OFFICIAL_DEV
 TRIANGLE = parse_image([["line_normal_1.000-0.500", "line_normal_1.000-0.833", "line_normal_1.000-0.833"]])
@@ -88,7 +88,7 @@ def test_oracle_folder_solves_and_fits_poses_for_the_report(tmp_path):
 
 def test_report_carries_each_image_why_in_html_and_json(tmp_path):
     from dsl.generate import ProblemKind, generate_problem, plan_problems
-    from solver.api import ProblemInput, solve_problem
+    from solver.solving.api import ProblemInput, solve_problem
 
     problem = generate_problem(plan_problems(ProblemKind.FREE_FORM, 1, 5)[0], 5)
     programs = list(problem.positives[:6]) + list(problem.negatives[:6]) + [problem.positives[6], problem.negatives[6]]

@@ -7,10 +7,10 @@ from __future__ import annotations
 import re
 
 from solver import solve_facts
-from solver.facts_in import problem_from_dict
-from solver.facts_report import render_facts_html
-from solver.facts_solve import solution_record
-from solver.report import ReportImage, render_html
+from solver.facts_in.problem import problem_from_dict
+from solver.facts_in.report import render_facts_html
+from solver.facts_in.solve import solution_record
+from solver.explaining.report import ReportImage, render_html
 
 HOSTILE = "<script>alert(1)</script>"
 KEYS_READ_NOT_SHOWN = {"image"}  # evidence is looked up by it: a hostile one would hide the evidence
@@ -36,7 +36,7 @@ def assert_safe(page: str, shown: int) -> None:
 
 def test_pixel_report_escapes_every_text_of_a_real_solution():
     from dsl.generate import ProblemKind, generate_problem, plan_problems
-    from solver.api import ProblemInput, solve_problem
+    from solver.solving.api import ProblemInput, solve_problem
 
     problem = generate_problem(plan_problems(ProblemKind.BASIC, 1, 5)[0], 5)
     programs = list(problem.positives[:6]) + list(problem.negatives[:6]) + [problem.positives[6], problem.negatives[6]]

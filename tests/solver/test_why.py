@@ -14,10 +14,10 @@ from dsl.features import image_features
 from dsl.free_form import Perturbation
 from dsl.generate import ProblemKind, generate_problem, plan_problems
 from dsl.library import load_library
-from solver.api import ProblemInput, solve_problem
-from solver.rules import Comparison, Family
-from solver.scoring import _names_attribute, rule_matches
-from solver.why_sequence import rule_shapes
+from solver.solving.api import ProblemInput, solve_problem
+from solver.induction.rules import Comparison, Family
+from solver.app.scoring import _names_attribute, rule_matches
+from solver.explaining.why_sequence import rule_shapes
 
 PROBLEMS = 20
 SEED = 2828
@@ -150,9 +150,9 @@ def test_every_image_has_a_sentence(kind):
 
 
 def test_sentences_from_facts_alone():
-    from solver.facts import ImageFacts, ShapeFacts
-    from solver.rules import Literal, Rule
-    from solver.why_rules import image_why
+    from solver.induction.facts import ImageFacts, ShapeFacts
+    from solver.induction.rules import Literal, Rule
+    from solver.explaining.why_rules import image_why
 
     four = Literal(Family.COUNT, "straight_lines", comparison=Comparison.EQ, value=4)
     convex = Literal(Family.ATTRIBUTE, "convex")
@@ -168,9 +168,9 @@ def test_sentences_from_facts_alone():
 def test_a_rule_about_one_shape_ignores_the_other_and_one_about_both_marks_an_extra_shape():
     from dsl.syntax import parse_shape
     from dsl.types import ImageProgram, StrokeType
-    from solver.facts import image_facts, shape_text
-    from solver.rules import Literal, Rule
-    from solver.why_rules import image_why
+    from solver.induction.facts import image_facts, shape_text
+    from solver.induction.rules import Literal, Rule
+    from solver.explaining.why_rules import image_why
 
     ruled = parse_shape(["line_normal_1.000-0.500", "line_zigzag_1.000-0.750"])
     other = parse_shape(["arc_normal_0.500_0.750-0.500"])

@@ -13,9 +13,9 @@ import pytest
 
 from benchmarks.facts import FAMILIES, concept_key, generate_problem
 from solver import solve_facts
-from solver.facts_in import problem_from_dict
-from solver.facts_lang import FactLiteral
-from solver.facts_solve import solution_record
+from solver.facts_in.problem import problem_from_dict
+from solver.facts_in.lang import FactLiteral
+from solver.facts_in.solve import solution_record
 
 PROBLEMS = 20
 SEED = 2828

@@ -1,0 +1,58 @@
+"""The `bongard-solver` command line.
+
+Each package owns the subcommands of its own work (`dsl.commands`: generate; `perception.commands`:
+train-decoder, train-shapes, decode; `solver.app.commands`: solve, eval;
+`solver.facts_in.commands`: solve-facts;
+`solver.app.product`: explain, demo; `benchmarks.commands`: bench).
+This module only gathers them. The benchmarks are looked up by name at run time so that no library
+package imports `benchmarks` (the entry point is the one place that sees every package).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+COMMAND_MODULES = (
+    "dsl.commands",
+    "perception.commands",
+    "solver.app.commands",
+    "solver.facts_in.commands",
+    "solver.app.product",
+    "benchmarks.commands",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="bongard-solver",
+        description="Neuro-symbolic solver for Bongard-LOGO problems.",
+    )
+    subcommands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as error:
+            if error.name != name:
+                raise
+            continue
+        module.register(subcommands)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one subcommand inside the error boundary (`solver.app.guard.run_guarded`): a failure is one line
+    on stderr and exit code 1, a usage error exit code 2, Ctrl-C exit code 130."""
+    try:
+        from solver.app.guard import run_guarded
+
+        args = build_parser().parse_args(argv)  # imports every command's module: Ctrl-C may come here too
+    except KeyboardInterrupt:
+        print("bongard-solver: interrupted", file=sys.stderr)
+        return 130
+    return run_guarded(args.command, lambda: args.func(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

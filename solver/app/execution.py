@@ -1,0 +1,149 @@
+"""Where `eval`'s problems run: a local process pool (the default) or a Ray cluster (`--ray`).
+
+    for record in records(jobs, evaluate_problem, oracle, workers, dump, checkpoint, device, ray=None):
+        ...   # one record per problem, as problems finish (in any order)
+
+Both engines take the same unit of work (an `EvalJob`) and the same function that turns it into a record
+(`solver.app.commands.evaluate_problem`), so they give the same labels and rules problem for problem:
+
+* local, from pixels: the problems run one after the other; the one `PixelPerception` shares each
+  problem's images out among its `workers` processes (decoding DECODE_BATCH images at a time, as always), after a
+  warm-up that solves one built-in problem per generator untimed (`solver.app.product.warm_up`: its seconds are in the
+  run's wall clock, in no problem's);
+* local, oracle: problems in parallel across `workers` processes;
+* Ray (`ray="local"` starts a runtime of `workers` CPUs on this machine, `ray=ADDRESS` joins a cluster
+  started with `ray start --head` / `ray start --address ADDRESS`): problems are the tasks, one CPU each;
+  each Ray worker process loads the checkpoints once (`_worker_perception`, a `PixelPerception(workers=1)`
+  kept for the process's life) and decodes in the same batches. A task whose worker process dies is run
+  again on another (`dsl.parallel.ray_unordered`, RAY_RETRIES times); a problem that still cannot finish
+  becomes a record with its error, and the run goes on. With `--device cuda` each problem asks Ray for
+  RAY_GPU_SHARE of a GPU (with `auto` Ray workers see no GPU, so they decode on their CPU).
+
+With `batch_problems` K > 1 (from pixels) the problems go in groups of K whose decoding is batched together
+(`solver.reading.grouped`): locally one group after the other, on Ray one group per task (a worker that dies then
+loses its group, which runs again). `eval` does so on a GPU (GPU_BATCH_PROBLEMS) unless told otherwise.
+
+Ray is an optional extra (`pip install -e ".[ray]"`); nothing imports it unless `ray` is given.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from multiprocessing import Pool
+from pathlib import Path
+
+from dsl.dataset import problem_kind
+from dsl.processes import worker_setup
+from dsl.parallel import RAY_LOCAL, RAY_RETRIES, ray_unordered
+from perception.device import resolve_device
+from solver.reading import ProblemGroups
+from solver.reading import PixelPerception
+from solver.app.product import warm_up
+
+RAY_GPU_SHARE = 0.25  # of a GPU per task when decoding on CUDA under Ray (four tasks share one GPU)
+GPU_BATCH_PROBLEMS = 4  # problems decoded together on a GPU by default; a guess, never run on a GPU (none here):
+# groups of 4 made batches of 3-14 images (`bench grouped` on the CPU, seed 3131), and a group waits for its slowest
+
+
+def records(jobs: list, evaluate: Callable, oracle: bool, workers: int, dump: Path | None,
+            checkpoint: Path | None, device: str = "auto", ray: str | None = None,
+            batch_problems: int | None = None) -> Iterator[dict]:
+    """`evaluate(job, perception, dump)` of every job, yielded as each finishes. `batch_problems`: the
+    problems decoded together (None: `default_batch_problems`)."""
+    if not jobs:
+        return iter(())
+    size = 1 if oracle else batch_problems or default_batch_problems(device, ray)
+    if ray is not None:
+        return _ray_records(jobs, evaluate, oracle, workers, dump, checkpoint, device, ray, size)
+    if size > 1:
+        return _grouped_records(jobs, evaluate, workers, dump, checkpoint, device, size)
+    return _local_records(jobs, evaluate, oracle, workers, dump, checkpoint, device)
+
+
+def default_batch_problems(device: str, ray: str | None) -> int:
+    """GPU_BATCH_PROBLEMS when the decoder runs on a GPU (under Ray: when `--device cuda` asks for one), else 1."""
+    on_gpu = device == "cuda" if ray is not None else resolve_device(device) != "cpu"
+    return GPU_BATCH_PROBLEMS if on_gpu else 1
+
+
+def groups_of(jobs: list, size: int) -> list[list]:
+    return [jobs[k : k + size] for k in range(0, len(jobs), size)]
+
+
+def _grouped_records(jobs, evaluate, workers, dump, checkpoint, device, size) -> Iterator[dict]:
+    with ProblemGroups(checkpoint, resolve_device(device), workers) as groups:
+        for group in groups_of(jobs, size):
+            yield from solved_group(groups, group, evaluate, dump)
+
+
+def solved_group(groups: ProblemGroups, group: list, evaluate: Callable, dump: Path | None) -> list[dict]:
+    """The group's records (a problem whose thread ended without one: a record of its loss)."""
+    found = groups.solve(group, evaluate, dump)
+    return [record or lost_record(job, "its thread ended without a record") for job, record in zip(group, found)]
+
+
+def _local_records(jobs, evaluate, oracle, workers, dump, checkpoint, device) -> Iterator[dict]:
+    if not oracle:
+        with PixelPerception(checkpoint, workers=workers, device=resolve_device(device)) as perception:
+            if jobs:  # the models and compiled kernels loaded before the first problem's clock starts
+                warm_up(perception)
+            for job in jobs:
+                yield evaluate(job, perception, dump)
+    elif workers > 1 and dump is None:
+        with Pool(workers, initializer=worker_setup, initargs=(os.getpid(),)) as pool:  # workers ignore SIGINT
+            yield from pool.imap_unordered(evaluate, jobs)
+    else:
+        for job in jobs:
+            yield evaluate(job, None, dump)
+
+
+_WORKER_PERCEPTION: dict = {}
+
+
+def _worker_perception(checkpoint: Path | None, device: str) -> PixelPerception:
+    """The Ray worker process's own perception, its checkpoints loaded on the first problem it solves."""
+    key = (str(checkpoint), device)
+    if key not in _WORKER_PERCEPTION:
+        _WORKER_PERCEPTION[key] = PixelPerception(checkpoint, workers=1, device=resolve_device(device))
+    return _WORKER_PERCEPTION[key]
+
+
+def solve_on_worker(job, evaluate: Callable, oracle: bool, dump: Path | None, checkpoint: Path | None,
+                    device: str) -> dict:
+    """One problem in a Ray worker process (the body of the Ray task)."""
+    perception = None if oracle else _worker_perception(checkpoint, device)
+    return evaluate(job, perception, dump)
+
+
+_WORKER_GROUPS: dict = {}
+
+
+def solve_group_on_worker(group: list, evaluate: Callable, dump: Path | None, checkpoint: Path | None,
+                          device: str) -> list[dict]:
+    """A group of problems decoded together in a Ray worker process (the body of the Ray task)."""
+    key = (str(checkpoint), device)
+    if key not in _WORKER_GROUPS:
+        _WORKER_GROUPS[key] = ProblemGroups(checkpoint, resolve_device(device), workers=1)
+    return solved_group(_WORKER_GROUPS[key], group, evaluate, dump)
+
+
+def _ray_records(jobs, evaluate, oracle, workers, dump, checkpoint, device, address, size) -> Iterator[dict]:
+    gpus = RAY_GPU_SHARE if not oracle and device == "cuda" else 0
+    if size > 1:
+        tasks = ray_unordered(solve_group_on_worker, groups_of(jobs, size), address, workers, evaluate, dump,
+                              checkpoint, device, retries=RAY_RETRIES, gpus=gpus)
+        for group, found, error in tasks:
+            yield from found if error is None else [lost_record(job, f"lost on the Ray cluster: {error}") for job in group]
+        return
+    tasks = ray_unordered(solve_on_worker, jobs, address, workers, evaluate, oracle, dump, checkpoint, device,
+                          retries=RAY_RETRIES, gpus=gpus)
+    for job, record, error in tasks:
+        yield record if error is None else lost_record(job, f"lost on the Ray cluster: {error}")
+
+
+def lost_record(job, error: str) -> dict:
+    """The record of a problem that never finished (the fields of `solver.app.commands.evaluate_problem`'s)."""
+    return {"name": job.name, "kind": problem_kind(job.name), "true": [True, False], "predicted": None,
+            "correct": 0, "rule": None, "english": None, "outcome": None, "rule_match": False,
+            "confidence": None, "alternatives": 0, "seconds": 0.0, "error": error}
