@@ -212,7 +212,7 @@ def decoded(model: Decoder, images: list[np.ndarray], args: argparse.Namespace) 
     it is decoded with)."""
     if not args.product:
         return decode_images(model, images, top_k=args.top_k, beam_width=args.beam)
-    from solver.reading.perception import decoded_in_batches
+    from solver.reading.workers import decoded_in_batches
 
     order = SOLVING_ORDER if len(images) == PROBLEM_IMAGES else range(len(images))
     out = decoded_in_batches(model, [images[k] for k in order], args.top_k, args.beam)
@@ -221,7 +221,8 @@ def decoded(model: Decoder, images: list[np.ndarray], args: argparse.Namespace) 
 
 def product_refiner():
     """(image, decoder proposals) -> the product's `Perceived` (`solver.reading.perception`, one process)."""
-    from solver.reading.perception import PixelPerception, refine_perceived
+    from solver.reading.perception import PixelPerception
+    from solver.reading.workers import refine_perceived
 
     perception = PixelPerception()
 
@@ -237,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         check_output_file(args.json, "--json")
     if args.product:  # the product's decoding (`solver.reading.perception.PixelPerception`, one worker)
-        from solver.reading.perception import BEAM, TOP_K
+        from solver.settings import BEAM, TOP_K
 
         args.top_k = args.top_k or TOP_K
         args.beam = args.beam or BEAM

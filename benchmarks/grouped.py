@@ -21,7 +21,7 @@ from perception.batching import one_call
 from solver.app import execution
 from solver.app.commands import evaluate_problem, plan_jobs
 from solver.reading.grouped import ProblemGroups
-from solver.reading.perception import decoded_in_batches
+from solver.reading.workers import decoded_in_batches
 
 
 def with_readings(job, perception, dump) -> dict:

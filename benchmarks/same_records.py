@@ -1,4 +1,4 @@
-"""Two eval runs compared problem for problem: labels and rules, accuracy, problems per second.
+"""Two eval runs compared problem for problem: labels, rules and confidences, accuracy, problems per second.
 
     bongard-solver bench same_records RUN_A.json RUN_B.json [--json OUT]
 
@@ -35,6 +35,7 @@ def compare(a: Path, b: Path) -> dict:
         "problems": [len(first), len(second)], "only_in_one": sorted(set(first) ^ set(second)),
         "labels_differ": [n for n in shared if first[n]["predicted"] != second[n]["predicted"]],
         "rules_differ": [n for n in shared if first[n]["rule"] != second[n]["rule"]],
+        "confidences_differ": [n for n in shared if first[n].get("confidence") != second[n].get("confidence")],
         "errors": [sum(p["error"] is not None for p in run.values()) for run in (first, second)],
         "accuracy": [round(accuracy(first), 4), round(accuracy(second), 4)],
         "seconds": [round(first_seconds, 1), round(second_seconds, 1)],
@@ -55,7 +56,8 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps(result, indent=1))
     if args.json:
         args.json.write_text(json.dumps({"written_by": "bongard-solver", **result}, indent=1))
-    same = not (result["only_in_one"] or result["labels_differ"] or result["rules_differ"])
+    same = not (result["only_in_one"] or result["labels_differ"] or result["rules_differ"]
+                or result["confidences_differ"])
     return 0 if same else 1
 
 

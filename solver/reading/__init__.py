@@ -12,7 +12,7 @@ from solver import face
 
 FACE = {
     "EvidenceError": "evidence", "gather": "evidence", "readable_weighting": "evidence",
-    "unreadable_reason": "evidence", "ProblemGroups": "grouped", "stamped": "pipeline",
+    "unreadable_reason": "evidence", "ProblemGroups": "grouped", "stamped": "library",
     "PixelPerception": "perception", "Perceived": "readings", "PerceptionError": "readings",
 }
 __all__ = sorted(FACE)

@@ -9,7 +9,7 @@ from perception.shapes import (
     DEFAULT_CHECKPOINT, ShapeClassifier, ShapeConfig, group_of, ink_parts, library_guesses, load_classifier, shape_groups,
     soft_targets,
 )
-from solver.reading.perception import library_plan, library_proposals
+from solver.reading.plans import library_plan, library_proposals
 
 
 def test_every_library_shape_is_in_exactly_one_group():
@@ -68,7 +68,7 @@ def test_an_image_of_two_parts_is_planned_part_by_part():
 
 
 def test_the_classifier_confidence_is_the_plans():
-    from solver.reading.perception import classifier_confidence
+    from solver.reading.plans import classifier_confidence
 
     square, circle = ("square",), ("closed_circle",)
     guesses = {"whole": [(square, 0.5)], "parts": [[(square, 0.9)], [(circle, 0.8)]],
@@ -82,7 +82,8 @@ def test_the_classifier_confidence_is_the_plans():
 def test_the_plan_prices_every_library_shape_by_the_classifier():
     from math import log
 
-    from solver.reading.perception import LIBRARY_LOGP_SCALE, _scaled_logp
+    from solver.settings import LIBRARY_LOGP_SCALE
+    from solver.reading.plans import scaled_logp
 
     square, circle = ("square",), ("closed_circle",)
     guesses = {"whole": [(square, 0.5), (circle, 0.25)], "parts": [[(square, 0.9)], [(circle, 0.8)]],
@@ -91,10 +92,10 @@ def test_the_plan_prices_every_library_shape_by_the_classifier():
     assert prior(_shape("square")) == pytest.approx(LIBRARY_LOGP_SCALE * log(0.5))
     zigzag_circle = _shape("closed_circle").with_strokes(StrokeType.ZIGZAG)
     assert prior(zigzag_circle) == pytest.approx(LIBRARY_LOGP_SCALE * log(0.25))
-    assert prior(_shape("regular_hexagon")) == _scaled_logp(0.0)  # not guessed: the floor
+    assert prior(_shape("regular_hexagon")) == scaled_logp(0.0)  # not guessed: the floor
     assert prior(Shape((Action.line(1.0), Action.line(1.0, 30.0)))) is None  # not a library shape
     parts = library_plan(guesses, shapes_read=1).part_priors
-    assert [p(_shape("square")) for p in parts] == pytest.approx([LIBRARY_LOGP_SCALE * log(0.9), _scaled_logp(0.0)])
+    assert [p(_shape("square")) for p in parts] == pytest.approx([LIBRARY_LOGP_SCALE * log(0.9), scaled_logp(0.0)])
 
 
 @pytest.mark.skipif(not DEFAULT_CHECKPOINT.exists(), reason="no shipped shape classifier")

@@ -6,7 +6,9 @@ from dsl.raster import render_program
 from dsl.syntax import parse_image
 from dsl.types import Pose
 from search.refine import Proposal
-from solver.reading.perception import PerceptionError, PixelPerception, seed_proposals
+from solver.reading.readings import PerceptionError
+from solver.reading.perception import PixelPerception
+from solver.reading.plans import seed_proposals
 
 SQUARE = parse_image([["line_normal_1.000-0.500", "line_normal_1.000-0.750", "line_normal_1.000-0.750",
                        "line_normal_1.000-0.750"]])
@@ -43,12 +45,12 @@ def test_without_refinement_the_top_proposal_is_kept():
 
 
 def test_a_failing_refinement_is_recorded_and_falls_back(monkeypatch):
-    import solver.reading.perception as perceive
+    import solver.reading.workers as workers
 
     def broken(*args, **kwargs):
         raise RuntimeError("kernel exploded")
 
-    monkeypatch.setattr(perceive, "refine_image", broken)
+    monkeypatch.setattr(workers, "refine_image", broken)
     image = render_program(SMALL_SQUARE, [Pose(-40, 20, 15, 300)])
     [result] = FakeDecoderPerception([Proposal(SMALL_SQUARE, 0.0)]).perceive([image])
     assert result.program == SMALL_SQUARE and "kernel exploded" in result.error
@@ -65,12 +67,12 @@ FREE_FORM = parse_image([["line_normal_1.000-0.500", "line_zigzag_1.000-0.750", 
 
 
 def test_an_off_grid_reading_of_a_free_form_image_is_traced(monkeypatch):
-    import solver.reading.perception as perceive
+    import solver.reading.workers as workers
 
     def unused(*args, **kwargs):
         raise AssertionError("a traced free-form image is not searched as library shapes")
 
-    monkeypatch.setattr(perceive, "refine_image", unused)
+    monkeypatch.setattr(workers, "refine_image", unused)
     image = render_program(FREE_FORM, [Pose(-60, 40, 20, 110)])
     # a turn 9 degrees off (off the grid) and the last line missed
     misread = parse_image([["line_normal_1.000-0.500", "line_zigzag_1.000-0.725", "arc_circle_0.500_0.625-0.500",
@@ -81,23 +83,23 @@ def test_an_off_grid_reading_of_a_free_form_image_is_traced(monkeypatch):
 
 
 def test_a_shape_drawn_larger_than_the_free_form_painter_draws_is_not_traced(monkeypatch):
-    import solver.reading.perception as perceive
+    import solver.reading.workers as workers
 
     searched = []
-    original = perceive.refine_image
-    monkeypatch.setattr(perceive, "refine_image", lambda *a, **k: searched.append(1) or original(*a, **k))
+    original = workers.refine_image
+    monkeypatch.setattr(workers, "refine_image", lambda *a, **k: searched.append(1) or original(*a, **k))
     image = render_program(SQUARE, [Pose(-40, 20, 15, 250)])  # a unit square at a basic shape's scale
     [result] = FakeDecoderPerception([Proposal(SMALL_SQUARE, 0.0)], use_classifier=False).perceive([image])
     assert searched and result.error is None
 
 
 def test_a_decoded_free_form_program_is_kept_and_only_fitted(monkeypatch):
-    import solver.reading.perception as perceive
+    import solver.reading.workers as workers
 
     def unused(*args, **kwargs):
         raise AssertionError("free-form programs on the grid are not refined")
 
-    monkeypatch.setattr(perceive, "refine_image", unused)
+    monkeypatch.setattr(workers, "refine_image", unused)
     rough = parse_image([["line_normal_0.980-0.500", "line_normal_0.990-0.745", "line_normal_1.000-0.752",
                           "line_normal_0.990-0.750"]])
     image = render_program(SQUARE, [Pose(-40, 20, 15, 120)])
@@ -165,7 +167,8 @@ def test_seed_proposals_cover_one_and_two_shapes():
 
 
 def test_context_reconciles_misread_set_a_images_but_not_a_different_drawing():
-    from solver.reading.perception import Perceived, reconcile_with_context
+    from solver.reading.readings import Perceived
+    from solver.reading.reconcile import reconcile_with_context
 
     concept = parse_image([["line_normal_1.000-0.500", "line_normal_1.000-0.750", "arc_normal_0.500_0.250-0.500"]])
     misread = parse_image([["line_normal_1.000-0.500", "line_normal_1.000-0.833", "arc_normal_0.500_0.250-0.500"]])
@@ -180,7 +183,8 @@ def test_context_reconciles_misread_set_a_images_but_not_a_different_drawing():
 
 
 def test_context_leaves_set_b_as_read_and_finds_a_stroke_near_miss():
-    from solver.reading.perception import Perceived, reconcile_with_context
+    from solver.reading.readings import Perceived
+    from solver.reading.reconcile import reconcile_with_context
 
     concept = parse_image([["line_normal_1.000-0.500", "line_normal_1.000-0.750", "line_normal_1.000-0.833"]])
     misread = parse_image([["line_normal_1.000-0.500", "line_normal_1.000-0.750", "line_normal_1.000-0.917"]])
@@ -199,7 +203,7 @@ def test_context_leaves_set_b_as_read_and_finds_a_stroke_near_miss():
 
 
 def test_touching_shapes_read_as_two_are_also_searched_part_by_part(monkeypatch):
-    import solver.reading.perception as perceive
+    import solver.reading.plans as plans
     from dsl.library import load_library
     from dsl.types import ImageProgram
     from search.matching import image_categories
@@ -210,7 +214,7 @@ def test_touching_shapes_read_as_two_are_also_searched_part_by_part(monkeypatch)
     from perception.shapes import ink_parts
 
     assert ink_parts(image) == []
-    monkeypatch.setattr(perceive, "SPLIT_BELOW_CONFIDENCE", 1.01)  # split whatever the classifier thinks
+    monkeypatch.setattr(plans, "SPLIT_BELOW_CONFIDENCE", 1.01)  # split whatever the classifier thinks
     perception = FakeDecoderPerception([Proposal(program, 0.0)])
     [plan] = perception.library([image], [(Proposal(program, 0.0),)])
     assert len(plan.parts) == 2 and plan.whole  # both searched, the better kept
@@ -221,7 +225,7 @@ def test_touching_shapes_read_as_two_are_also_searched_part_by_part(monkeypatch)
 
 
 def test_grid_share_counts_the_actions_on_the_free_form_grid():
-    from solver.reading.perception import grid_share
+    from solver.reading.traced import grid_share
 
     assert grid_share(FREE_FORM) == 1.0
     assert grid_share(SMALL_SQUARE) == 0.0
@@ -355,9 +359,11 @@ def test_a_full_trace_that_misses_ink_is_tried_with_arcs_turning_both_ways(monke
 
 
 def test_a_touching_pair_is_decoded_and_read_in_its_own_job_as_in_separate_rounds(monkeypatch):
-    """`_library_one` with the decoder at hand decodes a touching pair, splits its plan and reads it in one job:
-    the same reading as the rounds `_library_problem` makes without it (decode, plan, read as library shapes)."""
+    """`library_one` with the decoder at hand decodes a touching pair, splits its plan and reads it in one job:
+    the same reading as the rounds `library_problem` makes without it (decode, plan, read as library shapes)."""
     import solver.reading.perception as perceive
+    import solver.reading.plans as plans
+    import solver.reading.workers as workers
     from dsl.library import load_library
     from dsl.types import ImageProgram
     from solver.settings import SPLIT_BEAM
@@ -365,10 +371,10 @@ def test_a_touching_pair_is_decoded_and_read_in_its_own_job_as_in_separate_round
     library = load_library()
     program = ImageProgram((library["square"].shape, library["closed_circle"].shape))
     image = render_program(program, [Pose(-60.0, 0.0, 0.0, 180.0), Pose(20.0, -40.0, 90.0, 160.0)])  # one ink blob
-    monkeypatch.setattr(perceive, "SPLIT_BELOW_CONFIDENCE", 1.01)  # taken for touching whatever the classifier thinks
-    left = perceive._library_one((None, image, None, False, None, None, True))
+    monkeypatch.setattr(plans, "SPLIT_BELOW_CONFIDENCE", 1.01)  # taken for touching whatever the classifier thinks
+    left = workers.library_one((None, image, None, False, None, None, True))
     assert left.touching and left.reading is None  # without the decoder: left to the caller
-    one_job = perceive._library_one((None, image, None, False, None, (None, perceive.TOP_K), True))
+    one_job = workers.library_one((None, image, None, False, None, (None, perceive.TOP_K), True))
     assert one_job.touching and one_job.reading is not None
     with perceive.PixelPerception(budget_ms=None) as perception:
         [props] = perception.decode_each([image], beam=SPLIT_BEAM)

@@ -1,0 +1,215 @@
+"""Step 2 of `solver.reading.pipeline`: the problem's program H formed from decoded set-A images, each reading
+checked on set A, the one that explains the most of it taken, written in the free-form generator's direction and in
+quarter arcs (`formed_from`, `decoded_and_formed`)."""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from dsl.canonical import image_key, same_image
+from dsl.types import ActionKind, ImageProgram, Shape
+from search.neighbourhood import forward_free_form
+from solver.reading.jobs import Jobs, Stages
+from solver.reading.readings import PerceptionError
+from solver.reading.traced import free_form_reading, grid_share
+from solver.reading.verdicts import check_job, in_frame_of, judged_readings, submit_checks
+from solver.settings import FORM_BEAM, FORM_GRID_SHARE, LEVEL_PX, MIN_A_EXPLAINED, STROKE_LOGP_SLACK
+
+
+def free_form_proposed(decoded: dict) -> bool:
+    """Whether the decoder proposed a free-form program for one of the images decoded first (a proposal on the
+    free-form grid, or a top reading with at least FORM_GRID_SHARE of its values on it): where it did not, reading
+    them in full to form a free-form program is not tried."""
+    return any(free_form_reading(proposal.program) is not None for props in decoded.values() for proposal in props) or any(
+        grid_share(props[0].program) >= FORM_GRID_SHARE for props in decoded.values() if props)
+
+
+@dataclass(frozen=True)
+class Formed:
+    """The problem's free-form program H and what set A says of it."""
+
+    hypothesis: ImageProgram
+    explained: list  # set-A images H explains
+    checks: list  # H checked on each set-A image (no neighbours)
+    strokes_read: tuple | None = None  # the stroke readings of the images H explains along H, at the placements of
+
+
+def _candidate(program: ImageProgram) -> tuple | None:
+    """A decoded reading as a free-form hypothesis -> (its `image_key`, the hypothesis, how many of its quarter arcs'
+    strokes are a guess), or None when it is not free-form: in quarter arcs, in the generator's direction of travel,
+    as the image was drawn (its stamps show it)."""
+    plain = free_form_reading(program)
+    if plain is None:
+        return None
+    quarters = quarter_arcs(plain)
+    snapped = ImageProgram(tuple(forward_free_form(shape) for shape in quarters.shapes))
+    return image_key(snapped), snapped, quarters.n_actions - plain.n_actions
+
+
+def formed_from(perception, images, positives: int, readings: dict, stages: Stages) -> Formed | None:
+    """The free-form hypothesis H among `readings` (image -> program) that explains the most set-A images
+    (ties: the lower total fit), if it explains at least MIN_A_EXPLAINED; else None."""
+    candidates: dict = {}  # key -> (hypothesis, its quarter arcs whose strokes are a guess: `quarter_arcs`)
+    for program in readings.values():
+        found = _candidate(program)
+        if found is not None:
+            candidates.setdefault(found[0], found[1:])
+    if not candidates:
+        return None
+    programs = [program for program, _ in candidates.values()]
+    with stages("check"):
+        checks = perception.map(check_job, [(images[k], p, False) for p in programs for k in range(positives)])
+    return _chosen(perception, images, positives, [(program, split, checks[c * positives:(c + 1) * positives])
+                                                   for c, (program, split) in enumerate(candidates.values())], stages)
+
+
+def _chosen(perception, images, positives: int, checked: list, stages: Stages) -> Formed | None:
+    """Of the candidates (hypothesis, its guessed quarter-arc strokes, its checks on set A), the one that explains
+    the most set-A images (ties: the lower total fit, then the first), if it explains at least MIN_A_EXPLAINED;
+    with its strokes read from set A where they are a guess (`strokes_of_set_a`). Else None."""
+    best = None
+    for program, split, on_a in checked:
+        explained = [k for k in range(positives) if on_a[k].fit <= LEVEL_PX]
+        key = (len(explained), -sum(x.fit for x in on_a))
+        if best is None or key > best[0]:
+            best = (key, program, split, explained, on_a)
+    _, hypothesis, split, explained, on_a = best
+    if len(explained) < MIN_A_EXPLAINED:
+        return None
+    formed = Formed(hypothesis, explained, on_a)
+    if split:
+        with stages("check"):
+            formed = strokes_of_set_a(perception, images, formed, rounds=split + 1)
+    return formed
+
+
+def _decoded_here(perception, image: np.ndarray) -> list:
+    """An image decoded as `_decode_chunk` decodes it in a worker, in this process (no workers)."""
+    return perception.decode_each([image], beam=FORM_BEAM)
+
+
+def decoded_and_formed(perception, images, positives: int, negatives: int, first: list, stages: Stages) -> tuple:
+    """Step 2 (`formed_from` of the `first` set-A images' decoded top readings) with no stage waiting for the slowest
+    job of the one before (`Jobs`): each image's reading, as it comes, gives its hypothesis, at once checked on set A
+    in the worker processes while the other image is still decoded; and the check jobs of step 3 (`check_problem`) go as
+    soon as a hypothesis explains MIN_A_EXPLAINED of set A with no stroke to guess (they are used when it is H).
+    The same jobs and choices as decoding both images, then checking, then choosing: the same H. -> (image ->
+    the decoder's proposals, the Formed or None, the Jobs holding H's check jobs or None)."""
+
+    jobs = Jobs(perception.pool)
+    for k in first:
+        jobs.submit(("decode", k), *perception.decode_job(images[k], FORM_BEAM),
+                    here=functools.partial(_decoded_here, perception, images[k]))
+    decoded: dict = {}
+    found: dict = {}  # image decoded -> its candidate (`_candidate`) or None
+    on_a: dict = {}  # image decoded -> its candidate's checks on set A (None: asked for, not back yet)
+    owner: dict = {}  # image decoded -> the image whose reading's checks on set A are its own (the same program)
+    ahead = None  # the candidate whose step-3 check jobs went ahead
+
+    def arrived(tag) -> None:
+        nonlocal ahead
+        if tag[0] == "decode":
+            k = tag[1]
+            try:
+                decoded[k] = jobs.get(tag)[0]
+            except Exception as error:
+                raise PerceptionError(f"decoding failed: {error}") from error
+            found[k] = _candidate(decoded[k][0].program) if decoded[k] else None
+            if found[k] is not None:
+                program = found[k][1]
+                same = [j for j in on_a if found[j][1] == program]
+                if same:  # the other image's reading: checked already
+                    owner[k] = same[0]
+                    return
+                owner[k] = k
+                for j in range(positives):
+                    jobs.submit(("a", k, j), check_job, (images[j], program, False))
+                on_a[k] = [None] * positives
+        else:
+            _, k, j = tag
+            on_a[k][j] = jobs.get(tag)
+            if (ahead is None and all(x is not None for x in on_a[k]) and not found[k][2]
+                    and sum(x.fit <= LEVEL_PX for x in on_a[k]) >= MIN_A_EXPLAINED):
+                ahead = found[k][1]
+                submit_checks(jobs, perception, images, positives, negatives, ahead)
+
+    def unchecked() -> list:  # the set-A checks asked for and not back yet
+        return [("a", k, j) for k in on_a for j in range(positives) if on_a[k][j] is None]
+
+    with stages("decode"):
+        while len(decoded) < len(first):
+            arrived(jobs.first_of([("decode", k) for k in first if k not in decoded] + unchecked()))
+    with stages("check"):
+        while unchecked():
+            arrived(jobs.first_of(unchecked()))
+    candidates: dict = {}  # key -> (hypothesis, guessed strokes, the image decoded it was first read from), in
+    # `first`'s order as `formed_from` makes them
+    for k in first:
+        if found.get(k) is not None:
+            key, program, split = found[k]
+            candidates.setdefault(key, (program, split, owner[k]))
+    formed = _chosen(perception, images, positives, [(program, split, on_a[k]) for program, split, k in candidates.values()],
+                     stages) if candidates else None
+    submitted = jobs if formed is not None and ahead is not None and formed.hypothesis == ahead else None
+    return {k: decoded[k] for k in first}, formed, submitted
+
+
+def quarter_arcs(program: ImageProgram) -> ImageProgram:
+    """`program` with every arc of n > 1 quarter circles written as n quarter arcs in a row (no turn between them:
+    the same picture). The free-form generator draws only quarter arcs, each with its own stroke (its semicircle
+    and circle moves are two and four of them, spec 3.2); the decoder may read a run of them as one long arc, and
+    one action has one stroke."""
+    from perception.decode import FREE_FORM_ARC_STEP
+
+    shapes = []
+    for shape in program.shapes:
+        actions = []
+        for action in shape.actions:
+            n = round(abs(action.angle) / FREE_FORM_ARC_STEP) if action.kind is ActionKind.ARC else 1
+            if n > 1:
+                quarter = replace(action, angle=math.copysign(FREE_FORM_ARC_STEP, action.angle))
+                actions += [quarter] + [replace(quarter, turn=0.0)] * (n - 1)
+            else:
+                actions.append(action)
+        shapes.append(Shape(tuple(actions)))
+    return ImageProgram(tuple(shapes))
+
+
+def strokes_of_set_a(perception, images, formed: Formed, rounds: int = 3) -> Formed:
+    """H's strokes where set A shows them otherwise: H read from one image whose run of quarter arcs the decoder
+    read as one long arc carries that arc's stroke on every quarter (`quarter_arcs`), and each quarter has its own.
+    The decoder walking H at the set-A images' poses (`judged_readings`) names, per image, the action whose stroke
+    it doubts most and the stroke it prefers there (by more than STROKE_LOGP_SLACK); the change most images name
+    is taken when at least half of the images H explains name it (two quarters misread split the images between
+    them), and set A is read again (at most `rounds` changes). When the last reading names no change, it is set A's
+    reading along the final H, kept (`Formed.strokes_read`: the context margin of `check_problem` reads the same)."""
+    hypothesis = formed.hypothesis
+    a = formed.explained
+    for _ in range(rounds):
+        readings = judged_readings(perception.checkpoint, [images[k] for k in a], hypothesis,
+                                    fitted=[formed.checks[k].placements for k in a])
+        changed = [in_frame_of(hypothesis, reading.program) for _, reading in readings
+                   if reading.margin < -STROKE_LOGP_SLACK]
+        votes = [(sum(same_image(program, other) for other in changed), program) for program in changed]
+        named, best = max(votes, key=lambda vote: vote[0], default=(0, None))
+        if best is None or 2 * named < len(a):
+            return replace(formed, hypothesis=hypothesis, strokes_read=tuple(reading for _, reading in readings))
+        hypothesis = best
+    return replace(formed, hypothesis=hypothesis)
+
+
+def formed_after_reading(perception, images, positives: int, first: list, guesses: list, decoded: dict, results: list,
+                         stages: Stages) -> Formed | None:
+    """H formed again when the decoder's top readings of set A's images decoded first explain too little of set A
+    but it proposed a free-form program for one of them (`free_form_proposed`): those images read in full (the tracer
+    mends the decoder's free-form readings; their readings go into `results`) and their readings tried as H."""
+    with stages("read"):
+        for k, r in zip(first, perception.read_in_full([images[k] for k in first], [guesses[k] for k in first],
+                                                       [decoded[k] for k in first])):
+            results[k] = r
+    readings = {k: results[k].program for k in first if results[k].program is not None}
+    return formed_from(perception, images, positives, readings, stages)
