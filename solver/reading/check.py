@@ -45,7 +45,7 @@ def sure_neighbour(found: dict, context_fit: float) -> bool:
 
 def check_problem(perception, images, results, positives: int, negatives: int, formed: Formed, stages: Stages,
                   context: list | None = None, submitted: Jobs | None = None) -> list[Perceived]:
-    """Step 3 of the module docstring: set A explained by H reads as H, every other image is checked against
+    """Step 3 of `solver.reading.pipeline`: set A explained by H reads as H, every other image is checked against
     H and its neighbours (`check_chunks`; a doubtful query is read in full here, in this process, while the
     workers check the others); what nothing explains is read in full. `context`: set A's stroke readings along H,
     when already made; `submitted`: the Jobs holding the check jobs against H, when already handed out."""

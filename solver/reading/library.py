@@ -235,7 +235,7 @@ def library_problem(perception, images, results, guesses, positives, negatives, 
     unsure = [k for k in rest if done[k].unsure]
     # one ink blob the classifier is unsure of: touching shapes? Decoded, so that the plan splits the ink among the
     # decoder's two shapes (`PixelPerception.plan`): read without, every such image read as one shape. On the CPU
-    # each is decoded and read in its own job above (`solver.reading.perception._library_one`); here when it was not
+    # each is decoded and read in its own job above (`solver.reading.workers.library_one`); here when it was not
     touching = [k for k in rest if done[k].touching and done[k].reading is None]
     if touching:
         plans = {}
