@@ -8,10 +8,12 @@ May import: dsl, search, solver.induction, solver.settings.
 from solver import face
 
 FACE = {
-    "Alternative": "explanation", "Explanation": "explanation", "covered": "explanation", "explain": "explanation",
-    "image_evidence": "explanation", "no_rule": "explanation", "write_index": "index_page", "ReportImage": "report",
-    "alternatives_html": "report", "decided_html": "report", "page_html": "report", "queries_html": "report",
-    "rule_html": "report", "verdict_html": "report", "why_html": "report", "write_report": "report",
+    "Alternative": "explanation", "Explanation": "explanation", "ImageEvidence": "explanation",
+    "covered": "explanation", "explain": "explanation", "explain_rules": "explanation",
+    "image_evidence": "explanation", "no_rule": "explanation", "write_index": "index_page",
+    "alternatives_html": "page", "decided_html": "page", "explanation_page": "page", "legend_html": "page",
+    "page_html": "page", "page_paths": "page", "queries_html": "page", "rule_html": "page", "verdict_html": "page",
+    "why_html": "page", "write_page": "page", "ReportImage": "report", "write_report": "report",
     "DIFFERENCE_HEX": "report_picture", "PROGRAM_HEX": "report_picture", "Failing": "why", "Part": "why",
     "Why": "why", "rule_why": "why", "rule_shapes": "why_sequence",
 }

@@ -1,6 +1,11 @@
 """Explanations: the rule in ASP and in plain English (`solver.explaining.english`), the facts of each image that
 satisfy or violate it, and the rules that tied with it, each with its score (its posterior under the size
-principle, or an equal share of the vote); alternatives that read the same in English are said once."""
+principle, or an equal share of the vote); alternatives that read the same in English are said once.
+
+`Explanation` (with `ImageEvidence` per image and `Alternative` per tied rule) is the record both paths fill, and
+`explain_rules` builds it from an induction; LOGO problems (`explain`) and problems given as facts
+(`solver.facts_in.explain`) supply only their English, the facts that decide a literal and the `why`.
+"""
 
 from __future__ import annotations
 
@@ -56,6 +61,11 @@ class ImageEvidence:
     literals: tuple[tuple[str, bool, str], ...]  # (literal ASP, holds, the image's fact)
     why: Why | None = None  # one sentence and its evidence (solver.explaining.why)
 
+    def to_dict(self) -> dict:
+        return {"image": self.image, "role": self.role, "in_a": self.in_a, "correct": self.correct,
+                "literals": [{"literal": a, "holds": h, "fact": f} for a, h, f in self.literals],
+                **({"why": self.why.to_dict()} if self.why is not None else {})}
+
 
 @dataclass(frozen=True, slots=True)
 class Alternative:
@@ -64,6 +74,9 @@ class Alternative:
     asp: str
     english: str
     score: float
+
+    def to_dict(self) -> dict:
+        return {"asp": self.asp, "english": self.english, "score": round(self.score, 4)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,14 +101,8 @@ class Explanation:
             "literals": [{"asp": a, "english": e, "names": list(n)} for a, e, n in self.literals],
             "errors": self.errors,
             "length": self.length,
-            "evidence": [
-                {"image": e.image, "role": e.role, "in_a": e.in_a, "correct": e.correct,
-                 "literals": [{"literal": a, "holds": h, "fact": f} for a, h, f in e.literals],
-                 **({"why": e.why.to_dict()} if e.why is not None else {})}
-                for e in self.evidence
-            ],
-            "alternatives": [{"asp": a.asp, "english": a.english, "score": round(a.score, 4)}
-                             for a in self.alternatives],
+            "evidence": [e.to_dict() for e in self.evidence],
+            "alternatives": [a.to_dict() for a in self.alternatives],
             "seconds": round(self.seconds, 4),
         }
 
@@ -154,35 +161,63 @@ def _named(literal: Literal) -> tuple[str, ...]:
     return ()
 
 
-def explain(induction: Induction, facts: ProblemFacts, max_alternatives: int = 20) -> Explanation:
+def _said(induction: Induction, english: Callable, weights, says: Callable | None, max_alternatives: int) -> list:
+    """[ASP, English, score] of the chosen rule, then of up to `max_alternatives` others: the rules that say the same
+    (`says(rule, English)` equal; None: no two rules) are one entry with their scores added."""
+    said: dict = {}
+    for position, (induced, weight) in enumerate(zip(induction.rules, weights)):
+        text = english(induced)
+        key = position if says is None else says(induced.rule, text)
+        if key in said:  # e.g. a count and the attribute it states: one rule in two notations
+            said[key][2] += weight
+        elif len(said) <= max_alternatives:
+            said[key] = [induced.rule.asp, text, weight]
+    return list(said.values())
+
+
+def explain_rules(induction: Induction, problem, rule_english: Callable, fact_of: Callable, why_of: Callable, *,
+                  says: Callable | None = None, literals: Callable | None = None,
+                  max_alternatives: int = 20) -> Explanation:
+    """The explanation of the induction's first rule over `problem` (its `context_a`, `context_b` and `images()`),
+    the other rules its alternatives, each scored by its share of the vote (`solver.induction.vote`: its posterior
+    weight, or an equal share). What differs between LOGO problems and problems given as facts:
+    `rule_english(rule, covered_a, covered_b, n_a, n_b)`, the image's fact that decides a literal
+    (`fact_of(literal, image)`), the `why` (`why_of(rule, holds, image, in_a, role)`), what a rule says (`says`,
+    see `_said`) and the rule's literals in ASP and English with the names they use (`literals(rule)`)."""
     if not induction.rules:
         return no_rule(induction)
     best = induction.rules[0]
-    n_a, n_b = len(facts.context_a), len(facts.context_b)
+    n_a, n_b = len(problem.context_a), len(problem.context_b)
 
     def english(induced: InducedRule) -> str:
         return rule_english(induced.rule, *covered(induced, n_a, n_b), n_a, n_b)
 
     weights = induction.weights or (1.0 / len(induction.rules),) * len(induction.rules)
-    said: dict[tuple, list] = {}  # what a rule says -> [ASP, English, score]: the same thing is said once
-    for induced, weight in zip(induction.rules, weights):
-        text = english(induced)
-        key = (frozenset(literal_phrase(lit) for lit in induced.rule.literals), text.split(". ", 1)[-1])
-        if key in said:  # e.g. a count and the attribute it states: one rule in two notations
-            said[key][2] += weight
-        elif len(said) <= max_alternatives:
-            said[key] = [induced.rule.asp, text, weight]
-    chosen, *others = said.values()
-    alternatives = tuple(sorted((Alternative(*entry) for entry in others), key=lambda a: -a.score))
+    (_, text, score), *others = _said(induction, english, weights, says, max_alternatives)
     return Explanation(
         outcome=induction.outcome.value,
         asp=best.rule.asp,
-        english=chosen[1],
+        english=text,
         errors=best.rule.errors,
         length=best.rule.length,
-        evidence=image_evidence(best, facts.images(), literal_fact, image_why),
-        alternatives=alternatives,
+        evidence=image_evidence(best, problem.images(), fact_of, why_of),
+        alternatives=tuple(sorted((Alternative(*entry) for entry in others), key=lambda a: -a.score)),
         seconds=induction.seconds,
-        literals=tuple((lit.asp, literal_phrase(lit), _named(lit)) for lit in best.rule.literals),
-        score=chosen[2],
+        literals=literals(best.rule) if literals is not None else (),
+        score=score,
     )
+
+
+def _says(rule, text: str) -> tuple:
+    """What a LOGO rule says: its literals' phrases and its English after the first sentence."""
+    return frozenset(literal_phrase(lit) for lit in rule.literals), text.split(". ", 1)[-1]
+
+
+def _literals(rule) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
+    return tuple((lit.asp, literal_phrase(lit), _named(lit)) for lit in rule.literals)
+
+
+def explain(induction: Induction, facts: ProblemFacts, max_alternatives: int = 20) -> Explanation:
+    """The explanation of a LOGO problem's induction; alternatives that say the same are one."""
+    return explain_rules(induction, facts, rule_english, literal_fact, image_why, says=_says, literals=_literals,
+                         max_alternatives=max_alternatives)

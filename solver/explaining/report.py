@@ -6,24 +6,27 @@ rule in orange (`solver.explaining.report_picture`), zoomed to the drawing; besi
 (`solver.explaining.why`): for a set-B image or a rejected query what separates it from A, for the others what puts
 it in A. Then the rule in English and in ASP, the facts of every image, the tied alternatives and the
 labels. Images are embedded as base64 PNG, so the page opens anywhere without its folder and loads
-nothing from the network; every name and text is escaped.
+nothing from the network; every name and text is escaped. The page's skeleton, its sections and the JSON beside
+it are `solver.explaining.page`'s; this module draws the pictures.
 """
 
 from __future__ import annotations
 
 import html
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from dsl.dataset import atomic_write_text
-from dsl.owned import HTML_MARK, check_replaceable, marked
 from dsl.syntax import format_image
 from dsl.types import ImageProgram, Pose, Shape
-from solver.explaining.report_picture import DIFFERENCE_HEX, PROGRAM_HEX, png_data_uri, to_drawn, why_picture
+from solver.explaining.page import decided_html, explanation_page, legend_html, page_paths, verdict_html, why_html
+from solver.explaining.page import write_page
+from solver.explaining.report_picture import png_data_uri, to_drawn, why_picture
+
+LEGEND = legend_html("Pictures, zoomed to the drawing:", "the program the solver read, drawn where it fits the image",
+                     "where the image departs from the rule (the differing actions, or the look-alike shape)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,24 +84,6 @@ def _marked_text(why: dict) -> str:
     return "orange: the shape in the missing one's place" if why.get("marked") else ""
 
 
-def verdict_html(evidence: dict) -> str:
-    """What the rule says of the image, marked right or wrong for a context image."""
-    says = "A" if evidence["in_a"] else "B"
-    ok = evidence["correct"]
-    css = "neutral" if ok is None else ("ok" if ok else "wrong")
-    return f'<span class="{css}">rule says {says}{"" if ok is None else (" ✓" if ok else " ✗")}</span>'
-
-
-def decided_html(evidence: dict) -> str:
-    """The image's facts that decide each literal, as list items (green: holds, red: fails)."""
-    return "".join(f'<li class="{"holds" if lit["holds"] else "fails"}">{html.escape(lit["fact"])}</li>'
-                   for lit in evidence["literals"])
-
-
-def why_html(why: dict) -> str:
-    return f'<p class="why">{html.escape(why.get("sentence", ""))}</p>'
-
-
 def _figure(image: ReportImage, evidence: dict | None, caption: str) -> str:
     verdict = facts = why_text = ""
     marked: list = []
@@ -120,95 +105,15 @@ def _figure(image: ReportImage, evidence: dict | None, caption: str) -> str:
     )
 
 
-STYLE = """
-body{font-family:system-ui,sans-serif;margin:1.5em;color:#222;max-width:1500px}
-h1{font-size:1.4em;overflow-wrap:anywhere} h2{font-size:1.1em;margin-top:1.4em}
-.rule{background:#f4f6fb;border-left:4px solid #3b6fd8;padding:.6em 1em;overflow-wrap:anywhere}
-.rule code,.alt code{display:block;margin-top:.3em;color:#444;white-space:pre-wrap}
-.legend{font-size:.85em;margin:.6em 0} .legend span{display:inline-block;width:1.6em;height:.5em;
- margin:0 .3em 0 .8em;vertical-align:middle;border-radius:2px}
-.grid{display:flex;flex-wrap:wrap;gap:10px}
-figure{margin:0;width:250px;border:1px solid #ddd;padding:4px;background:#fff}
-figure img{width:240px;height:240px;display:block}
-figcaption{font-size:.8em} figcaption ul{margin:.2em 0;padding-left:1.1em}
-.why{margin:.3em 0;font-size:1.05em;line-height:1.3}.mark{margin:.2em 0;color:#b35a00}
-.pose{margin:.2em 0;color:#666;font-size:.9em}
-.ok{color:#17803d}.wrong{color:#c0261b;font-weight:bold}.neutral{color:#555}
-.holds{color:#17803d}.fails{color:#c0261b}
-code{font-size:.75em;word-break:break-all}
-table{border-collapse:collapse} td,th{border:1px solid #ccc;padding:.3em .6em}
-@media (max-width:600px){body{margin:.6em}.grid{gap:6px}figure{width:calc(50% - 13px)}
- figure img{width:100%;height:auto}}
-"""
-
-
-def _legend() -> str:
-    return (
-        f'<p class="legend">Pictures, zoomed to the drawing:<br><span style="background:{PROGRAM_HEX}"></span>'
-        f'the program the solver read, drawn where it fits the image<br><span style="background:{DIFFERENCE_HEX}">'
-        "</span>where the image departs from the rule (the differing actions, or the look-alike shape)</p>"
-    )
-
-
-def rule_html(explanation: dict) -> str:
-    return (f'<div class="rule"><b>Rule</b> ({html.escape(explanation["outcome"])}, '
-            f'{explanation["errors"]} context images misclassified): {html.escape(explanation["english"])}'
-            f'<code>{html.escape(explanation["asp"])}</code></div>')
-
-
-def queries_html(figures: Sequence[str], labels: Sequence[bool], confidence: Sequence[float]) -> list[str]:
-    """The queries' figures and the table of their labels and confidences (nothing without queries)."""
-    rows = [f"<tr><td>query {i}</td><td>{'A' if label else 'B'}</td><td>{c:.2f}</td></tr>"
-            for i, (label, c) in enumerate(zip(labels, confidence))]
-    if not figures:
-        return []
-    return [f'<h2>Queries</h2><div class="grid">{"".join(figures)}</div>',
-            "<table><tr><th>query</th><th>label</th><th>confidence</th></tr>" + "".join(rows) + "</table>"]
-
-
-def alternatives_html(alternatives: Sequence[dict]) -> str:
-    if not alternatives:
-        return "<h2>Tied alternatives</h2><p>none: the rule is the only optimal one.</p>"
-    items = "".join(f'<li class="alt">{a.get("score", 0):.3f} {html.escape(a["english"])}'
-                    f'<code>{html.escape(a["asp"])}</code></li>' for a in alternatives)
-    return f"<h2>Tied alternatives ({len(alternatives)})</h2><ol>{items}</ol>"
-
-
-def page_html(name: str, body: Sequence[str], style: str = "") -> str:
-    """A self-contained page: the mark of this tool, the viewport for phones, the style inline."""
-    return (
-        f'<!doctype html><html lang="en"><head><meta charset="utf-8">{HTML_MARK}'
-        f'<meta name="viewport" content="width=device-width,initial-scale=1"><title>{html.escape(name)}</title>'
-        f"<style>{STYLE}{style}</style></head><body>{''.join(body)}</body></html>"
-    )
-
-
 def render_html(name: str, images: Sequence[ReportImage], solution: dict) -> str:
     """The page for one problem; `images` = 6 of A, 6 of B, then the queries; `solution` from to_dict()."""
-    explanation = solution["explanation"]
-    evidence = {e["image"]: e for e in explanation["evidence"]}
-    n_a = n_b = 6
-    sides = [("Set A", "a", images[:n_a]), ("Set B", "b", images[n_a:n_a + n_b])]
-    body = [f"<h1>Bongard problem {html.escape(name)}</h1>", rule_html(explanation), _legend()]
-    for title, key, side in sides:
-        figures = "".join(_figure(img, evidence.get(f"{key}({i})"), f"{title[-1]}{i}") for i, img in enumerate(side))
-        body.append(f'<h2>{title}</h2><div class="grid">{figures}</div>')
-    labels = ["A" if label else "B" for label in solution["labels"]]
-    figures = [_figure(image, evidence.get(f"q({i})"), f"query {i} → {labels[i]}")
-               for i, image in enumerate(images[n_a + n_b:])]
-    body += queries_html(figures, solution["labels"], solution["confidence"])
-    body.append(alternatives_html(explanation["alternatives"]))
-    return page_html(name, body)
+    return explanation_page(name, solution, images[:6], images[6:12], images[12:], _figure, LEGEND)
 
 
 def write_report(out_dir: Path | str, name: str, images: Sequence[ReportImage], solution: dict) -> Path:
-    """Write `<out_dir>/<name>.html` and `<out_dir>/<name>.json`; returns the HTML path."""
-    out = Path(out_dir)
-    page = check_replaceable(out / f"{name}.html", "report")
-    data = check_replaceable(out / f"{name}.json", "report")
-    out.mkdir(parents=True, exist_ok=True)
-    record = marked(dict(solution, name=name, programs=[format_image(i.program) if i.program else None for i in images],
-                         poses=[[[p.x, p.y, p.heading, p.scale] for p in i.poses] if i.poses else None for i in images]))
-    atomic_write_text(data, json.dumps(record, indent=1))
-    atomic_write_text(page, render_html(name, images, solution))
-    return page
+    """Write `<out_dir>/<name>.html` and `<out_dir>/<name>.json` (replacing only files this tool wrote); returns
+    the HTML path."""
+    paths = page_paths(out_dir, name, "report")
+    record = dict(solution, name=name, programs=[format_image(i.program) if i.program else None for i in images],
+                  poses=[[[p.x, p.y, p.heading, p.scale] for p in i.poses] if i.poses else None for i in images])
+    return write_page(paths, record, render_html(name, images, solution))

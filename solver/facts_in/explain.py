@@ -2,16 +2,18 @@
 satisfies the rule, its facts that decide each literal and its `why` (`solver.facts_in.why`), and the
 optimal rules that tied.
 
-The same `solver.explaining.explanation.Explanation` as for LOGO problems, so the text and HTML reports read alike.
+The same `solver.explaining.explanation.Explanation` as for LOGO problems, built by the same
+`solver.explaining.explanation.explain_rules`, so the text and HTML reports read alike; this module supplies what
+differs: the rule in English, the facts that decide a literal and (`solver.facts_in.why`) the `why`.
 """
 
 from __future__ import annotations
 
-from solver.explaining import Alternative, Explanation, covered, image_evidence, no_rule
-from solver.facts_in.problem import FactImage, FactsProblem
+from solver.explaining import Explanation, explain_rules
 from solver.facts_in.lang import NOT, FactLiteral, FactRule
-from solver.induction import Induction, InducedRule
+from solver.facts_in.problem import FactImage, FactsProblem
 from solver.facts_in.why import image_why
+from solver.induction import Induction
 
 MAX_FACTS_SHOWN = 6
 
@@ -42,28 +44,7 @@ def literal_facts(literal: FactLiteral, image: FactImage) -> str:
     return ", ".join(shown[:MAX_FACTS_SHOWN]) + (f" (+{more} more)" if more > 0 else "")
 
 
-def _english(induced: InducedRule, n_a: int, n_b: int) -> str:
-    return rule_english(induced.rule, *covered(induced, n_a, n_b), n_a, n_b)
-
-
 def explain_facts(induction: Induction, problem: FactsProblem, max_alternatives: int = 20) -> Explanation:
     """The explanation of the first optimal rule; the others are its alternatives, each (and the rule)
     scored by its share of the vote, as the queries are labelled (`solver.induction.vote`)."""
-    if not induction.rules:
-        return no_rule(induction)
-    best = induction.rules[0]
-    n_a, n_b = len(problem.context_a), len(problem.context_b)
-    share = 1.0 / len(induction.rules)
-    alternatives = tuple(Alternative(r.rule.asp, _english(r, n_a, n_b), share)
-                         for r in induction.rules[1:1 + max_alternatives])
-    return Explanation(
-        outcome=induction.outcome.value,
-        asp=best.rule.asp,
-        english=_english(best, n_a, n_b),
-        errors=best.rule.errors,
-        length=best.rule.length,
-        evidence=image_evidence(best, problem.images(), literal_facts, image_why),
-        alternatives=alternatives,
-        seconds=induction.seconds,
-        score=share,
-    )
+    return explain_rules(induction, problem, rule_english, literal_facts, image_why, max_alternatives=max_alternatives)

@@ -1,23 +1,20 @@
 """Explanation reports of problems given as facts: one self-contained HTML page and one JSON file.
 
-The page is built from `solver.explaining.report`'s parts (the rule in English and in ASP, set A, set B, the queries
-with their labels and confidences, the tied alternatives), each image shown as its facts instead of a
-picture: for every image what the rule says, its `why` (`solver.facts_in.why`) and the facts that decide
-each literal. Every name that comes from the problem is HTML-escaped.
+The page and its JSON are `solver.explaining.page`'s (the rule in English and in ASP, set A, set B, the queries with
+their labels and confidences, the tied alternatives), with the modes after the rule and each image shown as its
+facts instead of a picture: for every image what the rule says, its `why` (`solver.facts_in.why`), with the facts
+it names coloured, and the facts that decide each literal. Every name that comes from the problem is HTML-escaped.
 """
 
 from __future__ import annotations
 
 import html
-import json
 import re
 from pathlib import Path
 
-from dsl.dataset import atomic_write_text
-from dsl.owned import check_replaceable, marked
+from solver.explaining import DIFFERENCE_HEX, PROGRAM_HEX, decided_html, explanation_page, legend_html, page_paths
+from solver.explaining import verdict_html, why_html, write_page
 from solver.facts_in.problem import FactImage, FactsProblem
-from solver.explaining import (alternatives_html, decided_html, page_html, queries_html, rule_html, verdict_html, why_html)
-from solver.explaining import DIFFERENCE_HEX, PROGRAM_HEX
 
 FACTS_STYLE = f"""
 figure.facts{{width:300px}}
@@ -27,6 +24,9 @@ padding:.3em;max-height:240px;overflow:auto;margin:0 0 .3em 0;list-style:none}}
 .modes code{{display:inline;margin-right:1em}}
 @media (max-width:600px){{figure.facts{{width:100%;box-sizing:border-box}}}}
 """
+
+LEGEND = legend_html("In each image's facts:", "the facts that satisfy the rule, or come nearest to it",
+                     "the facts in the place of what the rule needs")
 
 
 def marked_facts(why: dict) -> tuple[set[str], set[str]]:
@@ -54,27 +54,12 @@ def _card(image: FactImage, evidence: dict | None, caption: str) -> str:
             f"<figcaption><b>{html.escape(caption)}</b> {verdict}{why}{decided}</figcaption></figure>")
 
 
-def _legend() -> str:
-    return (f'<p class="legend">In each image\'s facts:<br><span style="background:{PROGRAM_HEX}"></span>'
-            f'the facts that satisfy the rule, or come nearest to it<br><span style="background:{DIFFERENCE_HEX}">'
-            "</span>the facts in the place of what the rule needs</p>")
-
-
 def render_facts_html(problem: FactsProblem, record: dict) -> str:
     """The page for one problem; `record` from `solver.facts_in.solve.solution_record`."""
-    explanation = record["explanation"]
-    evidence = {e["image"]: e for e in explanation["evidence"]}
     modes = "".join(f"<code>{html.escape(mode)}</code>" for mode in record["modes"])
-    body = [f"<h1>Bongard problem {html.escape(problem.name)}</h1>", rule_html(explanation),
-            f'<p class="modes"><b>Modes</b> (the language bias, from the facts): {modes}</p>', _legend()]
-    for title, key, side in (("Set A", "a", problem.context_a), ("Set B", "b", problem.context_b)):
-        cards = "".join(_card(img, evidence.get(f"{key}({i})"), f"{title[-1]}{i}") for i, img in enumerate(side))
-        body.append(f'<h2>{title}</h2><div class="grid">{cards}</div>')
-    cards = [_card(image, evidence.get(f"q({i})"), f"query {i} → {'A' if record['labels'][i] else 'B'}")
-             for i, image in enumerate(problem.queries)]
-    body += queries_html(cards, record["labels"], record["confidence"])
-    body.append(alternatives_html(explanation["alternatives"]))
-    return page_html(problem.name, body, FACTS_STYLE)
+    notes = [f'<p class="modes"><b>Modes</b> (the language bias, from the facts): {modes}</p>']
+    return explanation_page(problem.name, record, problem.context_a, problem.context_b, problem.queries, _card,
+                            LEGEND, notes, FACTS_STYLE)
 
 
 def file_stem(name: str) -> str:
@@ -84,16 +69,10 @@ def file_stem(name: str) -> str:
 
 def report_paths(out_dir: Path | str, problem: FactsProblem) -> tuple[Path, Path]:
     """The report's HTML and JSON paths; an OutputError if either is a file this tool did not write."""
-    stem = file_stem(problem.name)
-    return (check_replaceable(Path(out_dir) / f"{stem}.html", "--explain"),
-            check_replaceable(Path(out_dir) / f"{stem}.json", "--explain"))
+    return page_paths(out_dir, file_stem(problem.name), "--explain")
 
 
 def write_facts_report(out_dir: Path | str, problem: FactsProblem, record: dict) -> Path:
     """Write `<out_dir>/<name>.html` and `<out_dir>/<name>.json` (replacing only files this tool wrote);
     returns the HTML path."""
-    page, data = report_paths(out_dir, problem)
-    Path(out_dir).mkdir(parents=True, exist_ok=True)
-    atomic_write_text(data, json.dumps(marked(record), indent=1))
-    atomic_write_text(page, render_facts_html(problem, record))
-    return page
+    return write_page(report_paths(out_dir, problem), record, render_facts_html(problem, record))
