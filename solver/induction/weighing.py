@@ -2,6 +2,7 @@
 posterior under the generators (`solver.induction.posterior`) when an attribute or count rule wins.
 
     induction = chosen_rules(facts, time_limit, max_rules)     # then classify(induction, query_images(facts))
+    induction = chosen_rules(facts, posterior=False)           # an ablation: clingo's optimal rules alone
 """
 
 from __future__ import annotations
@@ -14,11 +15,14 @@ from solver.induction.rules import Family
 from solver.settings import ALL_FITTING_RULES, EXTRA_CATEGORY_ERRORS, EXTRA_ERRORS
 
 
-def chosen_rules(facts, time_limit: float = DEFAULT_TIME_LIMIT, max_rules: int = DEFAULT_MAX_RULES) -> Induction:
+def chosen_rules(facts, time_limit: float = DEFAULT_TIME_LIMIT, max_rules: int = DEFAULT_MAX_RULES,
+                 posterior: bool = True) -> Induction:
     """The optimal rules of `facts`; when an attribute or count rule wins (`weighed`), every rule that fits the
-    context as well is weighed by its posterior (`size_principle`) and the first rule is the most probable one."""
+    context as well is weighed by its posterior (`size_principle`) and the first rule is the most probable one.
+    `posterior=False` (the ablation `solver.reading.Switches.posterior`): clingo's optimal rules as they are, plain
+    minimum description length (fewest misclassified context images, then the shortest rule)."""
     induction = induce(facts, time_limit=time_limit, max_rules=max_rules)
-    if weighed(induction):
+    if posterior and weighed(induction):
         induction = size_principle(induction, facts, time_limit)
     return induction
 

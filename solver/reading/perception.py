@@ -6,9 +6,12 @@ batch (`perception.decode`), names the library shapes of every image that does n
 parallel across processes when `workers` > 1. A failure on one image is recorded on that image (and the
 best program found so far is used) — it never stops the problem.
 
-Modes (for the ablations): `refine=False` keeps the decoder's top proposal ("decoder without search");
-`use_decoder=False` starts the enumerator from generic seed programs instead of the decoder's and the
-classifier's proposals ("search without the decoder": library shapes and grid values only).
+Modes (for the ablations, `bongard-solver bench ablations`): `switches` (`solver.reading.switches.Switches`) turn
+parts off: `search=False` (or `refine=False`) keeps the decoder's top proposal ("decoder without search");
+`hypotheses=False` (or `per_problem=False`) reads every image in full and reconciles; `tracer=False` and
+`near_misses=False` go to the worker processes in their jobs. `use_decoder=False` starts the enumerator from generic
+seed programs instead of the decoder's and the classifier's proposals ("search without the decoder": library shapes
+and grid values only).
 
 Per problem: `solver.reading.reconcile.reconcile_with_context`.
 
@@ -34,6 +37,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -45,6 +49,7 @@ from solver.reading.pipeline import perceive_free_form, perceive_problem
 from solver.reading.plans import LibraryPlan, LibraryRead, decoded_plan, seed_proposals
 from solver.reading.readings import Perceived, PerceptionError, require_programs
 from solver.reading.reconcile import reconcile_with_context
+from solver.reading.switches import PRODUCT, Switches
 from solver.reading.traced import free_form_reading
 from solver.reading.workers import (
     decode_chunk,
@@ -76,6 +81,7 @@ class PixelPerception:
         use_classifier: bool = True,
         per_problem: bool = True,
         device: str = "auto",
+        switches: Switches = PRODUCT,
     ) -> None:
         from perception.device import resolve_device
 
@@ -85,11 +91,12 @@ class PixelPerception:
         self.top_k = top_k
         self.budget_ms = budget_ms
         self.workers = max(1, int(workers))
-        self.refine = refine
+        self.refine = refine and switches.search
         self.use_decoder = use_decoder
         self.shapes_checkpoint = shapes_checkpoint
         self.use_classifier = use_classifier and use_decoder
-        self.per_problem = per_problem  # the problem perceived as a whole (`solver.reading.pipeline`)
+        self.per_problem = per_problem and switches.hypotheses  # the problem perceived as a whole (`.pipeline`)
+        self.switches = replace(switches, search=self.refine, hypotheses=self.per_problem)  # which parts run
         self.stage_seconds: dict[str, float] = {}  # the last `perceive` call's seconds per stage
         self._classifier = None
         self._model = None
@@ -150,7 +157,8 @@ class PixelPerception:
             library = self.library(images, proposals, guesses)
         except Exception as error:
             raise PerceptionError(f"shape classification failed: {error}") from error
-        jobs = [(image, props, self.budget_ms, lib, self.use_decoder) for image, props, lib in zip(images, proposals, library)]
+        jobs = [(image, props, self.budget_ms, lib, self.use_decoder, self.switches.tracer)
+                for image, props, lib in zip(images, proposals, library)]
         return self._refine_all(jobs)
 
     def decode(self, images: list[np.ndarray]) -> list[tuple]:
@@ -207,7 +215,8 @@ class PixelPerception:
 
     def read_as_library(self, images: list[np.ndarray], plans: list[LibraryPlan]) -> list[Perceived]:
         """Images the classifier is sure of, read as library shapes from its plans, without the decoder."""
-        return self._refine_all([(image, (), self.budget_ms, plan, True) for image, plan in zip(images, plans)])
+        return self._refine_all([(image, (), self.budget_ms, plan, True, self.switches.tracer)
+                                 for image, plan in zip(images, plans)])
 
     def imap(self, function, jobs: list):
         """`map`, the results as they come, in order (this process can work while the workers go on)."""

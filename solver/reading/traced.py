@@ -10,7 +10,7 @@
     `search.refine` lost to the decoder's top-1 (72.3 % vs 67.3 % exact on official dev_ff) because the
     pixel score does not object to extra actions over drawn ink;
   * an image whose top reading is off the grid (and that the shape classifier is unsure of: the caller,
-    `solver.reading.perception.refine_perceived`, decides) is traced too, from the decoder's snapped readings
+    `solver.reading.workers.refine_perceived`, decides) is traced too, from the decoder's snapped readings
     (`traced_off_grid`): a free-form image read wrongly has its trace cover the ink at the free-form
     painter's units (FREE_FORM_UNITS); basic and abstract shapes, painted larger, do not (official dev: 34
     of the 54 off-grid free-form images then have the right structure; no basic or abstract image is taken
@@ -45,10 +45,10 @@ def free_form_reading(program: ImageProgram) -> ImageProgram | None:
     return without_retraced_ends(snapped) if same_image(program, snapped, length_tol=0.05, angle_tol=5.0) else None
 
 
-def traced_reading(image: np.ndarray, free_form: ImageProgram, proposals: tuple) -> Perceived:
+def traced_reading(image: np.ndarray, free_form: ImageProgram, proposals: tuple, trace: bool = True) -> Perceived:
     """A free-form reading checked by the tracer (`search.trace`), seeded by the decoder's readings: kept
     (poses fitted) when the tracer's best walk draws the same picture, else the traced program
-    (`with_strokes`)."""
+    (`with_strokes`). `trace=False` (the ablation `Switches.tracer`): kept as decoded, its poses fitted."""
     from dsl.canonical import same_image
     from perception.decode import snap_free_form
     from search.pose import fit_poses
@@ -57,7 +57,7 @@ def traced_reading(image: np.ndarray, free_form: ImageProgram, proposals: tuple)
     target = make_target(image)
     readings = [free_form] + [snap_free_form(p.program) for p in proposals[1:]]
     units = FREE_FORM_UNITS if UNITS_WITHIN and _at_free_form_units(free_form, target) else None
-    traced = _full_trace(target, readings, units=units) if TRACE else None
+    traced = _full_trace(target, readings, units=units) if TRACE and trace else None
     if traced is None or same_image(traced.program, free_form, 0.02, 2.0, ignore_strokes=True):
         return Perceived(free_form, fit_poses(free_form, target), None, proposals)
     return with_strokes(traced, free_form, target, proposals)

@@ -17,6 +17,7 @@ from search.neighbourhood import forward_free_form
 from search.template import make_target
 from solver.reading.jobs import Jobs
 from solver.reading.readings import Perceived
+from solver.reading.switches import PRODUCT
 from solver.reading.traced import free_form_reading
 from solver.reading.workers import strokes_chunk
 from solver.settings import CHECK_BATCH, CONTEXT_JOBS, LEVEL_PX, STROKE_LOGP_SLACK
@@ -64,14 +65,16 @@ def checked_many(job: tuple) -> list[tuple]:
     """A few images checked against H and its neighbours (`verdict`) in one job -> (Verdict, StrokeReading or
     None) each: the strokes of those whose geometry is H's read by the decoder walking H at their poses, all in one
     batch (`judged_readings`; its steps cost about half per image in a batch of three as alone). In a worker
-    process."""
-    checkpoint, images, hypothesis = job
+    process. `job`: (checkpoint, images, H[, near_misses]); `near_misses=False` (the ablation `Switches.near_misses`):
+    H alone is fitted, no neighbour and no other writing of it, so an image H does not explain is read in full."""
+    checkpoint, images, hypothesis, *rest = job
+    near_misses = rest[0] if rest else True
     targets = [make_target(image) for image in images]
     decided = []
     for target in targets:
-        checked = check(hypothesis, target, True)
+        checked = check(hypothesis, target, near_misses)
         found = verdict(checked, hypothesis)
-        if found.program is None:  # no neighbour of H as written explains it: of H written otherwise?
+        if found.program is None and near_misses:  # no neighbour of H as written explains it: H written otherwise?
             found = _otherwise_written(hypothesis, target, found, checked)
         decided.append(replace(found, features=shape_features(found.program),  # what the problem's facts will ask
                                categories=known_categories(found.program) if found.program is not None else ()))
@@ -255,4 +258,5 @@ def check_chunks(positives: int, negatives: int, n: int) -> list[list[int]]:
 def submit_checks(jobs: Jobs, perception, images, positives: int, negatives: int, hypothesis: ImageProgram) -> None:
     """Step 3's check jobs (`check_chunks`, `checked_many`) against `hypothesis`, handed to `jobs` as ("check", c)."""
     for c, chunk in enumerate(check_chunks(positives, negatives, len(images))):
-        jobs.submit(("check", c), checked_many, (perception.checkpoint, [images[k] for k in chunk], hypothesis))
+        jobs.submit(("check", c), checked_many, (perception.checkpoint, [images[k] for k in chunk], hypothesis,
+                                                 getattr(perception, "switches", PRODUCT).near_misses))

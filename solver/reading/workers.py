@@ -116,7 +116,9 @@ def strokes_chunk(job: tuple) -> list:
 
 
 def refine_one(job: tuple) -> Perceived:
-    return refine_perceived(*job)
+    """`refine_perceived` of (image, proposals, budget_ms, library plan, decoded, tracer) in a worker process."""
+    image, proposals, budget_ms, library, decoded, tracer = job
+    return refine_perceived(image, proposals, budget_ms, library, decoded, tracer=tracer)
 
 
 def library_one(job: tuple) -> LibraryRead:
@@ -175,18 +177,19 @@ def _refine_parts(plan: LibraryPlan, budget_ms: float | None, stroke_types: bool
 
 def refine_perceived(
     image: np.ndarray, proposals: tuple, budget_ms: float | None, library: LibraryPlan | None = None, decoded: bool = True,
-    stroke_types: bool = True,
+    stroke_types: bool = True, tracer: bool = True,
 ) -> Perceived:
     """One image's program from the decoder's `proposals` and the classifier's `library` plan (see the
     module docstring); `decoded=False`: `proposals` are seed programs, searched as they are. `stroke_types=False`:
-    a library shape's actions are all drawn normal, no stroke chosen (`search.refine.refine_image`)."""
+    a library shape's actions are all drawn normal, no stroke chosen (`search.refine.refine_image`). `tracer=False`
+    (the ablation `Switches.tracer`): a free-form reading is kept as decoded, no off-grid image is traced."""
     try:
         free_form = free_form_reading(proposals[0].program) if decoded and proposals else None
         if free_form is not None:  # the decoder reads free-form programs better than refinement does
-            return tracing.traced_reading(image, free_form, proposals)
+            return tracing.traced_reading(image, free_form, proposals, trace=tracer)
         unsure = library is None or library.confidence < TRACE_BELOW_CONFIDENCE
         second = False  # the library reading is checked by a second, ungated trace (`second_trace`)
-        if decoded and proposals and tracing.TRACE and unsure:  # off the grid: a free-form image read wrongly?
+        if decoded and proposals and tracer and tracing.TRACE and unsure:  # off the grid: a free-form image misread?
             traced, gated = tracing.traced_off_grid(image, proposals)
             if traced is not None:
                 return traced

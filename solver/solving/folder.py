@@ -12,6 +12,10 @@ shape they resemble), and then set A was never decoded. On generated tuning seed
 this changed the rule of one free-form problem (attributes -> its stroke sequence, both queries right before and
 after) and no basic or abstract problem's labels or rule; 24 of the 80 basic and 20 of the 80 abstract problems were
 perceived again, each 0.2-1.2 s longer (their median 0.67 -> 0.63 s and 0.45 -> 0.44 s, run one after the other).
+
+Which parts run is the perception's `switches` (`solver.reading.Switches`, every part on unless an ablation turns one
+off): perception's own, and here the posterior (`solve_programs`) and the calibrated confidence (off: each label's
+confidence is the optimal rules' vote share).
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from dsl.dataset import DatasetError, Problem, load_problem, read_programs
 from dsl.types import ImageProgram
 from solver.explaining import ReportImage, rule_shapes
 from solver.induction import DEFAULT_MAX_RULES, DEFAULT_TIME_LIMIT
-from solver.reading import readable_weighting, stamped, unreadable_reason
+from solver.reading import PRODUCT, readable_weighting, stamped, unreadable_reason
 from solver.settings import READ_THREADS
 from solver.solving.confidence import attributes_tested, context_errors, disputed_attributes, query_confidences
 from solver.solving.programs import solve_programs
@@ -106,14 +110,15 @@ def solve_images(loaded: list, names: list[str], perception, positives: int, neg
     confidence computed from perception's evidence (`solver.solving.confidence`). `loaded`: per image in solving
     order (set A: `positives`, set B: `negatives`, then the queries), its pixels or None and why it cannot be read
     (`readable_pixels`); `names`: how to name each image in an error; `notes`: why images given as None could not be
-    read."""
+    read. Which parts run: `perception.switches` (the module docstring)."""
     started = time.perf_counter()
     stages = dict(stages or {})
     context = positives + negatives
+    switches = getattr(perception, "switches", PRODUCT)
     programs, shown, errors, evidence = _perceived(names, loaded, perception, stages, positives, negatives)
     errors = [*(notes or ()), *errors]
     induced = time.perf_counter()
-    solution = _solved(programs, errors, False, time_limit, max_rules, positives, negatives)
+    solution = _solved(programs, errors, False, time_limit, max_rules, positives, negatives, switches.posterior)
     stages["induce"] = round(time.perf_counter() - induced, 4)
     is_stamped = _stamped_sequence(solution.rule)
     if hasattr(perception, "perceive_free_form") and _read_as_library(evidence, positives) and (
@@ -124,13 +129,15 @@ def solve_images(loaded: list, names: list[str], perception, positives: int, neg
         if again is not None:
             again_errors = [*(notes or ()), *again[2]]
             induced = time.perf_counter()
-            solved_again = _solved(again[0], again_errors, False, time_limit, max_rules, positives, negatives)
+            solved_again = _solved(again[0], again_errors, False, time_limit, max_rules, positives, negatives,
+                                   switches.posterior)
             stages["induce"] = round(stages["induce"] + time.perf_counter() - induced, 4)
             if context_errors(solved_again) < context_errors(solution) or (
                     is_stamped and context_errors(solved_again) <= context_errors(solution)):
                 (programs, shown, _, evidence), errors, solution = again, again_errors, solved_again
-    # the confidence of each label from the evidence (`solver.solving.confidence`)
-    confidence, features = query_confidences(solution, evidence[context:])
+    # the confidence of each label from the evidence (`solver.solving.confidence`); without it, the vote's share
+    confidence, features = (query_confidences(solution, evidence[context:]) if switches.confidence
+                            else (solution.confidence, []))
     solution = replace(solution, confidence=readable_weighting(confidence, programs[:context], programs[context:]),
                        warnings=solution.warnings + _disputed_warnings(solution, evidence[context:]))
     return SolvedProblem("", solution, shown, (), time.perf_counter() - started, errors, stages, features)
@@ -170,13 +177,13 @@ def readable_pixels(pixels, name: str) -> tuple[np.ndarray | None, str | None]:
 
 
 def _solved(programs: list, errors: list[str], oracle: bool, time_limit: float, max_rules: int, positives: int,
-            negatives: int) -> Solution:
+            negatives: int, posterior: bool = True) -> Solution:
     """The rule and labels of a problem's programs (set A, set B, then the queries), programs given (`oracle`) or
-    perceived."""
+    perceived; `posterior=False`: chosen without the posterior (`Switches.posterior`)."""
     context = positives + negatives
     given = ProblemInput(programs[:positives], programs[positives:context], programs[context:], errors)
     return solve_programs(given, oracle=True, perception=None, decoded=not oracle, time_limit=time_limit,
-                          max_rules=max_rules)
+                          max_rules=max_rules, posterior=posterior)
 
 
 def _stamped_sequence(rule) -> bool:

@@ -1,7 +1,7 @@
 """A problem whose images are programs (or pixel arrays for a perception callable) solved: facts, the rule
 chosen, the queries labelled by the rules' vote, the explanation.
 
-    solution = solve_programs(given, oracle, perception, decoded, time_limit, max_rules)
+    solution = solve_programs(given, oracle, perception, decoded, time_limit, max_rules[, posterior])
 """
 
 from __future__ import annotations
@@ -85,11 +85,12 @@ def _programs(
 
 
 def solve_programs(given: ProblemInput, oracle: bool, perception: Perception | None, decoded: bool,
-                   time_limit: float, max_rules: int) -> Solution:
+                   time_limit: float, max_rules: int, posterior: bool = True) -> Solution:
     """Induce the rule separating A from B, label the queries by the optimal rules' vote, explain (the confidence:
     the vote's share). Pixel arrays among the images are read by `perception` (images -> programs, one batch).
     `decoded`: the programs were decoded from pixels, so categories are matched with tolerance and stroke sequences
-    may be matched within a tolerance (`solver.induction.facts`); pixels read here imply it."""
+    may be matched within a tolerance (`solver.induction.facts`); pixels read here imply it. `posterior=False`: the
+    rule chosen without the posterior (`solver.induction.chosen_rules`; the ablation `Switches.posterior`)."""
     decoded = decoded or any(isinstance(item, np.ndarray)
                              for side in (given.context_a, given.context_b, given.queries) for item in side)
     sides = (("set A", given.context_a), ("set B", given.context_b), ("queries", given.queries))
@@ -98,7 +99,7 @@ def solve_programs(given: ProblemInput, oracle: bool, perception: Perception | N
     categories = CategorySource.MATCHED if decoded else CategorySource.EXACT
     facts = problem_facts(evidence.context_a, evidence.context_b, evidence.readable_queries, categories,
                           tolerant=decoded)
-    induction = chosen_rules(facts, time_limit, max_rules)
+    induction = chosen_rules(facts, time_limit, max_rules, posterior=posterior)
     votes = classify(induction, query_images(facts))
     labels, confidence = evidence.labels([v.in_a for v in votes], [v.confidence for v in votes])
     return Solution(
