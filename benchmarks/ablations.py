@@ -1,51 +1,79 @@
-"""Ablations on the same problems: which part of the pipeline buys how much accuracy.
+"""Ablations of the solver as it is: what each part buys, per split, each figure with its 95 % interval.
 
-    bongard-solver bench ablations --data ROOT --split NAME [--limit N] [--systems ...]
-                                   --json OUT [--markdown OUT.md] [--workers K]
+    bongard-solver bench ablations --data ROOT --split NAME|all --json OUT [--systems ...] [--limit N] [--workers K]
 
-Systems
-  full            the product: the decoder's and the shape classifier's proposals refined by the
-                  enumerator, free-form readings reconciled with set A, then induction
-  decoder_only    the decoder's top proposal, no search (no classifier, no reconciling)
-  search_only     the enumerator from generic seed programs (library shapes, grid values), no decoder
-                  and no classifier; free-form readings reconciled with set A
-  oracle          the dataset's ground-truth programs (the reasoning layer alone)
-  nearest_proto   no rule: each query goes to the nearer prototype (mean of the decoder's image features
-                  of A or of B, cosine similarity) — a Meta-Baseline-style few-shot classifier
+Systems (each a switch of the solver, `solver.reading.Switches`, given to `PixelPerception`; not a copy of it)
+  full            the product: exactly `eval`'s path and records (`solver.app.commands.evaluate_problem`)
+  oracle          the dataset's ground-truth programs (the reasoning layer alone; `eval --oracle`)
+  no_hypotheses   no problem-level hypotheses: every image read in full, the readings reconciled with set A
+  no_near_misses  the check against H without H's one-action neighbours and other writings
+  no_tracer       free-form readings kept as decoded, no off-grid image traced
+  no_posterior    the rule by plain minimum description length (clingo's optimal rules, no posterior)
+  no_confidence   labels as `full`, each confidence the optimal rules' vote share (no calibrated model)
+  decoder_only    the decoder's top-1 reading of every image, no search (no classifier, tracer or hypotheses)
+  nearest_proto   no rule: each query to the nearer prototype (mean decoder feature of A or of B, cosine) — a
+                  Meta-Baseline-style few-shot classifier; its confidence sigmoid(PROTO_TEMPERATURE x the margin)
+  search_only     (not run unless asked) the enumerator from generic seeds, no decoder and no classifier
 
-Accuracy = correctly labelled queries / queries (positive query in A, negative query not), per problem
-type and overall. Per-problem results are appended to `<json>.jsonl` as they finish, so an interrupted
-run resumes where it stopped.
+Every pixel system runs as `eval` runs problems locally: one `PixelPerception` sharing each problem's images among
+`--workers` processes, warmed up untimed first (`solver.app.product.warm_up`). Per split and system: accuracy with its
+Wilson 95 % interval over queries (`solver.app.scoring.accuracy_interval`, as `eval` summaries give it), rule match,
+median and mean seconds a problem, ECE and the wrong answers at confidence >= 0.99 (`solver.app.commands.summarise`).
+
+`--split all` takes the benchmark splits of the root (`solver.app.paper_table.benchmark_splits`: `test_ff`, `test_bd`,
+`test_hd_comb`, `test_hd_novel` of the released layout or of `generate --paper-splits`; `dev_*` of official_dev) and
+writes OUT.md (one table: systems by the four columns, beside the published figures; then the details) and OUT.png
+(the chart, `benchmarks._ablation_chart`). Records are appended to OUT.jsonl as problems finish (system by system,
+split by split), so an interrupted run resumes where it stopped; the table shows what is there, each cell with the
+number of problems it rests on when fewer than the split holds.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from tqdm import tqdm
 
-from dsl.dataset import Problem, load_split
+from dsl.dataset import SPLIT_FILE, DatasetError, load_problem, problem_folder, problem_kind, read_splits
 from dsl.options import count, workers
 from dsl.owned import check_output_file, marked_json
-from solver.solving.api import ProblemInput, solve_problem
-from solver.reading.perception import PixelPerception
-
-SYSTEMS = ("full", "decoder_only", "search_only", "oracle", "nearest_proto")
-PAPER = {  # accuracy %, FF / BA / CM / NV (DESIGN.md)
-    "Meta-Baseline-PS": (68.2, 75.7, 67.4, 71.5),
-    "SVM-Mimic (2023)": (73.3, 83.9, 69.8, 74.5),
-    "human experts": (92.1, 99.3, 90.7, 90.7),
-}
+from solver.app.commands import TRUE_LABELS, evaluate_problem, plan_jobs, summarise
+from solver.app.paper_table import BASELINES, COLUMNS, benchmark_splits
+from solver.app.product import warm_up
+from solver.induction import DEFAULT_TIME_LIMIT
+from solver.reading import PixelPerception, Switches
 
 
-def _images(problem: Problem) -> list[np.ndarray]:
-    return [image.load() for image in problem.in_solving_order]
+@dataclass(frozen=True)
+class System:
+    name: str
+    switches: Switches | None  # None: not the pixel pipeline (oracle, nearest_proto)
+    note: str
+    use_decoder: bool = True  # False: search_only (the enumerator from generic seeds)
+
+
+SYSTEMS = {s.name: s for s in (
+    System("full", Switches(), "the product (eval's records)"),
+    System("oracle", None, "true programs"),
+    System("no_hypotheses", Switches(hypotheses=False), "every image read in full, reconciled"),
+    System("no_near_misses", Switches(near_misses=False), "check against H alone"),
+    System("no_tracer", Switches(tracer=False), "free-form readings as decoded"),
+    System("no_posterior", Switches(posterior=False), "plain MDL rule choice"),
+    System("no_confidence", Switches(confidence=False), "vote share as confidence"),
+    System("decoder_only", Switches(search=False), "decoder top-1, no search"),
+    System("nearest_proto", None, "no rule: nearest prototype"),
+    System("search_only", Switches(), "enumerator from generic seeds, no decoder", use_decoder=False),
+)}
+DEFAULT_SYSTEMS = tuple(name for name in SYSTEMS if name != "search_only")
+PROTO_TEMPERATURE = 10.0  # nearest_proto's confidence: sigmoid of this times the cosine margin (Meta-Baseline's
+# logits are cosine similarities times a learned temperature, of about this size; here fixed, not fitted)
 
 
 def decoder_features(model, images: list[np.ndarray]) -> np.ndarray:
@@ -56,119 +84,193 @@ def decoder_features(model, images: list[np.ndarray]) -> np.ndarray:
     return features / np.linalg.norm(features, axis=1, keepdims=True)
 
 
-def nearest_prototype(features: np.ndarray) -> tuple[bool, bool]:
+def nearest_prototype(features: np.ndarray) -> tuple[tuple[bool, ...], tuple[float, ...]]:
+    """(each query in A?, the confidence of that label): the query's cosine similarity to the mean feature of set A
+    (the first 6) against that of set B (the next 6)."""
     proto_a, proto_b = features[:6].mean(0), features[6:12].mean(0)
-    queries = features[12:]
-    return tuple(bool(q @ proto_a / np.linalg.norm(proto_a) > q @ proto_b / np.linalg.norm(proto_b)) for q in queries)
+    margins = [float(q @ proto_a / np.linalg.norm(proto_a) - q @ proto_b / np.linalg.norm(proto_b))
+               for q in features[12:]]
+    in_a = tuple(m > 0 for m in margins)
+    return in_a, tuple(round(float(1.0 / (1.0 + np.exp(-PROTO_TEMPERATURE * abs(m)))), 4) for m in margins)
 
 
-class Runner:
-    def __init__(self, workers: int, checkpoint: Path | None) -> None:
-        self.perceptions = {
-            "full": PixelPerception(checkpoint, workers=workers),
-            "decoder_only": PixelPerception(checkpoint, refine=False),
-            "search_only": PixelPerception(checkpoint, workers=workers, use_decoder=False),
-        }
-
-    def labels(self, system: str, problem: Problem) -> tuple[bool, ...]:
-        if system == "oracle":
-            programs = [image.program for image in problem.in_solving_order]
-            return solve_problem(ProblemInput(programs[:6], programs[6:12], programs[12:]), oracle=True).labels
-        if system == "nearest_proto":
-            model = self.perceptions["decoder_only"].decoder()
-            return nearest_prototype(decoder_features(model, _images(problem)))
-        programs = self.perceptions[system](_images(problem), positives=6, negatives=6)
-        given = ProblemInput(programs[:6], programs[6:12], programs[12:])
-        return solve_problem(given, oracle=True, decoded=True).labels
-
-    def close(self) -> None:
-        for perception in self.perceptions.values():
-            perception.close()
+def nearest_proto_record(job, model) -> dict:
+    """An `eval`-shaped record of `nearest_prototype` on one problem (no rule: rule match is False)."""
+    record = {"name": job.name, "kind": problem_kind(job.name), "true": TRUE_LABELS, "predicted": None, "correct": 0,
+              "rule": None, "english": None, "outcome": None, "rule_match": False, "confidence": None,
+              "alternatives": 0, "seconds": 0.0, "error": None}
+    started = time.perf_counter()
+    try:
+        problem = load_problem(problem_folder(job.root, job.name))
+        labels, confidence = nearest_prototype(decoder_features(model, [i.load() for i in problem.in_solving_order]))
+        record.update(predicted=list(labels), correct=sum(p == t for p, t in zip(labels, TRUE_LABELS)),
+                      confidence=list(confidence))
+    except Exception as error:  # recorded for this problem; the run goes on
+        record["error"] = f"{type(error).__name__}: {error}"
+    record["seconds"] = round(time.perf_counter() - started, 4)
+    return record
 
 
-def _done(journal: Path) -> dict[tuple[str, str], dict]:
-    """Runs already finished; a run that ended in an error is tried again on resume."""
+def solver_for(system: System, workers: int, checkpoint: Path | None) -> tuple[Callable, Callable]:
+    """(job -> record, close) for `system`."""
+    if system.name == "oracle":
+        return (lambda job: evaluate_problem(job, None)), (lambda: None)
+    if system.name == "nearest_proto":
+        perception = PixelPerception(checkpoint)
+        model = perception.decoder()
+        return (lambda job: nearest_proto_record(job, model)), perception.close
+    perception = PixelPerception(checkpoint, workers=workers, switches=system.switches,
+                                 use_decoder=system.use_decoder)
+    warm_up(perception)  # the models and kernels loaded before the first problem's clock starts, as `eval` does
+    return (lambda job: evaluate_problem(job, perception)), perception.close
+
+
+def read_journal(journal: Path) -> dict[tuple[str, str, str], dict]:
+    """(system, split, problem) -> record of the runs already made; a run that ended in an error is tried again."""
     if not journal.exists():
         return {}
-    records = [json.loads(line) for line in journal.read_text().splitlines() if line.strip()]
-    return {(r["system"], r["name"]): r for r in records if not r.get("error")}
-
-
-def run(problems: list[Problem], systems: list[str], journal: Path, runner: Runner) -> dict:
-    done = _done(journal)
-    todo = [(s, p) for s in systems for p in problems if (s, p.name) not in done]
-    with journal.open("a") as out:
-        for system, problem in tqdm(todo, desc="ablations", unit="run"):
-            started = time.perf_counter()
-            record = {"system": system, "name": problem.name, "kind": problem.kind, "truth": [True, False]}
-            try:
-                record["labels"] = list(runner.labels(system, problem))
-            except Exception as error:  # recorded for this problem; the run goes on
-                record["labels"], record["error"] = None, f"{type(error).__name__}: {error}"
-            record["seconds"] = time.perf_counter() - started
-            out.write(json.dumps(record) + "\n")
-            out.flush()
-            done[(system, problem.name)] = record
+    done = {}
+    for line in journal.read_text(encoding="utf-8").splitlines():
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # a line cut by an interruption
+        if record.get("error") is None:
+            done[(record["system"], record["split"], record["name"])] = record
     return done
 
 
-def summarise(done: dict, systems: list[str], problems: list[Problem]) -> dict:
-    kinds = sorted({p.kind for p in problems})
-    table = {}
-    for system in systems:
-        rows = [done[(system, p.name)] for p in problems if (system, p.name) in done]
-        per_kind = {}
-        for kind in kinds + ["all"]:
-            chosen = [r for r in rows if kind == "all" or r["kind"] == kind]
-            right = sum(sum(l == t for l, t in zip(r["labels"], r["truth"])) for r in chosen if r["labels"])
-            per_kind[kind] = round(100.0 * right / (2 * len(chosen)), 1) if chosen else None
-        seconds = [r["seconds"] for r in rows]
-        table[system] = {
-            "accuracy": per_kind,
-            "errors": sum(1 for r in rows if r.get("error")),
-            "median_seconds": round(statistics.median(seconds), 3) if seconds else None,
-        }
-    return {"kinds": kinds, "systems": table, "n_problems": len(problems)}
+def run(root: str, splits: list[str], systems: list[str], limit: int | None, journal: Path, workers: int,
+        checkpoint: Path | None, time_limit: float = DEFAULT_TIME_LIMIT) -> dict:
+    """Every system on every split's problems (the first `limit` of each), system by system, split by split;
+    records appended to `journal` as they finish."""
+    done = read_journal(journal)
+    planned = {(oracle, split): plan_jobs(root, split, limit, oracle, time_limit)
+               for oracle in (False, True) for split in splits}
+    with journal.open("a", encoding="utf-8") as out:
+        for name in systems:
+            todo = [job for split in splits for job in planned[(name == "oracle", split)]
+                    if (name, split, job.name) not in done]
+            if not todo:
+                continue
+            split_of = {(job.name, job.oracle): split for split in splits for job in planned[(name == "oracle", split)]}
+            solve, close = solver_for(SYSTEMS[name], workers, checkpoint)
+            try:
+                for job in tqdm(todo, desc=f"ablations {name}", unit="problem"):
+                    record = {"system": name, "split": split_of[(job.name, job.oracle)], **solve(job)}
+                    out.write(json.dumps(record) + "\n")
+                    out.flush()
+                    if record["error"] is None:
+                        done[(name, record["split"], job.name)] = record
+            finally:
+                close()
+    return done
 
 
-def markdown(summary: dict) -> str:
-    kinds = summary["kinds"] + ["all"]
-    lines = ["| system | " + " | ".join(kinds) + " | errors | median s/problem |", "|---" * (len(kinds) + 3) + "|"]
-    for system, row in summary["systems"].items():
-        cells = [("–" if row["accuracy"][k] is None else f"{row['accuracy'][k]:.1f}") for k in kinds]
-        lines.append(f"| {system} | " + " | ".join(cells) + f" | {row['errors']} | {row['median_seconds']} |")
-    lines.append("")
-    lines.append("Reference (Bongard-LOGO test splits, accuracy %, FF / BA / CM / NV): "
-                 + "; ".join(f"{k} {' / '.join(map(str, v))}" for k, v in PAPER.items()))
-    return "\n".join(lines)
+def summaries(done: dict, systems: list[str], splits: list[str]) -> dict:
+    """system -> split -> `eval`'s summary of the records there (without the per-problem list)."""
+    table: dict = {}
+    for name in systems:
+        for split in splits:
+            records = [r for (s, p, _), r in done.items() if s == name and p == split]
+            if records:
+                summary = summarise(records, split, sum(r["seconds"] for r in records))
+                table.setdefault(name, {})[split] = {k: v for k, v in summary.items() if k != "problems"}
+    return table
+
+
+def _cell(figures: dict | None, planned: int) -> str:
+    if not figures:
+        return "—"
+    low, high = figures["accuracy_95"]
+    n = "" if figures["n_problems"] == planned else f" n={figures['n_problems']}"
+    return f"{100 * figures['accuracy']:.1f} ({100 * low:.1f}–{100 * high:.1f}){n}"
+
+
+def markdown(table: dict, columns: dict[str, str], planned: dict[str, int], title: str) -> str:
+    """The accuracy table (systems by columns, then the published figures) and the details per split."""
+    shown = shown_columns(columns)
+    lines = [title, "", "| system | " + " | ".join(f"{c} `{columns[c]}` ({planned[columns[c]]})" for c in shown) + " |",
+             "|---|" + "---:|" * len(shown)]
+    for name, per_split in table.items():
+        lines.append(f"| {name} | " + " | ".join(_cell(per_split.get(columns[c]), planned[columns[c]])
+                                                for c in shown) + " |")
+    for baseline in BASELINES:
+        published = dict(zip(COLUMNS, baseline.accuracy))
+        lines.append(f"| *{baseline.name}* (published) | "
+                     + " | ".join("—" if published.get(c) is None else f"{published[c]:.1f}" for c in shown) + " |")
+    lines += ["", "Accuracy % of queries (Wilson 95 % interval); published figures are on the released test splits, "
+              "human experts one figure for CM and NV.", "",
+              "| system | split | problems | accuracy (95 %) | rule match | median s | mean s | ECE | wrong ≥ 0.99 |",
+              "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for name, per_split in table.items():
+        for split, f in per_split.items():
+            calibration = f["calibration"]
+            low, high = f["accuracy_95"]
+            lines.append(f"| {name} | {split} | {f['n_problems']} | {100 * f['accuracy']:.1f} ({100 * low:.1f}–"
+                         f"{100 * high:.1f}) | {100 * f['rule_match']:.1f} | {f['median_solve_seconds']:.2f} | "
+                         f"{f['mean_solve_seconds']:.2f} | {calibration['ece']} | "
+                         f"{calibration['wrong_at_0_99']} of {calibration['wrong']} |")
+    return "\n".join(lines) + "\n"
+
+
+def chosen_splits(root: str, split: str) -> tuple[dict[str, str], str]:
+    """(column -> split, what they are): the root's benchmark splits for `all`, else the one split named."""
+    available = read_splits(root)
+    if split != "all":
+        if split not in available:
+            raise DatasetError(f"{Path(root) / SPLIT_FILE}: no split {split!r} (available: {', '.join(sorted(available))})")
+        return {column_of(split): split}, f"split {split}"
+    try:
+        description, columns = benchmark_splits(available)
+    except ValueError as error:
+        raise DatasetError(f"{Path(root) / SPLIT_FILE}: {error}") from None
+    return columns, description
+
+
+def column_of(split: str) -> str:
+    """The paper's column a split stands for, by its name (its problem type; the split's own name if none)."""
+    if "novel" in split:
+        return "NV"
+    if "comb" in split:
+        return "CM"
+    kind = split.removeprefix("test_").removeprefix("dev_")[:2]
+    return {"ff": "FF", "bd": "BA", "hd": "CM"}.get(kind, split)
+
+
+def shown_columns(columns: dict[str, str]) -> list[str]:
+    """The table's columns in the paper's order, any other after them."""
+    return [c for c in COLUMNS if c in columns] + [c for c in columns if c not in COLUMNS]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bongard-solver bench ablations", description=__doc__.split("\n")[0])
-    parser.add_argument("--data", type=Path, required=True, help="dataset root (released layout)")
-    parser.add_argument("--split", required=True, help="split name in the split JSON")
-    parser.add_argument("--limit", type=count(1), default=None, help="first N problems of the split")
-    parser.add_argument("--systems", nargs="+", default=list(SYSTEMS), choices=SYSTEMS)
-    parser.add_argument("--workers", type=workers, default=2, help="processes for refinement")
+    parser.add_argument("--data", required=True, help="dataset root (released layout)")
+    parser.add_argument("--split", required=True, help="split name in the split JSON, or all (the benchmark splits)")
+    parser.add_argument("--limit", type=count(1), default=None, help="first N problems of each split")
+    parser.add_argument("--systems", nargs="+", default=list(DEFAULT_SYSTEMS), choices=list(SYSTEMS))
+    parser.add_argument("--workers", type=workers, default=2, help="processes sharing each problem's images")
     parser.add_argument("--checkpoint", type=Path, default=None, help="decoder checkpoint (default: shipped)")
-    parser.add_argument("--json", type=Path, required=True, help="summary JSON (per-problem lines in <json>.jsonl)")
-    parser.add_argument("--markdown", type=Path, default=None, help="also write the table as markdown")
+    parser.add_argument("--json", type=Path, required=True, help="summary JSON (records in OUT.jsonl, table OUT.md, "
+                        "chart OUT.png)")
     args = parser.parse_args(argv)
     check_output_file(args.json, "--json")
-    problems = load_split(args.data, args.split)[: args.limit]
-    runner = Runner(args.workers, args.checkpoint)
-    try:
-        done = run(problems, args.systems, args.json.with_suffix(".jsonl"), runner)
-    finally:
-        runner.close()
-    summary = summarise(done, args.systems, problems)
-    summary.update(data=str(args.data), split=args.split)
-    table = markdown(summary)
-    print(table)
+    columns, description = chosen_splits(args.data, args.split)
+    splits = list(columns.values())
+    planned = {split: len(read_splits(args.data)[split][: args.limit]) for split in splits}
+    done = run(args.data, splits, args.systems, args.limit, args.json.with_suffix(".jsonl"), args.workers,
+               args.checkpoint)
+    table = summaries(done, args.systems, splits)
+    command = "bongard-solver bench ablations " + " ".join(argv if argv is not None else sys.argv[3:])
+    text = markdown(table, columns, planned, f"Ablations on {args.data} ({description}): `{command}`")
+    print(text)
     args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(marked_json(summary))
-    if args.markdown:
-        args.markdown.write_text(table + "\n")
+    args.json.write_text(marked_json({"data": str(args.data), "splits": columns, "planned": planned,
+                                      "systems": {n: SYSTEMS[n].note for n in args.systems}, "table": table}))
+    args.json.with_suffix(".md").write_text(text, encoding="utf-8")
+    from benchmarks._ablation_chart import draw
+
+    draw(table, columns, planned, description, args.json.with_suffix(".png"))
     return 0
 
 

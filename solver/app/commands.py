@@ -48,7 +48,7 @@ from solver.app import execution, paper_table
 from solver.explaining import write_report
 from solver.explaining import write_index
 from solver.induction import DEFAULT_TIME_LIMIT
-from solver.app.scoring import rule_matches
+from solver.app.scoring import accuracy_interval, rule_matches
 
 TRUE_LABELS = [True, False]  # the positive query, then the negative query
 
@@ -162,7 +162,8 @@ def summarise(records: list[dict], split: str, wall_seconds: float) -> dict:
     def block(rs: list[dict]) -> dict:
         n_queries = 2 * len(rs)
         correct = sum(r["correct"] for r in rs)
-        return {"accuracy": correct / n_queries if n_queries else 0.0, "n_queries": n_queries,
+        return {"accuracy": correct / n_queries if n_queries else 0.0,
+                "accuracy_95": accuracy_interval(correct, n_queries), "n_queries": n_queries,  # Wilson, queries
                 "n_problems": len(rs), "rule_match": sum(r["rule_match"] for r in rs) / len(rs) if rs else 0.0,
                 "errors": sum(r["error"] is not None for r in rs)}
 
@@ -227,7 +228,8 @@ def eval_command(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 0
     summary = run(args.split, Path(args.json))
-    print(f"{summary['split']}: accuracy {summary['accuracy']:.4f} on {summary['n_queries']} queries, "
+    print(f"{summary['split']}: accuracy {summary['accuracy']:.4f} (95 % {summary['accuracy_95']}) on "
+          f"{summary['n_queries']} queries, "
           f"rule_match {summary['rule_match']:.4f}, errors {summary['errors']}, {summary['seconds']} s")
     calibration = summary["calibration"]
     if summary["median_solve_seconds"] is not None:

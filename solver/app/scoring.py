@@ -1,4 +1,5 @@
-"""Scoring only: does an induced rule name the concept written in the problem's name?
+"""Scoring only: does an induced rule name the concept written in the problem's name? And how sure is an accuracy
+(`accuracy_interval`)?
 
 The solver never reads problem names; evaluation does, here, to report the rule-match rate.
   ff_nact<k>[_<k2>]_<id>     any stroke-sequence rule names the concept
@@ -13,6 +14,7 @@ The solver never reads problem names; evaluation does, here, to report the rule-
 from __future__ import annotations
 
 import functools
+import math
 
 from dsl.canonical import shape_key
 from dsl.library import load_library
@@ -91,3 +93,19 @@ def rule_matches(problem_name: str, rule: Rule | None) -> bool:
                 items = tuple(a for a in items if a not in parts) + (whole,)
         return all(_names_attribute(attribute, literals) for attribute in items)
     return False
+
+
+Z_95 = 1.959963984540054  # the standard normal's 97.5 % quantile: a two-sided 95 % interval
+
+
+def accuracy_interval(correct: int, n: int, z: float = Z_95) -> list[float] | None:
+    """The Wilson score interval (95 % by default) of an accuracy of `correct` right out of `n` -> [low, high], or
+    None when `n` is 0. Defined at 0 and 100 % too (at 240 of 240 queries: [0.984, 1.0]), where the normal
+    approximation collapses to a point. Each query counts as one trial; a problem's two queries are not quite
+    independent (one misread set A can cost both), so the interval is, if anything, a little narrow."""
+    if n <= 0:
+        return None
+    p, z2 = correct / n, z * z
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return [round(max(0.0, centre - half), 4), round(min(1.0, centre + half), 4)]
