@@ -1,6 +1,13 @@
 """`bongard-solver generate`: generate, render and write a dataset in the released layout (spec §4).
 
     bongard-solver generate --out DIR --ff N --basic N --abstract N --seed S [--workers 2] [--size 512] [--ray local|ADDRESS]
+    bongard-solver generate --out DIR --paper-splits --seed S [--workers 2]
+
+`--paper-splits` writes a stand-in for the released test set instead (`dsl.generate.paper_split_plan`): 1,800
+problems whose split file holds `test_ff`, `test_bd`, `test_hd_comb` and `test_hd_novel` in the released sizes (600 /
+480 / 400 / 320), the novel split every problem of the held-out attribute has_eight_straight_lines and the
+combinatorial one none of it, so that `eval --split all` and `bench ablations --split all` run on it as on the
+released dataset.
 
 Every problem has its own seed (seed, kind, index), so the output does not depend on the number of
 workers. The run is resumable: each problem folder appears atomically, each finished problem is appended
@@ -36,7 +43,8 @@ from dsl.dataset import (
 from dsl.options import count, path_text, seed, workers
 from dsl.owned import OutputError, check_output_folder
 from dsl.processes import worker_setup
-from dsl.generate import GeneratedProblem, ProblemKind, ProblemSpec, generate_problem, plan_problems
+from dsl.generate import (GeneratedProblem, ProblemKind, ProblemSpec, generate_problem, paper_split_plan,
+                          plan_problems)
 from dsl.parallel import ray_unordered
 
 JOURNAL = ".generate_journal.jsonl"
@@ -79,11 +87,11 @@ def make_problem(spec: ProblemSpec, seed: int, out: Path, size: int) -> Outcome:
         return Outcome(spec.name, spec.kind.value, error=f"{type(error).__name__}: {error}")
 
 
-def _check_manifest(out: Path, seed: int, size: int) -> None:
+def _check_manifest(out: Path, seed: int, size: int, paper_splits: bool = False) -> None:
     """Claim `out` for this generation: an empty or new folder, or one this tool generated with the same
     options (its manifest says so); a folder holding anything else is someone else's (OutputError)."""
     path = out / MANIFEST
-    wanted = {"seed": seed, "size": size}
+    wanted = {"seed": seed, "size": size} | ({"paper_splits": True} if paper_splits else {})
     if path.exists():
         try:
             found = json.loads(path.read_text(encoding="utf-8"))
@@ -149,28 +157,37 @@ def _remove_stale_temporaries(out: Path) -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _write_outputs(out: Path, done: dict[str, Outcome]) -> None:
+def _write_outputs(out: Path, done: dict[str, Outcome], splits: dict[str, list[str]] | None = None) -> None:
+    """The merged action-program JSONs and the split file: `splits` (name -> problem names, those done kept), else a
+    split per kind, and `all`."""
     by_kind: dict[str, dict[str, list]] = {k.value: {} for k in ProblemKind}
     for outcome in done.values():
         by_kind[outcome.kind][outcome.name] = outcome.programs
     for kind, table in by_kind.items():
         if table:
             write_programs(programs_file(out, kind), table)
-    splits = {kind: sorted(table) for kind, table in by_kind.items()}
+    if splits is None:
+        splits = {kind: sorted(table) for kind, table in by_kind.items()}
+    else:
+        splits = {name: [n for n in names if n in done] for name, names in splits.items()}
     splits["all"] = sorted(done)
     write_splits(out, splits)
 
 
 def write_dataset(
     out: Path | str, counts: dict[ProblemKind, int], seed: int = 0, workers: int = 2, size: int = 512,
-    progress: bool = True, ray: str | None = None,
+    progress: bool = True, ray: str | None = None, paper_splits: bool = False,
 ) -> GenerationReport:
-    """Generate `counts[kind]` problems of each kind into `out` (resuming a previous run with the same seed)."""
+    """Generate `counts[kind]` problems of each kind into `out` (resuming a previous run with the same seed); with
+    `paper_splits` the stand-in for the released test splits instead (`dsl.generate.paper_split_plan`; `counts`
+    unused)."""
     out = check_output_folder(out, "--out")
-    _check_manifest(out, seed, size)
+    _check_manifest(out, seed, size, paper_splits)
     _remove_stale_temporaries(out)
     done = _finished(out)
-    specs = [s for kind, n in counts.items() for s in plan_problems(kind, n, seed)]
+    plan = paper_split_plan(seed) if paper_splits else None
+    specs = ([s for specs in plan.values() for s in specs] if plan is not None
+             else [s for kind, n in counts.items() for s in plan_problems(kind, n, seed)])
     report = GenerationReport(skipped=[s.name for s in specs if s.name in done])
     todo = [s for s in specs if s.name not in done]
     with open(out / JOURNAL, "a", encoding="utf-8") as journal, tqdm(
@@ -185,15 +202,20 @@ def write_dataset(
             journal.flush()
             done[outcome.name] = outcome
             report.written.append(outcome.name)
-    _write_outputs(out, done)
+    _write_outputs(out, done, {name: [s.name for s in specs] for name, specs in plan.items()} if plan else None)
     (out / JOURNAL).unlink(missing_ok=True)
     return report
 
 
 def run(args: argparse.Namespace) -> int:
     counts = {ProblemKind.FREE_FORM: args.ff, ProblemKind.BASIC: args.basic, ProblemKind.ABSTRACT: args.abstract}
+    if args.paper_splits and any(counts.values()):
+        print("bongard-solver generate: --paper-splits sets the counts itself (600 / 480 / 400 / 320); "
+              "leave out --ff, --basic and --abstract", file=sys.stderr)
+        return 2
     try:
-        report = write_dataset(args.out, counts, seed=args.seed, workers=args.workers, size=args.size, ray=args.ray)
+        report = write_dataset(args.out, counts, seed=args.seed, workers=args.workers, size=args.size, ray=args.ray,
+                               paper_splits=args.paper_splits)
     except KeyboardInterrupt:
         print(f"{args.out}: interrupted; run the same command again to resume", file=sys.stderr)
         return 130
@@ -219,4 +241,7 @@ def register(subcommands: argparse._SubParsersAction) -> None:
     parser.add_argument("--size", type=count(64, 2048), default=512, help="image side in pixels (64 to 2048)")
     parser.add_argument("--ray", default=None, metavar="local|ADDRESS",
                         help="generate on Ray: local (a runtime of --workers CPUs) or a cluster's address")
+    parser.add_argument("--paper-splits", action="store_true",
+                        help="a stand-in for the released test set: test_ff / test_bd / test_hd_comb / test_hd_novel "
+                             "of 600 / 480 / 400 / 320 problems, the novel one holding has_eight_straight_lines")
     parser.set_defaults(func=run)

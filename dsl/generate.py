@@ -347,6 +347,36 @@ def plan_problems(kind: ProblemKind, count: int, seed: int) -> list[ProblemSpec]
     return [ProblemSpec(kind, i, pool[order[i % len(pool)]], i // len(pool)) for i in range(count)]
 
 
+PAPER_SPLITS = {"test_ff": 600, "test_bd": 480, "test_hd_comb": 400, "test_hd_novel": 320}  # the released test
+# splits and their sizes (spec §4.3)
+NOVEL_ATTRIBUTE = "has_eight_straight_lines"  # the attribute test_hd_novel holds out (spec §4.3: 16 concepts x 20)
+PER_ABSTRACT_CONCEPT = 20  # problems per abstract concept in the abstract test splits (the generator's 20 processes)
+
+
+def paper_split_plan(seed: int) -> dict[str, list[ProblemSpec]]:
+    """A stand-in for the released test splits (spec §4.3), split name -> its problems: `test_ff` the first 600
+    free-form problems (50 per action setting), `test_bd` the first 480 basic ones (`plan_problems`), `test_hd_novel`
+    PER_ABSTRACT_CONCEPT problems of each of the 16 concepts with NOVEL_ATTRIBUTE (the attribute alone and its 15
+    pairs: 320), `test_hd_comb` PER_ABSTRACT_CONCEPT problems of each of 20 attribute pairs without it, drawn with
+    `seed` (400; which pairs the paper held out is only in its released split file)."""
+    sizes = PAPER_SPLITS
+    novel = [c for c in abstract_concepts() if NOVEL_ATTRIBUTE in c]
+    pairs = [c for c in abstract_concepts() if len(c) == 2 and NOVEL_ATTRIBUTE not in c]
+    chosen = np.random.default_rng([seed, ProblemKind.ABSTRACT.seed_code, 4]).choice(
+        len(pairs), size=sizes["test_hd_comb"] // PER_ABSTRACT_CONCEPT, replace=False)
+    combined = [pairs[k] for k in sorted(chosen)]
+    if len(novel) * PER_ABSTRACT_CONCEPT != sizes["test_hd_novel"]:
+        raise ValueError(f"{len(novel)} concepts hold {NOVEL_ATTRIBUTE}; the novel split needs "
+                         f"{sizes['test_hd_novel'] // PER_ABSTRACT_CONCEPT}")
+    abstract = [(split, concept, number) for split, concepts_of in (("test_hd_novel", novel), ("test_hd_comb", combined))
+                for concept in concepts_of for number in range(PER_ABSTRACT_CONCEPT)]
+    plan = {"test_ff": plan_problems(ProblemKind.FREE_FORM, sizes["test_ff"], seed),
+            "test_bd": plan_problems(ProblemKind.BASIC, sizes["test_bd"], seed), "test_hd_comb": [], "test_hd_novel": []}
+    for index, (split, concept, number) in enumerate(abstract):
+        plan[split].append(ProblemSpec(ProblemKind.ABSTRACT, index, concept, number))
+    return plan
+
+
 def generate_problem(spec: ProblemSpec, seed: int) -> GeneratedProblem:
     rng = problem_rng(seed, spec.kind, spec.index)
     generator = {
