@@ -69,6 +69,9 @@ def generated_parts(quick: bool, workers: int) -> list[Part]:
         Part("oracle", "Rule induction with oracle programs (generated)", oracle),
         Part("end_to_end", "End to end from pixels (generated)",
              ("eval", "--data", "{data}", "--split", "all", "--workers", str(workers))),
+        Part("ablations", "Ablations: what each part buys (generated)",
+             ("bench", "ablations", "--data", "{data}", "--split", "all", "--workers", str(workers))
+             + (("--limit", "1") if quick else ())),
     ]
     return parts
 
@@ -102,6 +105,8 @@ def official_parts(quick: bool, workers: int) -> list[Part]:
         for split in ("dev_ff", "dev_bd", "dev_hd"):
             parts.append(Part(f"official_end_to_end_{split}", f"End to end from pixels (official {split})",
                               ("eval", "--data", "{root}", "--split", split, "--workers", str(workers))))
+    parts.append(Part("official_ablations", "Ablations: what each part buys (official dev)",
+                      ("bench", "ablations", "--data", "{root}", "--split", "all", "--workers", str(workers)) + limit))
     return parts
 
 

@@ -38,7 +38,8 @@ def test_every_part_is_a_command_of_this_repository():
         else:
             assert part.argv[0] in {"eval"}, part
     quick = {p.name for p in bench_all.generated_parts(True, 1)}
-    assert {"render", "attributes", "decoder", "refine", "oracle", "end_to_end"} <= quick
+    assert {"render", "attributes", "decoder", "refine", "oracle", "end_to_end", "ablations"} <= quick
+    assert "official_ablations" in {p.name for p in bench_all.official_parts(False, 2)}
     assert "official_fidelity" in {p.name for p in bench_all.official_parts(True, 1)}
 
 
