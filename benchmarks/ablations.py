@@ -1,6 +1,7 @@
 """Ablations of the solver as it is: what each part buys, per split, each figure with its 95 % interval.
 
     bongard-solver bench ablations --data ROOT --split NAME|all --json OUT [--systems ...] [--limit N] [--workers K]
+                                   [--table-only]
 
 Systems (each a switch of the solver, `solver.reading.Switches`, given to `PixelPerception`; not a copy of it)
   full            the product: exactly `eval`'s path and records (`solver.app.commands.evaluate_problem`)
@@ -253,15 +254,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--checkpoint", type=Path, default=None, help="decoder checkpoint (default: shipped)")
     parser.add_argument("--json", type=Path, required=True, help="summary JSON (records in OUT.jsonl, table OUT.md, "
                         "chart OUT.png)")
+    parser.add_argument("--table-only", action="store_true", help="solve nothing: the table and chart of the records "
+                        "already in OUT.jsonl (of a run still going, or stopped)")
     args = parser.parse_args(argv)
     check_output_file(args.json, "--json")
     columns, description = chosen_splits(args.data, args.split)
     splits = list(columns.values())
     planned = {split: len(read_splits(args.data)[split][: args.limit]) for split in splits}
-    done = run(args.data, splits, args.systems, args.limit, args.json.with_suffix(".jsonl"), args.workers,
-               args.checkpoint)
+    journal = args.json.with_suffix(".jsonl")
+    done = read_journal(journal) if args.table_only else run(args.data, splits, args.systems, args.limit, journal,
+                                                             args.workers, args.checkpoint)
+    wanted = {split: set(read_splits(args.data)[split][: args.limit]) for split in splits}
+    done = {key: r for key, r in done.items() if key[1] in wanted and key[2] in wanted[key[1]]}  # this run's problems
     table = summaries(done, args.systems, splits)
-    command = "bongard-solver bench ablations " + " ".join(argv if argv is not None else sys.argv[3:])
+    command = "bongard-solver bench ablations " + " ".join(a for a in (argv if argv is not None else sys.argv[3:])
+                                                           if a != "--table-only")  # the command that makes it
     text = markdown(table, columns, planned, f"Ablations on {args.data} ({description}): `{command}`")
     print(text)
     args.json.parent.mkdir(parents=True, exist_ok=True)
