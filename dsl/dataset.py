@@ -26,6 +26,7 @@ import numpy as np
 from PIL import Image
 
 from dsl.limits import LimitError, MAX_IMAGE_PIXELS, check_pixels, loads_limited
+from dsl.owned import write_atomically
 from dsl.syntax import ActionStringError, format_image, parse_image
 from dsl.types import ImageProgram
 
@@ -297,11 +298,9 @@ def list_problems(root: Path | str) -> list[str]:
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    """Write `text` to a temporary file beside `path`, then rename it over `path`."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, path)
+    """Write `text` to a temporary file beside `path`, then rename it over `path` (`dsl.owned.write_atomically`:
+    a failure leaves no temporary file and raises a WriteError naming `path`)."""
+    write_atomically(path, text)
 
 
 def programs_json(positives: list[ImageProgram], negatives: list[ImageProgram]) -> list:

@@ -1,55 +1,39 @@
-"""argparse types for the command line's numbers and paths: negative, NaN, infinite and out-of-range
-values are usage errors (exit code 2) naming the option, before any work starts."""
+"""argparse types for the command line's numbers and paths: negative, NaN, infinite, non-ASCII and
+out-of-range values are usage errors (exit code 2) naming the option, before any work starts. The checks
+themselves are `dsl.limits`'s, the same the API's arguments go through."""
 
 from __future__ import annotations
 
 import argparse
-import math
 from collections.abc import Callable
 
-MAX_SECONDS = 86_400.0  # a time limit over a day is a typo
-MAX_SEED = 2**32 - 1  # numpy's seeds
+from dsl.limits import (MAX_SECONDS, MAX_SEED, LimitError, check_count, check_number,  # noqa: F401 (re-exported)
+                        check_seconds, number_from_text)
+
+
+def _argparse_type(name: str, read: Callable[[str], object]) -> Callable[[str], object]:
+    """`read` as an argparse type: a LimitError becomes argparse's usage error."""
+    def parse(text: str):
+        try:
+            return read(text)
+        except LimitError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+
+    parse.__name__ = name
+    return parse
 
 
 def count(minimum: int = 0, maximum: int | None = None) -> Callable[[str], int]:
     """An argparse type: a whole number in [minimum, maximum]."""
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-        if value < minimum or (maximum is not None and value > maximum):
-            bound = f"from {minimum} to {maximum}" if maximum is not None else f"at least {minimum}"
-            raise argparse.ArgumentTypeError(f"must be {bound}, got {value}")
-        return value
-
-    parse.__name__ = "count"
-    return parse
+    return _argparse_type("count", lambda text: check_count(number_from_text(text, integer=True), minimum, maximum))
 
 
-def seconds(text: str) -> float:
-    """An argparse type: a finite positive number of seconds, at most a day."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not math.isfinite(value) or not 0.0 < value <= MAX_SECONDS:
-        raise argparse.ArgumentTypeError(f"must be a number of seconds above 0 and at most {MAX_SECONDS:.0f}, "
-                                         f"got {text!r}")
-    return value
-
-
-def positive_number(text: str) -> float:
-    """An argparse type: a finite number above 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a finite number above 0, got {text!r}")
-    return value
-
-
+seconds = _argparse_type("seconds", lambda text: check_seconds(number_from_text(text)))
+seconds.__doc__ = "An argparse type: a finite positive number of seconds, at most a day."
+positive_number = _argparse_type("positive_number", lambda text: check_number(number_from_text(text), 0.0, above=True))
+positive_number.__doc__ = "An argparse type: a finite number above 0."
+fraction = _argparse_type("fraction", lambda text: check_number(number_from_text(text), 0.0, 1.0))
+fraction.__doc__ = "An argparse type: a number from 0 to 1."
 seed = count(0, MAX_SEED)
 workers = count(1, 64)
 
@@ -59,14 +43,3 @@ def path_text(text: str) -> str:
     if not text.strip():
         raise argparse.ArgumentTypeError("an empty path")
     return text
-
-
-def fraction(text: str) -> float:
-    """An argparse type: a number from 0 to 1."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, got {text!r}") from None
-    if not 0.0 <= value <= 1.0:  # NaN fails too
-        raise argparse.ArgumentTypeError(f"must be from 0 to 1, got {text!r}")
-    return value

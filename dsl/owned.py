@@ -7,13 +7,21 @@
 
 A file whose first few kilobytes hold none of these marks belongs to someone else: `check_replaceable`
 refuses it with an `OutputError` naming the file, before any work starts.
+
+Every byte the tool writes goes through `write_chunk`: `write_atomically` (a whole file: written beside its
+name, then renamed over it, so the name holds the old file or the whole new one) and `append_line` (one line
+of a journal: a line the system could not finish writing is cut off again). A write that fails (a full disk, a
+read-only or vanished folder, an I/O error) leaves no temporary file and raises a `WriteError` naming the file
+and the fault.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
+from typing import BinaryIO
 
 WRITER = "bongard-solver"
 MARK_KEY = "written_by"
@@ -25,6 +33,61 @@ _HEAD_BYTES = 4096
 
 class OutputError(ValueError):
     """An output path the tool cannot or must not write; the message names the path and the fault."""
+
+
+class WriteError(OutputError):
+    """Writing a file failed: the disk is full, the folder read-only or gone, an I/O error. Nothing under the
+    file's name is half-written (see the module's docstring)."""
+
+
+def write_chunk(handle: BinaryIO, data: memoryview) -> int:
+    """Write what the system takes of `data` to `handle` (an unbuffered binary file); how many bytes. The one
+    place the tool's bytes go to disk (tests inject a full disk here)."""
+    return handle.write(data)
+
+
+def _write_all(handle: BinaryIO, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[write_chunk(handle, view):]
+
+
+def _fault(path: Path, doing: str, error: OSError) -> WriteError:
+    return WriteError(f"{path}: cannot {doing} ({error.strerror or error})")
+
+
+def write_atomically(path: Path | str, data: str | bytes) -> Path:
+    """Write `data` (text as UTF-8) to a temporary file beside `path`, then rename it over `path`; on a failure
+    the temporary file is removed and a WriteError names `path`."""
+    path = Path(path)
+    raw = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(temporary, "wb", buffering=0) as handle:
+            _write_all(handle, raw)
+        os.replace(temporary, path)
+    except BaseException as error:  # a full disk, or an interrupt: no temporary file stays behind
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        if isinstance(error, OSError):
+            raise _fault(path, "write", error) from None
+        raise
+    return path
+
+
+def append_line(handle: BinaryIO, path: Path, text: str) -> None:
+    """Append `text` and a newline to `handle` (the file `path`, opened unbuffered for appending): the whole
+    line, or on a failure nothing (the part written is cut off again) and a WriteError naming `path`."""
+    size = os.fstat(handle.fileno()).st_size
+    try:
+        _write_all(handle, (text + "\n").encode("utf-8"))
+    except BaseException as error:  # a full disk, or an interrupt: no part of the line stays behind
+        with contextlib.suppress(OSError):
+            os.ftruncate(handle.fileno(), size)
+        if isinstance(error, OSError):
+            raise _fault(path, "append to it", error) from None
+        raise
 
 
 def marked(record: dict) -> dict:
@@ -68,12 +131,15 @@ def probe_folder(folder: Path, option: str) -> Path:
             raise OutputError(f"{option} {folder}: {parent} is a file, not a folder")
         if parent.exists():
             break
+    probe = folder / f".{WRITER}-probe-{os.getpid()}"
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        probe = folder / f".{WRITER}-probe-{os.getpid()}"
-        probe.write_bytes(b"")
+        with open(probe, "wb", buffering=0) as handle:  # a byte, so that a full disk is found here too
+            _write_all(handle, b"\n")
         probe.unlink()
     except OSError as error:
+        with contextlib.suppress(OSError):
+            probe.unlink()
         raise OutputError(f"{option} {folder}: cannot write there ({error.strerror or error})") from None
     return folder
 

@@ -3,17 +3,19 @@
     line_<type>_<len>-<turn>            e.g. line_zigzag_1.000-0.833
     arc_<type>_<radius>_<angle>-<turn>  e.g. arc_square_0.500_0.625-0.500
 
-Every number is normalised to [0, 1] and printed with three decimals.
+Every number is normalised to [0, 1] and printed with three decimals. A number is read in ASCII digits
+only, at most MAX_ACTION_NUMBER_TEXT characters (Python's `float()` would also take other scripts' digits
+and any length), and an action string is at most MAX_ACTION_TEXT characters.
 """
 
 from __future__ import annotations
 
 import re
 
-from dsl.limits import MAX_ACTIONS_PER_SHAPE, MAX_SHAPES_PER_IMAGE
+from dsl.limits import MAX_ACTION_NUMBER_TEXT, MAX_ACTION_TEXT, MAX_ACTIONS_PER_SHAPE, MAX_SHAPES_PER_IMAGE
 from dsl.types import Action, ActionKind, ImageProgram, Shape, StrokeType
 
-_NUMBER = r"(\d+(?:\.\d+)?)"
+_NUMBER = r"([0-9]+(?:\.[0-9]+)?)"  # ASCII digits: `\d` would take every script's
 _LINE = re.compile(rf"line_([A-Za-z]+)_{_NUMBER}-{_NUMBER}")
 _ARC = re.compile(rf"arc_([A-Za-z]+)_{_NUMBER}_{_NUMBER}-{_NUMBER}")
 
@@ -47,6 +49,9 @@ def _stroke(name: str, text: str) -> StrokeType:
 
 
 def _unit(value: str, what: str, text: str) -> float:
+    if len(value) > MAX_ACTION_NUMBER_TEXT:
+        raise ActionStringError(f"{what} of {len(value)} characters in {_short(text)}: over the limit of "
+                                f"{MAX_ACTION_NUMBER_TEXT} (the official format writes 0.500)")
     number = float(value)
     if not 0.0 <= number <= 1.0:
         raise ActionStringError(f"{what} {value[:20]} out of [0, 1] in {_short(text)}")
@@ -57,6 +62,13 @@ def parse_action(text: str) -> Action:
     """Parse one official action string into an Action (physical values, see dsl.types)."""
     if not isinstance(text, str):
         raise ActionStringError(f"an action must be a string, got {type(text).__name__}: {_short(text)}")
+    if len(text) > MAX_ACTION_TEXT:
+        raise ActionStringError(f"an action string of {len(text)} characters, over the limit of {MAX_ACTION_TEXT}: "
+                                f"{_short(text)}")
+    if not text.isascii():
+        where = next(k for k, char in enumerate(text) if not char.isascii())
+        raise ActionStringError(f"non-ASCII character {text[where]!r} at {where} in {_short(text)}: an action string "
+                                "is ASCII (numbers in the digits 0-9)")
     if match := _LINE.fullmatch(text):
         name, length, turn = match.groups()
         return Action(

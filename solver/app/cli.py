@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import resource
 import sys
 
 COMMAND_MODULES = (
@@ -47,12 +48,24 @@ def main(argv: list[str] | None = None) -> int:
     try:
         from solver.app.guard import run_guarded
 
-        args = build_parser().parse_args(argv)  # imports every command's module: Ctrl-C may come here too
+        parser = build_parser()  # imports every command's module: Ctrl-C may come here too
     except KeyboardInterrupt:
         print("bongard-solver: interrupted", file=sys.stderr)
         return 130
+    except (MemoryError, OSError, ImportError, RuntimeError) as error:  # a library that cannot load: memory?
+        print(f"bongard-solver: cannot start: {_startup_fault(error)}", file=sys.stderr)
+        return 1
+    args = parser.parse_args(argv)
     return run_guarded(args.command, lambda: args.func(args))
 
+
+def _startup_fault(error: BaseException) -> str:
+    """One line for a failure to load the tool's libraries (the guard may be among them), naming a memory cap."""
+    limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+    cap = "" if limit == resource.RLIM_INFINITY else (
+        f" (perhaps out of memory: this process may use at most {limit / 2**30:.2f} GiB of address space: ulimit -v)")
+    text = " ".join(f"{type(error).__name__}: {error}".split())
+    return (text if len(text) <= 240 else text[:237] + "...") + cap
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -37,10 +37,10 @@ from dsl.dataset import (
     read_splits,
 )
 from perception.device import DEVICES
-from dsl.owned import check_output_folder
+from dsl.owned import WriteError, check_output_folder
 from solver.app import guard
 from solver.solving import solve_problem
-from solver.app.eval_files import eval_options, journal_path, open_journal, summary_text
+from solver.app.eval_files import eval_options, open_journal, summary_text
 from solver.solving import calibration_figures
 from solver.reading import PerceptionError, PixelPerception
 from solver.app.product import solve_folder
@@ -132,7 +132,11 @@ def evaluate_problem(job: EvalJob, perception: PixelPerception | None = None, du
             confidence=[round(c, 4) for c in solution.confidence],
             alternatives=len(solution.induction.rules) - 1 if solution.induction else 0,
         )
+    except (WriteError, MemoryError):
+        raise  # a fault of the machine, not of the problem: the run stops (`evaluate`)
     except Exception as error:  # a batch run records the failure and goes on
+        if guard.out_of_memory(error):
+            raise MemoryError(f"solving {job.name}: {type(error).__name__}: {guard.one_line(str(error), 200)}") from None
         record["error"] = f"{type(error).__name__}: {error}"
         record["traceback"] = traceback.format_exc(limit=4)
     record["seconds"] = round(time.perf_counter() - start, 4)
@@ -186,7 +190,8 @@ def evaluate(root: str, split: str, out: Path, limit: int | None, oracle: bool, 
              ray: str | None = None, device: str = "auto", retry_failed: bool = False,
              batch_problems: int | None = None) -> dict:
     """Solve and score the problems of `split`, resuming OUT.jsonl (`solver.app.eval_files`); every input and
-    output is checked before the first problem is solved."""
+    output is checked before the first problem is solved. A fault of the machine (a write that fails, memory that
+    runs out) stops the run with an error saying which records are kept; the same command then resumes."""
     options = eval_options(root, split, oracle, time_limit, checkpoint)
     guard.check_dataset_root(root)
     planned = plan_jobs(root, split, limit, oracle, time_limit)
@@ -194,26 +199,33 @@ def evaluate(root: str, split: str, out: Path, limit: int | None, oracle: bool, 
         check_output_folder(dump, "--dump")
     if not oracle:
         guard.check_decoder(checkpoint)
-    done = open_journal(out, options, {job.name for job in planned}, retry_failed)
-    jobs = [job for job in planned if job.name not in done]
     start = time.perf_counter()
-    partial = journal_path(out)
-    with partial.open("a", encoding="utf-8") as sink, tqdm(total=len(planned), initial=len(done),
-                                                             desc=f"eval {split}", unit="problem") as bar:
-        def record(result: dict) -> None:
-            done[result["name"]] = result
-            sink.write(json.dumps(result) + "\n")
-            sink.flush()
-            bar.update(1)
-
-        for result in execution.records(jobs, evaluate_problem, oracle, workers, dump, checkpoint, device, ray,
-                                        batch_problems):
-            record(result)
-    summary = summarise(list(done.values()), split, time.perf_counter() - start)
-    atomic_write_text(out, summary_text(summary, options))
-    if dump is not None:
-        write_index(dump, summary["problems"], title=f"bongard-solver eval: {split}")
+    with open_journal(out, options, {job.name for job in planned}, retry_failed) as journal:
+        jobs = [job for job in planned if job.name not in journal.records]
+        try:
+            with tqdm(total=len(planned), initial=len(journal.records), desc=f"eval {split}", unit="problem") as bar:
+                for result in execution.records(jobs, evaluate_problem, oracle, workers, dump, checkpoint, device,
+                                                ray, batch_problems, journal.path):
+                    journal.append(result)
+                    bar.update(1)
+            summary = summarise(list(journal.records.values()), split, time.perf_counter() - start)
+            atomic_write_text(out, summary_text(summary, options))
+            if dump is not None:
+                write_index(dump, summary["problems"], title=f"bongard-solver eval: {split}")
+        except WriteError as error:
+            raise WriteError(f"{error}; {_kept(journal)}") from None
+        except Exception as error:
+            if not guard.out_of_memory(error):
+                raise
+            said = str(error) if isinstance(error, MemoryError) else f"{type(error).__name__}: {error}"
+            raise MemoryError(f"{guard.one_line(said, 240)}; {_kept(journal)}") from None
     return summary
+
+
+def _kept(journal) -> str:
+    """What a run stopped by a fault of the machine leaves, and how to go on."""
+    return (f"the {len(journal.records)} records written are kept in {journal.path}: "
+            "run the same command again to resume once the fault is mended")
 
 
 def eval_command(args: argparse.Namespace) -> int:

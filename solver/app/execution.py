@@ -24,11 +24,17 @@ With `batch_problems` K > 1 (from pixels) the problems go in groups of K whose d
 loses its group, which runs again). `eval` does so on a GPU (GPU_BATCH_PROBLEMS) unless told otherwise.
 
 Ray is an optional extra (`pip install -e ".[ray]"`); nothing imports it unless `ray` is given.
+
+A local pool waits for ever for the job of a worker process that died (killed, or ended by a library that gave up
+for want of memory: OpenBLAS exits under a tight `ulimit -v`). While local problems run, `watched_workers` looks at
+this process's children every WATCH_SECONDS and, when one has ended, ends the run with one line naming it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
 from collections.abc import Callable, Iterator
 from multiprocessing import Pool
 from pathlib import Path
@@ -42,23 +48,25 @@ from solver.reading import PixelPerception
 from solver.app.product import warm_up
 
 RAY_GPU_SHARE = 0.25  # of a GPU per task when decoding on CUDA under Ray (four tasks share one GPU)
+WATCH_SECONDS = 0.5  # how often `watched_workers` looks at the worker processes
 GPU_BATCH_PROBLEMS = 4  # problems decoded together on a GPU by default; a guess, never run on a GPU (none here):
 # groups of 4 made batches of 3-14 images (`bench grouped` on the CPU, seed 3131), and a group waits for its slowest
 
 
 def records(jobs: list, evaluate: Callable, oracle: bool, workers: int, dump: Path | None,
             checkpoint: Path | None, device: str = "auto", ray: str | None = None,
-            batch_problems: int | None = None) -> Iterator[dict]:
+            batch_problems: int | None = None, journal: Path | None = None) -> Iterator[dict]:
     """`evaluate(job, perception, dump)` of every job, yielded as each finishes. `batch_problems`: the
-    problems decoded together (None: `default_batch_problems`)."""
+    problems decoded together (None: `default_batch_problems`); `journal`: where the records go (named when a
+    worker process dies, `watched_workers`)."""
     if not jobs:
         return iter(())
     size = 1 if oracle else batch_problems or default_batch_problems(device, ray)
     if ray is not None:
         return _ray_records(jobs, evaluate, oracle, workers, dump, checkpoint, device, ray, size)
     if size > 1:
-        return _grouped_records(jobs, evaluate, workers, dump, checkpoint, device, size)
-    return _local_records(jobs, evaluate, oracle, workers, dump, checkpoint, device)
+        return _grouped_records(jobs, evaluate, workers, dump, checkpoint, device, size, journal)
+    return _local_records(jobs, evaluate, oracle, workers, dump, checkpoint, device, journal)
 
 
 def default_batch_problems(device: str, ray: str | None) -> int:
@@ -71,8 +79,8 @@ def groups_of(jobs: list, size: int) -> list[list]:
     return [jobs[k : k + size] for k in range(0, len(jobs), size)]
 
 
-def _grouped_records(jobs, evaluate, workers, dump, checkpoint, device, size) -> Iterator[dict]:
-    with ProblemGroups(checkpoint, resolve_device(device), workers) as groups:
+def _grouped_records(jobs, evaluate, workers, dump, checkpoint, device, size, journal=None) -> Iterator[dict]:
+    with ProblemGroups(checkpoint, resolve_device(device), workers) as groups, watched_workers(journal):
         for group in groups_of(jobs, size):
             yield from solved_group(groups, group, evaluate, dump)
 
@@ -83,16 +91,17 @@ def solved_group(groups: ProblemGroups, group: list, evaluate: Callable, dump: P
     return [record or lost_record(job, "its thread ended without a record") for job, record in zip(group, found)]
 
 
-def _local_records(jobs, evaluate, oracle, workers, dump, checkpoint, device) -> Iterator[dict]:
+def _local_records(jobs, evaluate, oracle, workers, dump, checkpoint, device, journal=None) -> Iterator[dict]:
     if not oracle:
-        with PixelPerception(checkpoint, workers=workers, device=resolve_device(device)) as perception:
+        with (PixelPerception(checkpoint, workers=workers, device=resolve_device(device)) as perception,
+              watched_workers(journal)):
             if jobs:  # the models and compiled kernels loaded before the first problem's clock starts
                 warm_up(perception)
             for job in jobs:
                 yield evaluate(job, perception, dump)
     elif workers > 1 and dump is None:
-        with Pool(workers, initializer=worker_setup, initargs=(os.getpid(),)) as pool:  # workers ignore SIGINT
-            yield from pool.imap_unordered(evaluate, jobs)
+        with Pool(workers, initializer=worker_setup, initargs=(os.getpid(),)) as pool, watched_workers(journal):
+            yield from pool.imap_unordered(evaluate, jobs)  # the workers ignore SIGINT
     else:
         for job in jobs:
             yield evaluate(job, None, dump)
@@ -147,3 +156,52 @@ def lost_record(job, error: str) -> dict:
     return {"name": job.name, "kind": problem_kind(job.name), "true": [True, False], "predicted": None,
             "correct": 0, "rule": None, "english": None, "outcome": None, "rule_match": False,
             "confidence": None, "alternatives": 0, "seconds": 0.0, "error": error}
+
+
+def _children() -> dict[int, str]:
+    """This process's child processes and their states ('Z': ended, not yet reaped)."""
+    found = {}
+    for task in os.listdir("/proc/self/task"):
+        with contextlib.suppress(OSError), open(f"/proc/self/task/{task}/children") as listing:
+            for pid in listing.read().split():
+                with contextlib.suppress(OSError, IndexError), open(f"/proc/{pid}/stat") as stat:
+                    found[int(pid)] = stat.read().rsplit(")", 1)[1].split()[0]
+    return found
+
+
+@contextlib.contextmanager
+def watched_workers(journal: Path | None = None, every: float = WATCH_SECONDS):
+    """Inside: if a child process that was alive ends, the run ends at once (exit code 1) with one line on stderr
+    naming the process and `journal`. Not an exception: a pool whose worker died can hang in its own shutdown and
+    in the interpreter's exit, which both wait for the lost job. Does nothing where /proc lists no children."""
+    if not os.path.exists("/proc/self/task"):
+        yield
+        return
+    stop = threading.Event()
+
+    def watch() -> None:
+        alive = {pid for pid, state in _children().items() if state != "Z"}
+        while not stop.wait(every):
+            children = _children()
+            ended = sorted(pid for pid in alive if children.get(pid, "Z") == "Z")
+            if ended and not stop.is_set():
+                kept = f"the records written are kept in {journal}: " if journal else ""
+                os.write(2, f"\nbongard-solver eval: worker process {ended[0]} ended in the middle of the run (killed, "
+                            f"or out of memory{_cap()}); {kept}run the same command again to resume\n".encode())
+                os._exit(1)
+            alive |= {pid for pid, state in children.items() if state != "Z"}
+
+    watcher = threading.Thread(target=watch, name="worker-watch", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        watcher.join()
+
+
+def _cap() -> str:
+    import resource
+
+    limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+    return "" if limit == resource.RLIM_INFINITY else f": each process may use {limit / 2**30:.2f} GiB, ulimit -v"

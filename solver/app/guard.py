@@ -11,7 +11,9 @@ out-of-range numbers; they are re-exported here.
 
 from __future__ import annotations
 
+import errno
 import os
+import resource
 import sys
 import warnings
 from collections.abc import Callable
@@ -71,15 +73,44 @@ def run_guarded(command: str, work: Callable[[], int | None]) -> int:
 
 def describe(error: BaseException) -> str:
     """One line for an exception: the message of a user error, else the kind of failure."""
+    if out_of_memory(error):
+        said = "" if not str(error) else f": {error}" if isinstance(error, MemoryError) else f": {type(error).__name__}: {error}"
+        return one_line(f"out of memory{memory_cap() or ' (an input too large?)'}{said}")
     if isinstance(error, _user_errors()):
         return one_line(str(error))
     if isinstance(error, OSError):
         return one_line(_os_message(error))
-    if isinstance(error, MemoryError):
-        return "out of memory (an input too large?)"
     if isinstance(error, RecursionError):
         return "input nested too deep"
-    return one_line(f"internal error ({type(error).__name__}: {error}); set {DEBUG_ENV}=1 for the traceback")
+    return one_line(f"internal error ({type(error).__name__}: {error}){memory_cap('perhaps out of memory:')}; "
+                    f"set {DEBUG_ENV}=1 for the traceback")
+
+
+_MEMORY_SIGNS = ("can't start new thread", "could not create a primitive", "can't allocate memory", "out of memory",
+                 "Cannot allocate memory")  # what libraries raise, as RuntimeError, when an allocation fails
+
+
+def out_of_memory(error: BaseException) -> bool:
+    """Whether `error` says the machine ran out of memory (or of threads): a MemoryError, ENOMEM, or a library's
+    RuntimeError saying so (torch, the thread module), or an error caused by one of these. A fault of the machine,
+    not of the problem being solved."""
+    for _ in range(8):  # the error, then what caused it
+        if isinstance(error, MemoryError) or (isinstance(error, OSError) and error.errno == errno.ENOMEM):
+            return True
+        if isinstance(error, RuntimeError) and any(sign in str(error) for sign in _MEMORY_SIGNS):
+            return True
+        if error.__cause__ is None:
+            return False
+        error = error.__cause__
+    return False
+
+
+def memory_cap(lead: str = "") -> str:
+    """' (this process may use at most N GiB of address space: ulimit -v)' when such a cap is set, else ''."""
+    limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+    if limit == resource.RLIM_INFINITY:
+        return ""
+    return f" ({lead + ' ' if lead else ''}this process may use at most {limit / 2**30:.2f} GiB of address space: ulimit -v)"
 
 
 def existing_file(path: Path | str | None, option: str) -> Path | None:

@@ -22,15 +22,17 @@ and OUT.png (the bar chart), and prints the table.
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image, ImageDraw, ImageFont, PngImagePlugin
 
 from dsl.dataset import SPLIT_FILE, DatasetError, atomic_write_text, read_splits
+from dsl.owned import PNG_TEXT, write_atomically
 
 COLUMNS = ("FF", "BA", "CM", "NV")
 COLUMN_NAMES = {"FF": "free-form", "BA": "basic", "CM": "combinatorial abstract", "NV": "novel abstract"}
@@ -144,7 +146,12 @@ def draw_chart(rows: list[dict], columns: dict[str, str], description: str, path
     _legend(pen, rows, small)
     pen.text((LEFT, HEIGHT - 14), "The other rows are published figures for the released test splits (600 / 480 / 400 / 320 "
              "problems), not on these problems", fill=(90, 90, 90), font=small, anchor="lm")
-    image.save(path)
+    buffer = io.BytesIO()
+    info = PngImagePlugin.PngInfo()
+    for key, value in PNG_TEXT.items():
+        info.add_text(key, value)
+    image.save(buffer, format="PNG", pnginfo=info)
+    write_atomically(path, buffer.getvalue())  # the chart under its name is whole, even on a full disk
 
 
 def _legend(pen: ImageDraw.ImageDraw, rows: list[dict], font) -> None:

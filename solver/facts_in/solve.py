@@ -22,7 +22,9 @@ from dataclasses import dataclass, replace
 
 import clingo
 
+from dsl.limits import check_count, check_seconds
 from solver.solving import Solution
+from solver.solving.api import MAX_RULES_LIMIT, checked_option
 from solver.induction import classify
 from solver.induction import Role, image_symbol
 from solver.facts_in.explain import explain_facts
@@ -32,6 +34,7 @@ from solver.induction import DEFAULT_MAX_RULES, DEFAULT_TIME_LIMIT, Induction, i
 from solver.settings import ERROR_WEIGHT, MAX_ATOMS
 
 FEATURES = ("facts_features.lp",)
+MAX_LITERALS = 8  # literals of a rule at most (the default is 2; each one more multiplies the search)
 RULE = ("rule.lp", "facts_rule.lp")
 
 
@@ -171,7 +174,15 @@ def solve_facts(
 
     `problem`: a `solver.facts_in.problem.FactsProblem`, a dict of the JSON format, or the path of a JSON file
     (see docs/facts.md). `Solution.rule` is a `solver.facts_in.lang.FactRule`; its `asp` is a clingo rule over
-    one image's facts that derives `in_a` exactly for the images the rule puts in A."""
+    one image's facts that derives `in_a` exactly for the images the rule puts in A.
+
+    The arguments are checked first (`dsl.limits`, as the command line's options are): `time_limit` in
+    (0, 86400] seconds, `max_rules` 1 to MAX_RULES_LIMIT, `max_literals` 1 to MAX_LITERALS, `max_atoms` 1 to
+    MAX_ATOMS (the facts of one literal's query; the encoding builds no longer ones); a bad one is a SolverError."""
+    time_limit = checked_option("time_limit", check_seconds, time_limit)
+    max_rules = checked_option("max_rules", check_count, max_rules, 1, MAX_RULES_LIMIT)
+    max_literals = checked_option("max_literals", check_count, max_literals, 1, MAX_LITERALS)
+    max_atoms = checked_option("max_atoms", check_count, max_atoms, 1, MAX_ATOMS)
     problem = as_problem(problem)
     induction = induce_facts(problem, time_limit, max_rules, max_literals, max_atoms)
     queries = [(Role.QUERY.value, index) for index in range(len(problem.queries))]

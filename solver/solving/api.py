@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from dsl.dataset import CONTEXT_PER_SIDE, IMAGES_PER_SIDE, DatasetError, Problem, ProblemPrograms
+from dsl.limits import LimitError, check_count, check_flag, check_seconds
 from solver.induction import DEFAULT_MAX_RULES, DEFAULT_TIME_LIMIT
 from solver.solving import programs as _solving
 from solver.solving.folder import load_folder, readable_pixels, solve_folder, solve_images
@@ -32,6 +33,24 @@ from solver.solving.types import ProblemInput, Solution, SolverError
 __all__ = ["ProblemInput", "Solution", "SolverError", "as_input", "solve_problem"]
 
 MAX_IMAGES_PER_SIDE = 64  # a problem has 6 context images a side; more is a mistake, not a problem
+MAX_RULES_LIMIT = 100_000  # optimal rules enumerated at most (the default is DEFAULT_MAX_RULES)
+
+
+def checked_option(name: str, check, value, *bounds):
+    """`check(value, *bounds)` (a check of `dsl.limits`, the command line's too), its LimitError a SolverError
+    naming the argument."""
+    try:
+        return check(value, *bounds)
+    except LimitError as error:
+        raise SolverError(f"{name}: {error}") from None
+
+
+def _checked_options(oracle, perception, time_limit, max_rules, decoded) -> tuple[bool, float, int, bool]:
+    if perception is not None and not callable(perception):
+        raise SolverError(f"perception: expected a callable (images -> programs) or None, got {type(perception).__name__}")
+    return (checked_option("oracle", check_flag, oracle), checked_option("time_limit", check_seconds, time_limit),
+            checked_option("max_rules", check_count, max_rules, 1, MAX_RULES_LIMIT),
+            checked_option("decoded", check_flag, decoded))
 
 
 def _split_sides(positives: Sequence, negatives: Sequence, notes: Sequence[str] = ()) -> ProblemInput:
@@ -44,7 +63,9 @@ def _split_sides(positives: Sequence, negatives: Sequence, notes: Sequence[str] 
 
 def _checked_input(given: ProblemInput) -> ProblemInput:
     """A ProblemInput given directly: each side a sequence of at most MAX_IMAGES_PER_SIDE images, the
-    context sides not empty."""
+    context sides not empty; an image given as None (one that could not be read) only with a note per such
+    image saying why (`ProblemInput.notes`, as the tool's own readers leave them)."""
+    missing = []
     for side, images in (("set A", given.context_a), ("set B", given.context_b), ("queries", given.queries)):
         if isinstance(images, (str, bytes, np.ndarray)) or not isinstance(images, Sequence):
             raise SolverError(f"{side}: expected a sequence of images, got {type(images).__name__}")
@@ -52,6 +73,14 @@ def _checked_input(given: ProblemInput) -> ProblemInput:
             raise SolverError(f"{side}: {len(images)} images, over the limit of {MAX_IMAGES_PER_SIDE}")
         if side != "queries" and not images:
             raise SolverError(f"{side}: no images")
+        missing += [f"{side} image {k}" for k, image in enumerate(images) if image is None]
+    notes = given.notes
+    if isinstance(notes, (str, bytes)) or not isinstance(notes, Sequence) or not all(isinstance(n, str) for n in notes):
+        raise SolverError(f"notes: expected a sequence of strings, got {type(notes).__name__}")
+    if len(missing) > len(notes):
+        raise SolverError(f"{', '.join(missing[:4])}{' ...' if len(missing) > 4 else ''}: None where an image must be "
+                          "(an ImageProgram, a JSON program or a greyscale array); an image that could not be read "
+                          "is given as None with a note in ProblemInput.notes saying why")
     return given
 
 
@@ -124,7 +153,12 @@ def solve_problem(
 
     `decoded=True` says that programs given directly were decoded from pixels (not ground truth), so
     categories are matched with tolerance (`search.categories`) and stroke sequences may be matched within
-    a tolerance (near facts, `solver.induction.facts`); pixels decoded here imply it."""
+    a tolerance (near facts, `solver.induction.facts`); pixels decoded here imply it.
+
+    Every argument is checked first (`dsl.limits`, as the command line's options are): `time_limit` a finite
+    number of seconds in (0, 86400], `max_rules` a whole number from 1 to MAX_RULES_LIMIT, `oracle` and
+    `decoded` True or False; a bad one is a SolverError naming it."""
+    oracle, time_limit, max_rules, decoded = _checked_options(oracle, perception, time_limit, max_rules, decoded)
     if not oracle and isinstance(problem, (str, Path, Problem)):
         perception = perception or _solving.default_perception()
         if _perceived_whole(perception):

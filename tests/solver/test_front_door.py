@@ -1,43 +1,123 @@
-"""One path from a problem to a Solution: `solve_problem` of a folder gives the labels, rule and calibrated
-confidence that `bongard-solver eval` records for it."""
+"""The strict front door (issue 54): every numeric argument of `solve_problem`, `solve_facts` and the command line
+checked by the same functions (`dsl.limits`), a None where an image must be a clear error, and action strings
+read in ASCII digits of bounded length."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
+import argparse
+import math
 
 import numpy as np
+import pytest
 
-from dsl.commands import write_dataset
-from dsl.dataset import list_problems, load_problem, problem_folder
-from dsl.generate import ProblemKind
-from solver import ProblemInput, solve_problem
-from solver.app.commands import evaluate
+from dsl.limits import MAX_SECONDS, LimitError, check_count, check_seconds, number_from_text
+from dsl.options import count, seconds
+from dsl.syntax import ActionStringError, parse_action
+from dsl.types import Action, ImageProgram, Shape
+from solver import ProblemInput, SolverError, solve_facts, solve_problem
 
-
-def test_the_api_and_eval_give_the_same_labels_rules_and_confidences(tmp_path: Path):
-    root = tmp_path / "data"
-    write_dataset(root, {ProblemKind.FREE_FORM: 1, ProblemKind.BASIC: 1, ProblemKind.ABSTRACT: 1}, seed=11, workers=1,
-                  progress=False)
-    names = list_problems(root)
-    (root / "ShapeBongard_V2_split.json").write_text(json.dumps({"few": names}))
-    evaluate(str(root), "few", tmp_path / "eval.json", None, False, 1, 10.0)
-    records = {r["name"]: r for r in json.loads((tmp_path / "eval.json").read_text())["problems"]}
-    assert len(records) == 3
-    for name in names:
-        solution = solve_problem(problem_folder(root, name))
-        record = records[name]
-        assert list(solution.labels) == record["predicted"]
-        assert (solution.rule.asp if solution.rule else None) == record["rule"]
-        assert [round(c, 4) for c in solution.confidence] == record["confidence"]
+LINE = ImageProgram((Shape((Action.line(1.0),)),))
+ARC = ImageProgram((Shape((Action.arc(0.5, 90.0),)),))
+PAIR = ([LINE] * 7, [ARC] * 7)
 
 
-def test_pixel_arrays_take_the_same_path_as_the_folder(tmp_path: Path):
-    write_dataset(tmp_path, {ProblemKind.ABSTRACT: 1}, seed=5, workers=1, progress=False)
-    folder = problem_folder(tmp_path, list_problems(tmp_path)[0])
-    problem = load_problem(folder)
-    pixels = [image.load() for image in problem.in_solving_order]
-    given = ProblemInput(pixels[:6], pixels[6:12], pixels[12:])
-    from_arrays, from_folder = solve_problem(given), solve_problem(folder)
-    assert from_arrays.labels == from_folder.labels and from_arrays.rule == from_folder.rule
-    assert np.allclose(from_arrays.confidence, from_folder.confidence)
+def rides_horse() -> dict:
+    def person(action: str) -> list[str]:
+        return ["obj(o1)", "obj(o2)", "cls(o1,person)", "cls(o2,horse)", f"rel(o1,{action},o2)"]
+
+    return {"A": [person("ride")] * 3, "B": [person("feed")] * 3, "queries": [person("ride")]}
+
+
+@pytest.mark.parametrize("options, fault", [
+    ({"time_limit": "5"}, "time_limit: expected a number of seconds, got str '5'"),
+    ({"time_limit": -1}, "time_limit: must be above 0 and at most 86400, got -1"),
+    ({"time_limit": math.nan}, "time_limit: expected a finite number of seconds, got nan"),
+    ({"time_limit": math.inf}, "time_limit: expected a finite number"),
+    ({"time_limit": True}, "time_limit: expected a number of seconds, got bool"),
+    ({"time_limit": 0}, "time_limit: must be above 0"),
+    ({"max_rules": -1}, "max_rules: must be from 1 to"),
+    ({"max_rules": 0}, "max_rules: must be from 1 to"),
+    ({"max_rules": 2.5}, "max_rules: expected a whole number, got float 2.5"),
+    ({"max_rules": "64"}, "max_rules: expected a whole number, got str"),
+    ({"oracle": "yes"}, "oracle: expected True or False, got str 'yes'"),
+    ({"decoded": 1}, "decoded: expected True or False, got int 1"),
+    ({"perception": 5}, "perception: expected a callable"),
+])
+def test_solve_problem_refuses_a_bad_argument_naming_it(options, fault):
+    with pytest.raises(SolverError) as error:
+        solve_problem(PAIR, **options)
+    assert fault in str(error.value) and "\n" not in str(error.value)
+
+
+def test_solve_problem_takes_numpy_numbers_and_the_bounds():
+    assert solve_problem(PAIR, time_limit=np.float32(5.0), max_rules=np.int64(3)).labels == (True, False)
+    assert solve_problem(PAIR, time_limit=MAX_SECONDS, max_rules=1).labels == (True, False)
+
+
+@pytest.mark.parametrize("queries", [(None, ARC), (LINE, None)])
+def test_a_none_query_is_a_clear_error(queries):
+    with pytest.raises(SolverError, match=r"queries image \d: None where an image must be"):
+        solve_problem(ProblemInput([LINE] * 6, [ARC] * 6, queries))
+
+
+def test_a_none_context_image_is_a_clear_error():
+    with pytest.raises(SolverError, match="set B image 2: None where an image must be"):
+        solve_problem(ProblemInput([LINE] * 6, [ARC, ARC, None, ARC, ARC, ARC], [LINE]))
+
+
+def test_a_none_image_with_its_note_stays_an_unreadable_image():
+    given = ProblemInput([LINE] * 6, [ARC] * 6, (None, ARC), notes=["query 0.png: unreadable or corrupt PNG"])
+    solution = solve_problem(given)
+    assert solution.labels == (False, False) and solution.confidence[0] == 0.0
+
+
+@pytest.mark.parametrize("options, fault", [
+    ({"time_limit": "5"}, "time_limit: expected a number of seconds"), ({"time_limit": -1}, "time_limit: must be"),
+    ({"max_rules": -1}, "max_rules: must be from 1"), ({"max_literals": 0}, "max_literals: must be from 1 to 8"),
+    ({"max_atoms": 7}, "max_atoms: must be from 1 to 3"), ({"max_atoms": None}, "max_atoms: expected a whole number"),
+])
+def test_solve_facts_refuses_a_bad_argument_naming_it(options, fault):
+    with pytest.raises(SolverError, match=fault):
+        solve_facts(rides_horse(), **options)
+
+
+def test_solve_facts_still_solves_with_good_arguments():
+    assert solve_facts(rides_horse(), time_limit=5, max_rules=1, max_literals=1, max_atoms=3).labels == (True,)
+
+
+@pytest.mark.parametrize("text", ["\u0665", "\uff15", "1_0", " 5", "5 ", "nan", "inf", "0x10", "", "9" * 41])
+def test_the_command_line_takes_ascii_decimals_only(text):
+    with pytest.raises(argparse.ArgumentTypeError):
+        seconds(text)
+    with pytest.raises(argparse.ArgumentTypeError):
+        count(0)(text)
+
+
+def test_the_command_line_and_the_api_share_the_checks():
+    assert seconds("2.5") == check_seconds(2.5) == 2.5
+    assert count(1, 64)("64") == check_count(64, 1, 64) == 64
+    with pytest.raises(argparse.ArgumentTypeError) as cli:
+        seconds("-1")
+    with pytest.raises(LimitError) as api:
+        check_seconds(-1.0)
+    assert str(api.value) == str(cli.value) == "must be above 0 and at most 86400, got -1.0"
+    assert number_from_text("1e3") == 1000.0
+
+
+@pytest.mark.parametrize("text, fault", [
+    ("line_normal_\u0660.\u0665-0.500", "non-ASCII character '\u0660' at 12"),
+    ("line_normal_\uff10.500-0.500", "non-ASCII character"),
+    ("line_normal_0." + "0" * 100_000 + "-0.500", "an action string of 100020 characters, over the limit of 64"),
+    ("line_normal_0." + "0" * 20 + "-0.500", "length of 22 characters"),
+    ("arc_normal_0.500_0.500-0.50000000000000", "turn of 16 characters"),
+], ids=["arabic-indic", "full-width", "padded-100000", "padded-20", "long-turn"])
+def test_action_numbers_are_ascii_and_short(text, fault):
+    with pytest.raises(ActionStringError) as error:
+        parse_action(text)
+    assert fault in str(error.value) and len(str(error.value)) < 300
+
+
+@pytest.mark.parametrize("text", ["line_normal_0.5-0.5", "line_normal_1-0", "arc_circle_0.25_0.625-0.833",
+                                  "line_zigzag_0.12345678-0.500"])
+def test_short_ascii_numbers_still_parse(text):
+    assert parse_action(text)
