@@ -52,7 +52,7 @@ CONSENSUS_MIN = 3  # set-A images that must agree on a free-form reading before 
 CONSENSUS_MARGIN = 0.0  # ... and an image takes it if it draws the image within this (mean grey difference) of its own
 STROKE_SLACK = 2.0  # window pixel-score units beyond the A images' least stroke margin before a stroke is changed
 
-# solver.app.product: reading a problem's files; measured.
+# solver.solving.folder: reading a problem's files; measured.
 READ_THREADS = 2  # threads reading a problem's image files (`solver.solving.folder.solve_folder`): Pillow's PNG decoder lets
 # the other thread run, so the 14 official RGB images of a problem take about half as long (33 -> 18 ms on 2 cores)
 
@@ -70,11 +70,16 @@ TOLERANCES: dict[str, tuple[float, float, bool]] = {
     "strokes": (0.1, 10.0, True),
 }
 
+# solver.induction.facts: where attributes come from; chosen, not tuned (the abstract generator draws by the table's
+# labels, spec 3.4); `bench ablations --attributes` measures each source.
+ATTRIBUTE_SOURCE = "both"  # an `AttributeSource`: "geometry" (measured), "table" (a recognised library shape takes the
+# shape table's labels) or "both" (as "table", the measure kept where it disputes a label, for the explanation)
+
 # solver.induction.optimal: the clingo budget; set by hand.
 DEFAULT_TIME_LIMIT = 10.0  # seconds per problem
 DEFAULT_MAX_RULES = 64  # optimal rules enumerated at most
 
-# solver.solving.api: which rules compete in the abstract vote; set by hand.
+# solver.induction.weighing: which rules compete in the abstract vote; set by hand.
 ALL_FITTING_RULES = 4096  # best-fitting attribute and count rules enumerated at most
 EXTRA_ERRORS = 2  # rules misclassifying up to this many more context images than the best also compete (the
 # posterior charges each misfit NOISE): the table labels a few shapes against their drawing (docs/attributes.md), and
@@ -112,7 +117,8 @@ ERROR_WEIGHT = 3  # a misclassified context image costs as much as this many fac
 # solver.explaining.explanation: set by hand.
 UNDECIDED = 0.5  # a chosen rule scoring less than this: the text says the evidence does not decide
 
-# solver.reading.pipeline: the problem-level perception, tuned on the generated tuning set (seed 3131).
+# solver.reading.pipeline and its steps (library, form, check, verdicts): the problem-level perception, tuned on the
+# generated tuning set (seed 3131).
 LIBRARY_SURE_A = 4  # set-A images (of 6) the classifier must be sure of for the problem to be read as library
 # shapes at once; with fewer, two set-A images are decoded first to look for a free-form program. Generated tuning
 # seeds 3131 + 1212 + 5151 + 5252 (160 problems per type): exactly 4 sure in 3 free-form, 16 basic and 16 abstract
@@ -172,8 +178,8 @@ LEVEL_PX = 2.5  # px of centreline fit (`search.pose.fit`, 512 px images) within
 # explains an image (tuning set, seed 3131: set-A images fit their true program at 0.3-2.2 px; a hypothesis read
 # wrongly fits set A at 3.8-5.4 px)
 
-# solver.reading.perception: the per-image reading (decoder, classifier, search); set by hand or tuned on generated problems
-# as each line says (solver/reading/perception.py's docstring has the figures).
+# solver.reading.perception, plans and workers: the per-image reading (decoder, classifier, search); set by hand or tuned
+# on generated problems as each line says (solver/reading/perception.py's docstring has the figures).
 TOP_K = 6  # decoder proposals kept per image (the beam's best distinct readings)
 TRACE_BELOW_CONFIDENCE = 0.9  # off-grid images are traced only when the shape classifier is less sure than
 # this of a library shape (official dev: abstract images 0.998 median, basic 0.97, off-grid free-form 0.43)

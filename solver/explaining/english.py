@@ -365,6 +365,22 @@ def attribute_phrase(name: str, negated: bool) -> str:
     return f"is not {words(name)}" if negated else f"is {words(name)}"
 
 
+def labelled_value(name: str, value: int | None) -> str:
+    """An attribute's value as a label: 'necked', 'not necked', 'necked: does not apply'."""
+    if value is None:
+        return f"{words(name)}: does not apply"
+    return words(name) if value else f"not {words(name)}"
+
+
+def value_source(library_name: str | None, labels: list[str], measured: list[str]) -> str:
+    """Where an image's value came from, as a parenthesis: '(labelled *necked* in the shape table: a thin regular
+    lamp; measured, it is not necked)', '(measured)'. `measured`: attribute phrases ('is not necked')."""
+    if library_name is None:
+        return "(measured)"
+    text = f"labelled {', '.join(f'*{label}*' for label in labels)} in the shape table: {article(display_name(library_name))}"
+    return f"({text}; measured, it {' and '.join(measured)})" if measured else f"({text})"
+
+
 def _degrees(value: float) -> str:
     return f"{abs(value):.0f}°"  # whole degrees: the action strings round turns (0.833 of a half turn: 119.88°)
 

@@ -3,7 +3,9 @@
   stroke-sequence literals  where the image's program departs from the rule's (`solver.explaining.why_sequence`)
   category literals         the library shapes found; for an image without the shape, the look-alike in
                             its place (a shape of the same super class, as basic negatives draw)
-  attribute and count       the attribute or count that fails, with the value measured on the image
+  attribute and count       the attribute or count that fails, with the image's value and where it came from:
+                            the shape table's label of the library shape the image draws (and the measured value
+                            where it disputes the label), or the measure (`solver.induction.facts`)
 
 An image in A is explained by the literals that hold, an image outside A by those that fail.
 """
@@ -12,7 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from solver.explaining.english import article, attribute_phrase, count_noun, display_name, super_class, words
+from solver.explaining.english import (article, attribute_phrase, count_noun, display_name, labelled_value, super_class,
+                                       value_source, words)
+from dsl.features import STRAIGHT_LINE_ATTRIBUTES
+from dsl.library import load_library
 from solver.induction import ImageFacts, ShapeFacts
 from solver.induction import Comparison, Family, Literal, Rule
 from solver.explaining.why import Failing, Part, Why, rule_why
@@ -88,15 +93,47 @@ def category_part(literal: Literal, holds: bool, facts: ImageFacts) -> Part:
     return Part("; ".join(clauses), failing=failing, found=found, marked=tuple(marked))
 
 
+def _measured_phrase(name: str, value: int | None) -> str:
+    return f"'{words(name)}' does not apply" if value is None else attribute_phrase(name, not value)
+
+
+def attribute_source(name: str, facts: ImageFacts) -> str:
+    """Where the image's value of attribute `name` came from (`value_source`), shape by shape."""
+    notes = []
+    for shape in facts.shapes:
+        if shape.labelled_as is None or name not in shape.labelled:
+            notes.append(value_source(None, [], []))
+            continue
+        measured = [_measured_phrase(name, shape.disputed[name])] if name in shape.disputed else []
+        notes.append(value_source(shape.labelled_as, [labelled_value(name, shape.attributes.get(name))], measured))
+    return " ".join(dict.fromkeys(notes))
+
+
+def count_source(name: str, facts: ImageFacts) -> str:
+    """Where the image's count of straight lines came from: the table's "has N straight lines" of the library shape
+    it draws (with the measured Ns that dispute it), or nothing for a measured count (as before)."""
+    notes = []
+    for shape in facts.shapes:
+        table = [n for n in STRAIGHT_LINE_ATTRIBUTES if n in shape.labelled]
+        if name != "straight_lines" or shape.labelled_as is None or not table:
+            continue
+        labels = load_library()[shape.labelled_as].attributes
+        said = [words(n) for n in table if labels[n] == 1] or ["none of three to eight straight lines"]
+        measured = [_measured_phrase(n, v) for n, v in shape.disputed.items() if n in STRAIGHT_LINE_ATTRIBUTES]
+        notes.append(value_source(shape.labelled_as, said, measured))
+    return "".join(f" {note}" for note in dict.fromkeys(notes))
+
+
 def attribute_part(literal: Literal, holds: bool, facts: ImageFacts) -> Part:
     name, values = literal.name, list(facts.attribute_values(literal.name))
+    source = attribute_source(name, facts)
     if holds:
-        return Part(f"it {attribute_phrase(name, literal.negated)}")
+        return Part(f"it {attribute_phrase(name, literal.negated)} {source}")
     needs = attribute_phrase(name, literal.negated)
     if not literal.negated and all(v is None for v in values):
-        text = f"'{words(name)}' does not apply to it; the rule needs one that {needs}"
+        text = f"'{words(name)}' does not apply to it {source}; the rule needs one that {needs}"
     else:
-        text = f"it {attribute_phrase(name, not literal.negated)}; the rule needs one that {needs}"
+        text = f"it {attribute_phrase(name, not literal.negated)} {source}; the rule needs one that {needs}"
     return Part(text, failing=Failing(literal.asp, name, values, needs))
 
 
@@ -118,6 +155,7 @@ def count_part(literal: Literal, holds: bool, facts: ImageFacts) -> Part:
     noun = count_noun(literal.name, 1 if measured == ["1"] else 2)
     has = f"it has {measured[0]} {noun}" if len(measured) == 1 else f"its shapes have {' and '.join(measured)} {noun}"
     needs = count_needs(literal)
+    has += count_source(literal.name, facts)
     if holds:
         return Part(f"{has} (the rule needs {needs})")
     failing = Failing(literal.asp, literal.name, [list(v) if v else None for v in values], needs)

@@ -11,7 +11,8 @@ May import: dsl, search, solver.settings.
 from solver import face
 
 FACE = {
-    "classify": "vote", "CategorySource": "facts", "ImageFacts": "facts", "ProblemFacts": "facts",
+    "classify": "vote", "AttributeSource": "facts", "attribute_source": "facts",
+    "current_attribute_source": "facts", "CategorySource": "facts", "ImageFacts": "facts", "ProblemFacts": "facts",
     "Role": "facts", "ShapeFacts": "facts", "image_symbol": "facts", "problem_facts": "facts",
     "DEFAULT_MAX_RULES": "optimal", "DEFAULT_TIME_LIMIT": "optimal", "InducedRule": "optimal", "Induction": "optimal",
     "Outcome": "optimal", "induce": "optimal", "induce_with": "optimal", "load_encodings": "optimal",

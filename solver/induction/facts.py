@@ -18,6 +18,15 @@ fit as well.
 Counts stay numbers: the attributes has_three_straight_lines ... has_eight_straight_lines are not
 written, `count(I, straight_lines, N)` expresses them (DESIGN.md, the rule language).
 
+Where an attribute's value comes from (`AttributeSource`): the abstract generator chooses its positives and
+negatives by the shape table's labels (spec §3.4), not by geometry, so a shape recognised as a library shape
+(its categories: exactly for true programs, with tolerance for decoded ones) takes the table's labels
+(`table_labels`; a count of straight lines takes the table's "has N straight lines"), and its measured value
+(`dsl.features`) serves every shape the library does not hold and every attribute the table leaves open (a
+geometric tie of library shapes labelled otherwise). Where the table and the measure disagree, the shape keeps
+the measured value beside the label (`ShapeFacts.disputed`): the explanation says where the value came from,
+and the query's confidence can weigh it.
+
 Python writes only facts, through clingo's backend; the rules that read them are the encodings in
 `solver/encodings/`. Images are named in ASP by their role: a(0..5) set A, b(0..5) set B, q(0..)
 the queries.
@@ -25,22 +34,23 @@ the queries.
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import clingo
 
 from dsl.canonical import canonical_shape, same_shape
-from dsl.features import image_features
-from dsl.library import ATTRIBUTES
+from dsl.features import STRAIGHT_LINE_ATTRIBUTES, image_features
+from dsl.library import ATTRIBUTES, load_library
 from dsl.syntax import format_shape
 from dsl.types import ImageProgram, Shape
 from dsl.categories import exact_shape_categories
 from search.categories import matched_shape_categories
-from solver.settings import TOLERANCES
+from solver.settings import ATTRIBUTE_SOURCE, TOLERANCES
 
 COUNTED_ATTRIBUTES = frozenset(a for a in ATTRIBUTES if re.fullmatch(r"has_[a-z]+_straight_lines", a))
 # The counts written as facts: the numbers a concept is about (DESIGN.md: straight lines, parts; arcs).
@@ -61,6 +71,32 @@ class CategorySource(enum.Enum):
     MATCHED = "matched"
 
 
+class AttributeSource(enum.Enum):
+    """Where a shape's attributes come from."""
+
+    GEOMETRY = "geometry"  # measured on the drawing (`dsl.features`), library shapes too
+    TABLE = "table"  # a recognised library shape takes the shape table's labels; any other shape is measured
+    BOTH = "both"  # as TABLE, and the measured value is kept where it disputes the label (`ShapeFacts.disputed`)
+
+
+_SOURCE = [AttributeSource(ATTRIBUTE_SOURCE)]  # the source in use (`attribute_source` changes it for a while)
+
+
+def current_attribute_source() -> AttributeSource:
+    return _SOURCE[-1]
+
+
+@contextlib.contextmanager
+def attribute_source(source: AttributeSource | str) -> Iterator[AttributeSource]:
+    """Facts written inside take their attributes from `source` (`bench ablations --attributes`); the library
+    pools follow (`solver.induction.pools`)."""
+    _SOURCE.append(AttributeSource(source))
+    try:
+        yield _SOURCE[-1]
+    finally:
+        _SOURCE.pop()
+
+
 class Role(enum.Enum):
     """Which part of a problem an image belongs to; the value names it in ASP."""
 
@@ -78,6 +114,10 @@ class ShapeFacts:
     attributes: dict[str, int | None] = field(default_factory=dict)
     counts: dict[str, tuple[int, ...]] = field(default_factory=dict)  # every reading of each count
     program: Shape | None = field(default=None, compare=False)  # the shape itself (for near facts)
+    labelled_as: str | None = None  # the library shape whose table labels the attributes are (None: measured)
+    labelled: frozenset[str] = field(default=frozenset(), compare=False)  # the attributes whose values are its labels
+    disputed: dict[str, int | None] = field(default_factory=dict, compare=False)  # attribute -> its measured value,
+    # where the table labels the shape otherwise (AttributeSource.BOTH)
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,16 +163,64 @@ def shape_text(shape: Shape) -> str:
     return " ".join(format_shape(shape))
 
 
-def shape_facts(shape: Shape, categories: CategorySource = CategorySource.EXACT) -> ShapeFacts:
+def shape_facts(shape: Shape, categories: CategorySource = CategorySource.EXACT,
+                source: AttributeSource | None = None) -> ShapeFacts:
     find_categories = exact_shape_categories if categories is CategorySource.EXACT else matched_shape_categories
+    source = source or current_attribute_source()
+    names = find_categories(shape)
     features = image_features(ImageProgram((shape,)))
+    measured, counts = features.attributes, count_readings(features.counts)
+    labels = table_labels(names) if source is not AttributeSource.GEOMETRY else {}
+    attributes = {**measured, **labels}
+    if any(name in labels for name in STRAIGHT_LINE_ATTRIBUTES) and "straight_lines" in counts:
+        counts["straight_lines"] = labelled_line_readings(counts["straight_lines"], labels)
+    disputed = {name: measured.get(name) for name, value in labels.items()
+                if value is not None and measured.get(name) is not None and measured[name] != value
+                and source is AttributeSource.BOTH}
     return ShapeFacts(
         sequence=shape_text(canonical_shape(shape)),
-        categories=find_categories(shape),
-        attributes={k: v for k, v in features.attributes.items() if k not in COUNTED_ATTRIBUTES},
-        counts=count_readings(features.counts),
+        categories=names,
+        attributes={k: v for k, v in attributes.items() if k not in COUNTED_ATTRIBUTES},
+        counts=counts,
         program=shape,
+        labelled_as=labelled_name(names) if labels else None,
+        labelled=frozenset(labels),
+        disputed=disputed,
     )
+
+
+def table_labels(names: tuple[str, ...]) -> dict[str, int | None]:
+    """The shape table's labels of a shape that draws the library shapes `names` (a geometric tie: several): each
+    attribute on which they agree, 1 or 0, or None where the attribute does not apply (the table's -1, and its one
+    stray value: in neither of the generator's pools). An attribute they label otherwise is left out (measured)."""
+    library = load_library()
+    rows = [library[name].attributes for name in names if name in library]
+    if not rows:
+        return {}
+    labels = {}
+    for name in ATTRIBUTES:
+        values = {row[name] if row[name] in (0, 1) else None for row in rows}
+        if len(values) == 1:
+            labels[name] = values.pop()
+    return labels
+
+
+def labelled_name(names: tuple[str, ...]) -> str | None:
+    """The library shape a labelled shape is shown as: the first of its tie."""
+    return next((name for name in names if name in load_library()), None)
+
+
+def labelled_line_readings(readings: tuple[int, ...], labels: dict[str, int | None]) -> tuple[int, ...]:
+    """The readings of a count of straight lines under the table's "has N straight lines" (N = 3 ... 8): the Ns it
+    labels 1 and the measured readings among 3 ... 8 it leaves open; when it labels no N 1, the measured readings
+    it does not label 0 (all of them if it denies every one)."""
+    named = {n for n, name in enumerate(STRAIGHT_LINE_ATTRIBUTES, 3) if labels.get(name) == 1}
+    denied = {n for n, name in enumerate(STRAIGHT_LINE_ATTRIBUTES, 3) if labels.get(name) == 0}
+    if named:
+        kept = named | {n for n in readings if 3 <= n <= 8 and STRAIGHT_LINE_ATTRIBUTES[n - 3] not in labels}
+    else:
+        kept = {n for n in readings if n not in denied}
+    return tuple(sorted(kept)) or readings
 
 
 def count_readings(counts: dict[str, int]) -> dict[str, tuple[int, ...]]:
@@ -144,8 +232,9 @@ def count_readings(counts: dict[str, int]) -> dict[str, tuple[int, ...]]:
     return readings
 
 
-def image_facts(program: ImageProgram, categories: CategorySource = CategorySource.EXACT) -> ImageFacts:
-    return ImageFacts(tuple(shape_facts(shape, categories) for shape in program.shapes))
+def image_facts(program: ImageProgram, categories: CategorySource = CategorySource.EXACT,
+                source: AttributeSource | None = None) -> ImageFacts:
+    return ImageFacts(tuple(shape_facts(shape, categories, source) for shape in program.shapes))
 
 
 def problem_facts(
@@ -156,11 +245,12 @@ def problem_facts(
     tolerant: bool = True,
 ) -> ProblemFacts:
     cache: dict[Shape, ShapeFacts] = {}
+    source = current_attribute_source()
 
     def facts(program: ImageProgram) -> ImageFacts:
         for shape in program.shapes:
             if shape not in cache:
-                cache[shape] = shape_facts(shape, categories)
+                cache[shape] = shape_facts(shape, categories, source)
         return ImageFacts(tuple(cache[shape] for shape in program.shapes))
 
     return ProblemFacts(

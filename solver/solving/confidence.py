@@ -25,10 +25,15 @@ supports the label given):
                   classifier's probability as a logit (clipped);
   disputed        ... and the shape table labels the shape it was read as otherwise than its computed features on
                   an attribute an optimal rule tests (`dsl.features.table_disagreements`; a count of straight lines
-                  stands for the table's "has N straight lines"). The abstract generator draws a query from the
+                  stands for the table's "has N straight lines"), while the facts are measured
+                  (`solver.induction.AttributeSource.GEOMETRY`). The abstract generator draws a query from the
                   table's pools: on such a query the label can be wrong with the shape read right (generated tuning
                   seeds, 1040 abstract queries: 14 disputed, 6 of them wrong; 5 of the 6 wrong answers at confidence
-                  >= 0.99 before this feature were disputed).
+                  >= 0.99 before this feature were disputed). Where the facts take the table's labels (the default),
+                  the rule reads the label the generator drew by, and the dispute is no doubt about it.
+
+The confidence is never above the vote's share (`query_confidences`): when rules that fit the context alike label
+the query otherwise, the share of the rules' weight that agrees is all the context says for the label.
 
 The confidence is a logistic function of these, its weights fitted on generated problems' queries
 (`bongard-solver bench calibration --fit`, never on official problems) and shipped as package data
@@ -43,7 +48,7 @@ import math
 from importlib import resources
 
 from dsl.features import STRAIGHT_LINE_ATTRIBUTES
-from solver.induction import Family
+from solver.induction import AttributeSource, Family, current_attribute_source
 from solver.settings import KEEP, LOGIT_CLIP, MARGIN_CLIP, STROKE_SCALE
 
 FEATURES = ("bias", "vote", "dissent", "context_errors", "hypothesis", "read", "disagrees", "stroke_doubt", "h_margin",
@@ -98,7 +103,10 @@ def features(label: bool, vote: float, context_errors: int, evidence: dict | Non
 
 
 def disputed_attributes(evidence: dict | None, tested: frozenset) -> list[str]:
-    """The attributes of `tested` on which the shape table disputes a query's computed features (its evidence)."""
+    """The attributes of `tested` on which the shape table disputes a query's computed features (its evidence), when
+    the facts are the computed features (none when they take the table's labels: the rule reads the table's value)."""
+    if current_attribute_source() is not AttributeSource.GEOMETRY:
+        return []
     return sorted(tested.intersection((evidence or {}).get("disputed", ())))
 
 
@@ -140,11 +148,12 @@ def context_errors(solution) -> int:
 
 def query_confidences(solution, evidence: list[dict | None]) -> tuple[tuple[float, ...], list[dict]]:
     """Each query's calibrated confidence and its features, from a `solver.solving.api.Solution` and the queries'
-    perception evidence (`solver.reading.readings.Perceived.evidence`, None where there is none)."""
+    perception evidence (`solver.reading.readings.Perceived.evidence`, None where there is none); never above the
+    share of the rules' weight that agrees with the label (the vote)."""
     errors, tested = context_errors(solution), attributes_tested(solution.induction)
     rows = [features(label, vote, errors, found, tested)
             for label, vote, found in zip(solution.labels, solution.confidence, evidence)]
-    return tuple(calibrated(row) for row in rows), rows
+    return tuple(min(calibrated(row), vote) for row, vote in zip(rows, solution.confidence)), rows
 
 
 def fit(rows: list[dict[str, float]], correct: list[bool], l2: float = 1.0) -> dict[str, float]:

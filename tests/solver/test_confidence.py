@@ -69,6 +69,15 @@ def _induction(*literals):
 
 
 def test_a_library_query_is_disputed_only_on_an_attribute_a_rule_tests():
+    from solver.induction import attribute_source
+
+    with attribute_source("geometry"):  # the facts measured: the rule reads the value the table disputes
+        _disputed_on_tested_attributes()
+    read = {"verdict": "library", "classifier": 0.999, "disputed": ["necked"]}
+    assert features(True, 1.0, 0, read, {"necked"})["disputed"] == 0.0  # the facts take the table's label
+
+
+def _disputed_on_tested_attributes():
     from solver.induction.rules import Comparison, Family, Literal
 
     induction = _induction
@@ -87,7 +96,11 @@ def test_a_query_whose_label_rests_on_a_disputed_fact_is_warned_of():
     from solver.solving.folder import _disputed_warnings
     from solver.induction.rules import Family, Literal
 
+    from solver.induction import attribute_source
+
     solution = SimpleNamespace(induction=_induction(Literal(Family.ATTRIBUTE, "necked")))
     evidence = [{"verdict": "library", "disputed": ["necked"]}, {"verdict": "library", "disputed": ["convex"]}, None]
-    warnings = _disputed_warnings(solution, evidence)
+    assert _disputed_warnings(solution, evidence) == ()  # the facts take the table's labels: nothing disputed
+    with attribute_source("geometry"):
+        warnings = _disputed_warnings(solution, evidence)
     assert len(warnings) == 1 and warnings[0].startswith("query 0:") and "necked" in warnings[0]

@@ -10,7 +10,6 @@ import pytest
 
 from dsl.align import Tolerance, alignments, differences, positions
 from dsl.canonical import canonical_shape, shape_key
-from dsl.features import image_features
 from dsl.free_form import Perturbation
 from dsl.generate import ProblemKind, generate_problem, plan_problems
 from dsl.library import load_library
@@ -104,13 +103,14 @@ def test_basic_why_names_the_missing_shape_and_its_look_alike():
 
 
 def literal_holds(literal, program) -> bool:
-    """The literal on one single-shape image, measured afresh by dsl.features (counts: any reading)."""
-    features = image_features(program)
+    """The literal on one single-shape image, its facts found afresh (a library shape: the shape table's labels,
+    `solver.induction.facts`; counts: any reading)."""
+    from solver.induction.facts import image_facts
+
+    shape = image_facts(program).shapes[0]
     if literal.family is Family.ATTRIBUTE:
-        return (features.attributes[literal.name] == 1) != literal.negated
-    low = features.counts[literal.name]
-    high = features.counts.get("straight_segments", low) if literal.name == "straight_lines" else low
-    readings = range(low, max(low, high) + 1)
+        return (shape.attributes.get(literal.name) == 1) != literal.negated
+    readings = shape.counts[literal.name]
     if literal.negated:
         return not any(n == literal.value for n in readings)
     compare = {Comparison.EQ: lambda n: n == literal.value, Comparison.GE: lambda n: n >= literal.value,
