@@ -11,6 +11,9 @@ Systems (each a switch of the solver, `solver.reading.Switches`, given to `Pixel
   no_tracer       free-form readings kept as decoded, no off-grid image traced
   no_posterior    the rule by plain minimum description length (clingo's optimal rules, no posterior)
   no_confidence   labels as `full`, each confidence the optimal rules' vote share (no calibrated model)
+  attributes_geometry / attributes_table
+                  attribute values measured on the drawing alone / the shape table's labels for recognised library
+                  shapes without the measure kept beside them (the product: both, `solver.induction.AttributeSource`)
   decoder_only    the decoder's top-1 reading of every image, no search (no classifier, tracer or hypotheses)
   nearest_proto   no rule: each query to the nearer prototype (mean decoder feature of A or of B, cosine) — a
                   Meta-Baseline-style few-shot classifier; its confidence sigmoid(PROTO_TEMPERATURE x the margin)
@@ -68,6 +71,8 @@ SYSTEMS = {s.name: s for s in (
     System("no_tracer", Switches(tracer=False), "free-form readings as decoded"),
     System("no_posterior", Switches(posterior=False), "plain MDL rule choice"),
     System("no_confidence", Switches(confidence=False), "vote share as confidence"),
+    System("attributes_geometry", Switches(attributes="geometry"), "attributes measured only"),
+    System("attributes_table", Switches(attributes="table"), "table labels, no measure beside"),
     System("decoder_only", Switches(search=False), "decoder top-1, no search"),
     System("nearest_proto", None, "no rule: nearest prototype"),
     System("search_only", Switches(), "enumerator from generic seeds, no decoder", use_decoder=False),

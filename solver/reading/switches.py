@@ -29,10 +29,19 @@ class Switches:
     # (`solver.induction.weighing.size_principle`); off: clingo's optimal rules alone (fewest errors, then shortest)
     confidence: bool = True  # each label's confidence calibrated from perception's evidence
     # (`solver.solving.confidence`); off: the optimal rules' vote share
+    attributes: str | None = None  # where a shape's attribute values come from (`solver.induction.AttributeSource`:
+    # "geometry", "table" or "both"); None: the product's, `solver.settings.ATTRIBUTE_SOURCE`
 
     def off(self) -> tuple[str, ...]:
-        """The names of the switches turned off."""
-        return tuple(f.name for f in fields(self) if not getattr(self, f.name))
+        """The switches turned off, and those set otherwise than the product (`attributes=geometry`)."""
+        found = []
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value is False:
+                found.append(f.name)
+            elif value is not None and not isinstance(value, bool):
+                found.append(f"{f.name}={value}")
+        return tuple(found)
 
 
 PRODUCT = Switches()

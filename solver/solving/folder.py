@@ -14,8 +14,9 @@ after) and no basic or abstract problem's labels or rule; 24 of the 80 basic and
 perceived again, each 0.2-1.2 s longer (their median 0.67 -> 0.63 s and 0.45 -> 0.44 s, run one after the other).
 
 Which parts run is the perception's `switches` (`solver.reading.Switches`, every part on unless an ablation turns one
-off): perception's own, and here the posterior (`solve_programs`) and the calibrated confidence (off: each label's
-confidence is the optimal rules' vote share).
+off): perception's own, and here the posterior (`solve_programs`), the calibrated confidence (off: each label's
+confidence is the optimal rules' vote share) and where attribute values come from (`solver.induction.attribute_source`
+around induction and confidence).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import numpy as np
 from dsl.dataset import DatasetError, Problem, load_problem, read_programs
 from dsl.types import ImageProgram
 from solver.explaining import ReportImage, rule_shapes
-from solver.induction import DEFAULT_MAX_RULES, DEFAULT_TIME_LIMIT
+from solver.induction import DEFAULT_MAX_RULES, DEFAULT_TIME_LIMIT, attribute_source
 from solver.reading import PRODUCT, readable_weighting, stamped, unreadable_reason
 from solver.settings import READ_THREADS
 from solver.solving.confidence import attributes_tested, context_errors, disputed_attributes, query_confidences
@@ -111,6 +112,16 @@ def solve_images(loaded: list, names: list[str], perception, positives: int, neg
     order (set A: `positives`, set B: `negatives`, then the queries), its pixels or None and why it cannot be read
     (`readable_pixels`); `names`: how to name each image in an error; `notes`: why images given as None could not be
     read. Which parts run: `perception.switches` (the module docstring)."""
+    switches = getattr(perception, "switches", PRODUCT)
+    if switches.attributes is None:
+        return _solved_images(loaded, names, perception, positives, negatives, time_limit, max_rules, stages, notes)
+    with attribute_source(switches.attributes):
+        return _solved_images(loaded, names, perception, positives, negatives, time_limit, max_rules, stages, notes)
+
+
+def _solved_images(loaded: list, names: list[str], perception, positives: int, negatives: int, time_limit: float,
+                   max_rules: int, stages: dict | None, notes: list[str] | None) -> SolvedProblem:
+    """`solve_images`, its attribute source set."""
     started = time.perf_counter()
     stages = dict(stages or {})
     context = positives + negatives

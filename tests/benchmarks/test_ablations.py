@@ -29,6 +29,8 @@ def test_every_pixel_system_is_the_product_with_switches_turned_off():
     for name, off in (("no_hypotheses", "hypotheses"), ("no_near_misses", "near_misses"), ("no_tracer", "tracer"),
                       ("no_posterior", "posterior"), ("no_confidence", "confidence"), ("decoder_only", "search")):
         assert SYSTEMS[name].switches.off() == (off,)
+    assert SYSTEMS["attributes_geometry"].switches.off() == ("attributes=geometry",)
+    assert SYSTEMS["attributes_table"].switches.off() == ("attributes=table",)
     assert SYSTEMS["oracle"].switches is None and SYSTEMS["nearest_proto"].switches is None
 
 

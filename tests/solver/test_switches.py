@@ -164,3 +164,22 @@ def test_without_the_confidence_model_each_confidence_is_the_votes_share(monkeyp
         assert solved.solution.confidence == voted.confidence and solved.query_features == []
     else:
         assert solved.query_features
+
+
+@pytest.mark.parametrize("source", [None, "geometry", "table"])
+def test_the_attribute_source_switch_sets_where_the_facts_attributes_come_from(monkeypatch, source):
+    import solver.induction.facts as facts
+    from solver.induction import AttributeSource
+    from solver.settings import ATTRIBUTE_SOURCE
+
+    seen = []
+    original = facts.shape_facts
+
+    def recorded(*args, **kwargs):
+        seen.append(facts.current_attribute_source())
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(facts, "shape_facts", recorded)
+    _solved(ProblemKind.ABSTRACT, Switches(attributes=source))
+    assert seen and set(seen) == {AttributeSource(source or ATTRIBUTE_SOURCE)}
+    assert facts.current_attribute_source() is AttributeSource(ATTRIBUTE_SOURCE)  # as it was, after the problem
