@@ -24,7 +24,7 @@ import clingo
 
 from dsl.limits import check_count, check_seconds
 from solver.solving import Solution
-from solver.solving.api import MAX_RULES_LIMIT, checked_option
+from solver.solving import MAX_RULES_LIMIT, checked_option
 from solver.induction import classify
 from solver.induction import Role, image_symbol
 from solver.facts_in.explain import explain_facts

@@ -9,6 +9,7 @@ May import: dsl, search, solver.reading, solver.induction, solver.explaining, so
 from solver import face
 
 FACE = {
+    "MAX_RULES_LIMIT": "api", "checked_option": "api",
     "as_input": "api", "solve_problem": "api", "calibration_figures": "confidence", "context_errors": "confidence",
     "query_confidences": "confidence", "SolvedProblem": "folder", "load_folder": "folder",
     "readable_pixels": "folder", "solve_folder": "folder", "solve_images": "folder", "solve_programs": "programs",
