@@ -15,8 +15,9 @@ Systems (each a switch of the solver, `solver.reading.Switches`, given to `Pixel
                   attribute values measured on the drawing alone / the shape table's labels for recognised library
                   shapes without the measure kept beside them (the product: both, `solver.induction.AttributeSource`)
   decoder_only    the decoder's top-1 reading of every image, no search (no classifier, tracer or hypotheses)
-  nearest_proto   no rule: each query to the nearer prototype (mean decoder feature of A or of B, cosine) — a
-                  Meta-Baseline-style few-shot classifier; its confidence sigmoid(PROTO_TEMPERATURE x the margin)
+  nearest_proto   no rule: each query to the nearer prototype (the mean feature of A or of B, cosine; features: the
+                  shape classifier's convolutional trunk on the ink crop, `image_features`) — a Meta-Baseline-style
+                  few-shot classifier; its confidence sigmoid(PROTO_TEMPERATURE x the margin)
   search_only     (not run unless asked) the enumerator from generic seeds, no decoder and no classifier
 
 Every pixel system runs as `eval` runs problems locally: one `PixelPerception` sharing each problem's images among
@@ -82,12 +83,19 @@ PROTO_TEMPERATURE = 10.0  # nearest_proto's confidence: sigmoid of this times th
 # logits are cosine similarities times a learned temperature, of about this size; here fixed, not fitted)
 
 
-def decoder_features(model, images: list[np.ndarray]) -> np.ndarray:
-    """The decoder's global-view features of each image (before anything is drawn), L2-normalised."""
-    from perception.decode import image_features
+def image_features(model, images: list[np.ndarray]) -> np.ndarray:
+    """Each image's features, L2-normalised: the shape classifier's convolutional trunk (`ShapeClassifier.features`,
+    before its head) on the ink crop it classifies, as learned on library shapes, never on Bongard problems. (The
+    decoder's global view with nothing drawn, which this baseline used before, is all zeros for the shipped
+    checkpoint: every query then went to set B.)"""
+    import torch
 
-    features = image_features(model, images).numpy().astype(np.float64) + 1e-6
-    return features / np.linalg.norm(features, axis=1, keepdims=True)
+    from perception.data import prepare_image
+
+    crops = np.stack([prepare_image(image, model.config.size)[0] for image in images])
+    with torch.no_grad():
+        features = model.features(torch.from_numpy(crops)[:, None]).numpy().astype(np.float64)  # (B, C * 9)
+    return features / np.maximum(np.linalg.norm(features, axis=1, keepdims=True), 1e-12)
 
 
 def nearest_prototype(features: np.ndarray) -> tuple[tuple[bool, ...], tuple[float, ...]]:
@@ -108,7 +116,7 @@ def nearest_proto_record(job, model) -> dict:
     started = time.perf_counter()
     try:
         problem = load_problem(problem_folder(job.root, job.name))
-        labels, confidence = nearest_prototype(decoder_features(model, [i.load() for i in problem.in_solving_order]))
+        labels, confidence = nearest_prototype(image_features(model, [i.load() for i in problem.in_solving_order]))
         record.update(predicted=list(labels), correct=sum(p == t for p, t in zip(labels, TRUE_LABELS)),
                       confidence=list(confidence))
     except Exception as error:  # recorded for this problem; the run goes on
@@ -123,7 +131,7 @@ def solver_for(system: System, workers: int, checkpoint: Path | None) -> tuple[C
         return (lambda job: evaluate_problem(job, None)), (lambda: None)
     if system.name == "nearest_proto":
         perception = PixelPerception(checkpoint)
-        model = perception.decoder()
+        model = perception.classifier()
         return (lambda job: nearest_proto_record(job, model)), perception.close
     perception = PixelPerception(checkpoint, workers=workers, switches=system.switches,
                                  use_decoder=system.use_decoder)

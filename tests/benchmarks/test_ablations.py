@@ -9,7 +9,7 @@ import numpy as np
 from PIL import Image
 
 from benchmarks import ablations
-from benchmarks.ablations import (SYSTEMS, column_of, decoder_features, markdown, nearest_prototype, read_journal,
+from benchmarks.ablations import (SYSTEMS, column_of, image_features, markdown, nearest_prototype, read_journal,
                                   summaries)
 from solver.app.scoring import accuracy_interval
 from solver.reading import PRODUCT
@@ -99,11 +99,13 @@ def test_full_gives_evals_records_and_a_run_resumes(tmp_path: Path, monkeypatch)
     assert out.with_suffix(".jsonl").read_text().count("\n") == lines  # nothing solved again
 
 
-def test_decoder_features_are_unit_vectors_per_image():
-    from perception.decode import load_decoder
+def test_image_features_are_unit_vectors_that_tell_images_apart():
+    from perception.shapes import load_classifier
 
     images = [np.full((512, 512), 255, np.uint8) for _ in range(3)]
-    images[1][200:300, 250:258] = 0
-    features = decoder_features(load_decoder(), images)
-    assert features.shape[0] == 3
-    np.testing.assert_allclose(np.linalg.norm(features, axis=1), 1.0, rtol=1e-5)
+    images[1][200:300, 250:258] = 0  # a bar
+    images[2][250:258, 150:350] = 0  # another bar, turned
+    images[2][150:350, 250:258] = 0  # and a cross
+    features = image_features(load_classifier(), images)
+    np.testing.assert_allclose(np.linalg.norm(features[1:], axis=1), 1.0, rtol=1e-5)
+    assert not np.allclose(features[1], features[2])
