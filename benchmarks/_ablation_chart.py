@@ -13,7 +13,8 @@ from dsl.owned import PNG_TEXT
 from solver.app.paper_table import BASELINES, COLUMN_NAMES, COLUMNS
 
 SYSTEM_COLOURS = ((31, 119, 180), (44, 160, 44), (255, 127, 14), (214, 39, 40), (148, 103, 189), (140, 86, 75),
-                  (227, 119, 194), (188, 189, 34), (23, 190, 207), (127, 127, 127))
+                  (227, 119, 194), (188, 189, 34), (23, 190, 207), (174, 199, 232), (255, 187, 120), (152, 223, 138),
+                  (0, 0, 128))  # no greys: those are the published figures
 PUBLISHED_COLOURS = ((200, 200, 200), (160, 160, 160), (90, 90, 90))
 WIDTH, HEIGHT, LEFT, RIGHT, TOP, BOTTOM = 1280, 680, 70, 20, 80, 190
 FLOOR = 40.0  # % at the foot of the axis: every system and baseline lies above it, and the intervals show

@@ -239,7 +239,16 @@ def chosen_splits(root: str, split: str) -> tuple[dict[str, str], str]:
         description, columns = benchmark_splits(available)
     except ValueError as error:
         raise DatasetError(f"{Path(root) / SPLIT_FILE}: {error}") from None
+    if _generated(root) and description == "released test splits":
+        description = "generate --paper-splits stand-in for the released test splits"
     return columns, description
+
+
+def _generated(root: str) -> bool:
+    """Whether `root` was written by `bongard-solver generate` (its manifest is there)."""
+    from dsl.commands import MANIFEST
+
+    return (Path(root) / MANIFEST).is_file()
 
 
 def column_of(split: str) -> str:
