@@ -26,9 +26,9 @@ def _tool_errors() -> tuple[type, ...]:
     found = []
     for package in TOOL_PACKAGES:
         module = importlib.import_module(package)
-        for info in pkgutil.iter_modules(module.__path__):
+        for info in pkgutil.walk_packages(module.__path__, f"{package}."):  # the rooms of solver too
             try:
-                sub = importlib.import_module(f"{package}.{info.name}")
+                sub = importlib.import_module(info.name)
             except Exception:  # a module that needs an optional dependency
                 continue
             found += [c for _, c in inspect.getmembers(sub, inspect.isclass)

@@ -141,6 +141,7 @@ def path_cases(data: Path, work: Path, ff: str) -> list[dict]:
 
 def build_cases(data: Path, work: Path, pixels: bool = False) -> list[dict]:
     from benchmarks._hostile_api import api_cases
+    from benchmarks._hostile_faults import fault_cases
     from benchmarks._hostile_options import option_cases, output_cases, resume_cases, pixel_cases
 
     data, work = data.resolve(), work.resolve()
@@ -150,7 +151,8 @@ def build_cases(data: Path, work: Path, pixels: bool = False) -> list[dict]:
     ff = sorted(split["ff"])[0]
     cases = (action_cases(data, work, ff) + program_cases(data, work, ff) + split_cases(data, work, ff)
              + image_cases(data, work, ff) + path_cases(data, work, ff) + option_cases(data, work, ff)
-             + output_cases(data, work, ff) + resume_cases(data, work, ff) + api_cases(data, work, ff))
+             + output_cases(data, work, ff) + resume_cases(data, work, ff) + api_cases(data, work, ff)
+             + fault_cases(data, work, pixels))
     if pixels:
         cases += pixel_cases(data, work, ff)
     return cases

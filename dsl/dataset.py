@@ -35,6 +35,7 @@ Image.MAX_IMAGE_PIXELS = MAX_IMAGE_PIXELS  # Pillow's decompression-bomb guard, 
 SPLIT_FILE = "ShapeBongard_V2_split.json"
 _PROBLEM_NAME = re.compile(r"[a-z]{2}_[^/\\]+")  # the type, then no path separators
 IMAGES_PER_SIDE = 7
+MAX_NAME_BYTES = 200  # a problem's name is a folder's name (at most 255 bytes on most file systems)
 CONTEXT_PER_SIDE = 6
 LABELS = {1: "positives", 0: "negatives"}  # label folder name -> side
 
@@ -120,11 +121,12 @@ def read_image(path: Path) -> np.ndarray:
     """An image file as a uint8 greyscale array (255 = white background); its size is checked against
     `dsl.limits.MAX_IMAGE_PIXELS` before its pixels are decoded."""
     try:
-        with warnings.catch_warnings(), Image.open(path) as image:
+        with warnings.catch_warnings():
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)  # check_pixels says it in one line
-            check_pixels(*image.size)
-            image.load()
-            return np.asarray(image.convert("L"), dtype=np.uint8)
+            with Image.open(path) as image:  # (Pillow warns as it opens the file)
+                check_pixels(*image.size)
+                image.load()
+                return np.asarray(image.convert("L"), dtype=np.uint8)
     except FileNotFoundError:
         raise DatasetError(f"{path}: image file is missing") from None
     except IsADirectoryError:
@@ -162,13 +164,14 @@ def read_json(path: Path) -> object:
 def _parse_side(path: Path, name: str, side: str, images: object) -> tuple[ImageProgram, ...]:
     if not isinstance(images, list) or len(images) != IMAGES_PER_SIDE:
         count = len(images) if isinstance(images, list) else type(images).__name__
-        raise DatasetError(f"{path}: problem {name}: {side} must be a list of {IMAGES_PER_SIDE} images, got {count}")
+        raise DatasetError(f"{path}: problem {_shown(name)}: {side} must be a list of {IMAGES_PER_SIDE} images, "
+                           f"got {count}")
     programs = []
     for index, image in enumerate(images):
         try:
             programs.append(parse_image(image))
         except (ActionStringError, ValueError) as error:
-            raise DatasetError(f"{path}: problem {name}, {side} image {index}: {error}") from None
+            raise DatasetError(f"{path}: problem {_shown(name)}, {side} image {index}: {error}") from None
     return tuple(programs)
 
 
@@ -179,7 +182,7 @@ def parse_programs(path: Path, data: object) -> dict[str, ProblemPrograms]:
     table = {}
     for name, sides in data.items():
         if not isinstance(sides, list) or len(sides) != 2:
-            raise DatasetError(f"{path}: problem {name}: expected [positives, negatives]")
+            raise DatasetError(f"{path}: problem {_shown(name)}: expected [positives, negatives]")
         positives = _parse_side(path, name, "positives", sides[0])
         negatives = _parse_side(path, name, "negatives", sides[1])
         table[name] = ProblemPrograms(name, positives, negatives, path)
@@ -261,10 +264,22 @@ def read_splits(root: Path | str, filename: str = SPLIT_FILE) -> dict[str, list[
     ):
         raise DatasetError(f"{path}: expected an object split name -> list of problem names")
     for split, names in data.items():
-        bad = next((n for n in names if not _PROBLEM_NAME.fullmatch(n)), None)
+        bad = next((n for n in names if not _is_problem_name(n)), None)
         if bad is not None:
             raise DatasetError(f"{path}: split {split!r} lists {bad[:80]!r}, not a problem name (<type>_<concept>_<index>)")
     return data
+
+
+def _is_problem_name(name: str) -> bool:
+    """<type>_<rest>: printable, no path separator, short enough to be a folder's name (MAX_NAME_BYTES)."""
+    return (_PROBLEM_NAME.fullmatch(name) is not None and name.isprintable()
+            and len(name.encode("utf-8", "surrogatepass")) <= MAX_NAME_BYTES)
+
+
+def _shown(name: object, limit: int = 80) -> str:
+    """A problem's name in a message, cut to `limit` characters."""
+    text = str(name)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def load_split(root: Path | str, split: str, programs: bool = True, filename: str = SPLIT_FILE) -> list[Problem]:

@@ -36,6 +36,10 @@ fraction = _argparse_type("fraction", lambda text: check_number(number_from_text
 fraction.__doc__ = "An argparse type: a number from 0 to 1."
 seed = count(0, MAX_SEED)
 workers = count(1, 64)
+whole_number = _argparse_type("whole_number", lambda text: number_from_text(text, integer=True))
+whole_number.__doc__ = "An argparse type: a whole number in ASCII digits (what the command line reads for `int`)."
+finite_number = _argparse_type("finite_number", lambda text: check_number(number_from_text(text)))
+finite_number.__doc__ = "An argparse type: a finite number in ASCII digits (what the command line reads for `float`)."
 
 
 def path_text(text: str) -> str:

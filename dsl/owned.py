@@ -37,7 +37,11 @@ class OutputError(ValueError):
 
 class WriteError(OutputError):
     """Writing a file failed: the disk is full, the folder read-only or gone, an I/O error. Nothing under the
-    file's name is half-written (see the module's docstring)."""
+    file's name is half-written (see the module's docstring). `fault`: the system's word for it."""
+
+    def __init__(self, message: str, fault: str = ""):
+        super().__init__(message)
+        self.fault = fault
 
 
 def write_chunk(handle: BinaryIO, data: memoryview) -> int:
@@ -53,7 +57,8 @@ def _write_all(handle: BinaryIO, data: bytes) -> None:
 
 
 def _fault(path: Path, doing: str, error: OSError) -> WriteError:
-    return WriteError(f"{path}: cannot {doing} ({error.strerror or error})")
+    fault = error.strerror or str(error)
+    return WriteError(f"{path}: cannot {doing} ({fault})", fault)
 
 
 def write_atomically(path: Path | str, data: str | bytes) -> Path:

@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import resource
 import sys
+
+from dsl import options
 
 COMMAND_MODULES = (
     "dsl.commands",
@@ -25,8 +28,30 @@ COMMAND_MODULES = (
 )
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse's parser (the subcommands' too), the front door of every command: an option a command types `int`
+    or `float` is read as `dsl.options.whole_number` or `finite_number` (ASCII digits, at most 40 characters, finite;
+    Python's `int()` and `float()` also take other scripts' digits, `nan` and `inf`), and a usage error is kept to a
+    short line (a value of thousands of characters is cut where argparse would repeat it whole)."""
+
+    def add_argument(self, *args, **kwargs):
+        strict = {int: options.whole_number, float: options.finite_number}
+        if kwargs.get("type") in strict:
+            kwargs["type"] = strict[kwargs["type"]]
+        return super().add_argument(*args, **kwargs)
+
+    def error(self, message: str):
+        super().error(_shortened(message))
+
+
+def _shortened(message: str, longest: int = 60) -> str:
+    message = re.sub(r"'([^']{%d})[^']+'" % longest, r"'\1...'", message)
+    message = " ".join(token if len(token) <= 80 else token[:80] + "..." for token in message.split(" "))
+    return message if len(message) <= 400 else message[:397] + "..."
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="bongard-solver",
         description="Neuro-symbolic solver for Bongard-LOGO problems.",
     )

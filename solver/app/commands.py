@@ -213,7 +213,7 @@ def evaluate(root: str, split: str, out: Path, limit: int | None, oracle: bool, 
             if dump is not None:
                 write_index(dump, summary["problems"], title=f"bongard-solver eval: {split}")
         except WriteError as error:
-            raise WriteError(f"{error}; {_kept(journal)}") from None
+            raise WriteError(f"{error}; {_kept(journal)}", error.fault) from None
         except Exception as error:
             if not guard.out_of_memory(error):
                 raise
@@ -224,7 +224,7 @@ def evaluate(root: str, split: str, out: Path, limit: int | None, oracle: bool, 
 
 def _kept(journal) -> str:
     """What a run stopped by a fault of the machine leaves, and how to go on."""
-    return (f"the {len(journal.records)} records written are kept in {journal.path}: "
+    return (f"the records written ({len(journal.records)}) are kept in {journal.path}: "
             "run the same command again to resume once the fault is mended")
 
 

@@ -103,7 +103,11 @@ def _create(partial: Path, options: dict) -> None:
     """A new journal holding its header: written beside it, then linked in place, so that the journal appears
     whole and a run starting at the same moment keeps the one that came first."""
     header = json.dumps(marked({HEADER_KEY: options})) + "\n"
-    written = write_atomically(partial.with_name(f".{partial.name}.{os.getpid()}.new"), header)
+    beside = partial.with_name(f".{partial.name}.{os.getpid()}.new")
+    try:
+        written = write_atomically(beside, header)
+    except WriteError as error:
+        raise WriteError(f"--json {partial}: cannot create the journal ({error.fault})", error.fault) from None
     try:
         os.link(written, partial)
     except FileExistsError:

@@ -92,12 +92,14 @@ _MEMORY_SIGNS = ("can't start new thread", "could not create a primitive", "can'
 
 def out_of_memory(error: BaseException) -> bool:
     """Whether `error` says the machine ran out of memory (or of threads): a MemoryError, ENOMEM, or a library's
-    RuntimeError saying so (torch, the thread module), or an error caused by one of these. A fault of the machine,
-    not of the problem being solved."""
+    RuntimeError saying so (torch, the thread module), a SystemError under a memory cap (a C extension that failed
+    without saying why), or an error caused by one of these. A fault of the machine, not of the problem solved."""
     for _ in range(8):  # the error, then what caused it
         if isinstance(error, MemoryError) or (isinstance(error, OSError) and error.errno == errno.ENOMEM):
             return True
         if isinstance(error, RuntimeError) and any(sign in str(error) for sign in _MEMORY_SIGNS):
+            return True
+        if isinstance(error, SystemError) and memory_cap():  # a C extension failing without saying why, under a cap
             return True
         if error.__cause__ is None:
             return False

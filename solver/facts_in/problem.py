@@ -27,6 +27,7 @@ from pathlib import Path
 
 import clingo
 
+from dsl.limits import LimitError, loads_limited
 from solver.induction import Role, image_symbol
 
 MAX_ARITY = 3
@@ -103,11 +104,17 @@ def _quiet(code, message) -> None:
 
 def _checked(symbol: clingo.Symbol, text: str, where: str) -> Fact:
     if symbol.type is not clingo.SymbolType.Function or not symbol.name:
-        raise FactsError(f"{where}: {text!r} is not a predicate (a number, a string or a tuple)")
+        raise FactsError(f"{where}: {_shown(text)} is not a predicate (a number, a string or a tuple)")
     fact = Fact.of(symbol)
     if len(fact.arguments) > MAX_ARITY:
-        raise FactsError(f"{where}: {text!r} has {len(fact.arguments)} arguments; at most {MAX_ARITY} are read")
+        raise FactsError(f"{where}: {_shown(text)} has {len(fact.arguments)} arguments; at most {MAX_ARITY} are read")
     return fact
+
+
+def _shown(text: str, limit: int = 80) -> str:
+    """A fact in a message: its repr, cut to `limit` characters."""
+    shown = repr(text)
+    return shown if len(shown) <= limit else shown[: limit - 3] + "..."
 
 
 def parse_fact(text, where: str) -> Fact:
@@ -116,8 +123,8 @@ def parse_fact(text, where: str) -> Fact:
         raise FactsError(f"{where}: a fact must be a string, got {type(text).__name__}")
     try:
         symbol = clingo.parse_term(text.strip().removesuffix("."), logger=_quiet)
-    except RuntimeError:
-        raise FactsError(f"{where}: {text!r} does not parse as a ground fact") from None
+    except (RuntimeError, UnicodeError):  # clingo's parser fails; its message can be cut inside a character
+        raise FactsError(f"{where}: {_shown(text)} does not parse as a ground fact") from None
     return _checked(symbol, text, where)
 
 
@@ -147,7 +154,7 @@ def parse_image(texts: list, where: str) -> list[Fact]:
     if texts and all(isinstance(text, str) and _one_term(text) for text in texts):
         try:
             whole = clingo.parse_term("(" + ",".join(t.strip().removesuffix(".") for t in texts) + ",)", logger=_quiet)
-        except RuntimeError:
+        except (RuntimeError, UnicodeError):
             whole = None
         if whole is not None and len(whole.arguments) == len(texts):
             return [_checked(symbol, text, f"{where}, fact {k}")
@@ -201,11 +208,13 @@ def problem_from_dict(data, source: str = "<problem>") -> FactsProblem:
 def load_problem(path: Path | str) -> FactsProblem:
     path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = loads_limited(path.read_text(encoding="utf-8"))
     except OSError as error:
         raise FactsError(f"{path}: cannot read: {error.strerror}") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise FactsError(f"{path}: not JSON: {error}") from None
+    except LimitError as error:  # nested too deep to read without running out of stack
+        raise FactsError(f"{path}: {error}") from None
     return problem_from_dict(data, str(path))
 
 
