@@ -139,6 +139,8 @@ _ASCII_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0
 def _loose(parsed, argv: list[str]) -> str:
     """A number the front door took though it should not have: not finite, or not in ASCII digits."""
     for option, value in zip(argv, argv[1:]):
+        if option == "--":
+            break  # after it, every token is an operand
         if not option.startswith("--"):
             continue
         got = getattr(parsed, option[2:].split("=")[0].replace("-", "_"), None)

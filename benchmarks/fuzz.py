@@ -4,7 +4,8 @@
                               [--surfaces action,png,...] [--json OUT]
     bongard-solver bench fuzz --replay FILE [FILE ...] --out DIR      # a saved input, run again
 
-Surfaces (inputs made by `benchmarks._fuzz_inputs`, `_fuzz_calls`, `_fuzz_api`; judged by `_fuzz_targets`): action
+Surfaces (inputs made by `benchmarks._fuzz_inputs`, `_fuzz_calls`, `_fuzz_api`; judged by `_fuzz_targets`; run in
+the worker processes of `_fuzz_worker`): action
 strings, action-program JSON, split files, facts-in JSON, image files, the options of every command, the arguments
 of `solve_problem` and `solve_facts`. The N examples are shared out by WEIGHTS; example k of a surface is made from
 (S, surface, k) alone. Worker processes (`--workers`) run the examples, each under an alarm of `--timeout` seconds
@@ -20,219 +21,23 @@ kernels, which the tool keeps in its own code's __pycache__ folders).
 from __future__ import annotations
 
 import argparse
-import base64
 import json
 import multiprocessing
 import os
-import resource
-import signal
 import sys
 import time
-import zlib
 from collections import Counter
 from multiprocessing.connection import wait
 from pathlib import Path
 
-from benchmarks._fuzz_targets import FILE_TARGETS, PROBLEM, described
+from benchmarks._fuzz_worker import FAILED, decoded, encoded, make_input, run_one, worker  # noqa: F401 (the tests')
 
 WEIGHTS = {"action": 0.34, "program": 0.15, "split": 0.10, "facts": 0.10, "png": 0.23, "cli": 0.04, "api": 0.04}
 CHUNK = 20  # examples sent to a worker at a time
 GRACE_SECONDS = 15.0  # after the alarm: how long a worker may take to answer before it is killed
 STARTUP_SECONDS = 900.0  # a worker's imports and warm-up, at most
 MAX_STARTS = 200  # workers started in one campaign (after hangs and deaths), at most
-ALLOWED = ("/dev/null", "/dev/full")  # outside DIR, but writing there changes no file
-CODE_ROOT = str(Path(__file__).resolve().parents[1]) + os.sep  # the checkout: its __pycache__ holds compiled caches
-FAILED = ("unclear", "uncaught", "hang", "loose")
 COLUMNS = ("tried", "clear", "accepted", "unclear", "uncaught", "hang", "loose")
-
-
-class Hang(BaseException):
-    """Raised by the alarm: the input ran past its time."""
-
-
-# --------------------------------------------------------------------------------------------------
-# Inputs and targets
-
-
-def make_input(seed: int, surface: str, index: int):
-    from benchmarks import _fuzz_inputs as inputs
-    from benchmarks._fuzz_inputs import rng_for
-
-    rng = rng_for(seed, surface, index)
-    if surface == "cli":
-        from benchmarks._fuzz_calls import cli_input
-
-        return cli_input(rng)
-    if surface == "api":
-        from benchmarks._fuzz_api import api_input
-
-        return api_input(rng)
-    makers = {"action": inputs.action_input, "program": lambda r: inputs.program_input(r, PROBLEM),
-              "split": lambda r: inputs.split_input(r, PROBLEM), "facts": inputs.facts_input, "png": inputs.png_input}
-    return makers[surface](rng)
-
-
-def target(surface: str):
-    if surface == "cli":
-        from benchmarks._fuzz_calls import cli_target
-
-        return cli_target
-    if surface == "api":
-        from benchmarks._fuzz_api import api_target
-
-        return api_target
-    return FILE_TARGETS[surface]
-
-
-def encoded(payload) -> object:
-    """An input as JSON: bytes in base64 (zlib-compressed over 4 kB), long text compressed too, argv lists and
-    recipes as they are."""
-    if isinstance(payload, bytes):
-        if len(payload) > 4096:
-            return {"zlib": base64.b64encode(zlib.compress(payload, 9)).decode()}
-        return {"base64": base64.b64encode(payload).decode()}
-    if isinstance(payload, str) and len(payload) > 4096:
-        return {"text_zlib": base64.b64encode(zlib.compress(payload.encode("utf-8", "surrogatepass"), 9)).decode()}
-    return payload
-
-
-def decoded(value) -> object:
-    if isinstance(value, dict) and len(value) == 1:
-        (kind, text), = value.items()
-        if kind == "base64":
-            return base64.b64decode(text)
-        if kind == "zlib":
-            return zlib.decompress(base64.b64decode(text))
-        if kind == "text_zlib":
-            return zlib.decompress(base64.b64decode(text)).decode("utf-8", "surrogatepass")
-    return value
-
-
-# --------------------------------------------------------------------------------------------------
-# Inside a worker
-
-
-class WriteAudit:
-    """An audit hook noting every write to a path outside `inside` (and ALLOWED); `changed` says which of those
-    writes left a file changed (present and touched since `since`, or gone after a removal)."""
-
-    EVENTS = {"open": (0,), "os.rename": (0, 1), "os.remove": (0,), "os.rmdir": (0,), "os.mkdir": (0,),
-              "os.link": (1,), "os.symlink": (1,), "os.truncate": (0,), "os.chmod": (0,), "os.utime": (0,),
-              "shutil.rmtree": (0,), "os.chown": (0,)}
-    WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
-    REMOVALS = ("os.remove", "os.rmdir", "shutil.rmtree")
-
-    def __init__(self, inside: Path):
-        self.inside = str(inside.resolve()) + os.sep
-        self.seen: list[tuple[str, str]] = []
-        sys.addaudithook(self.hook)
-
-    def hook(self, event: str, args: tuple) -> None:
-        places = self.EVENTS.get(event)
-        if places is None:
-            return
-        try:
-            if event == "open" and not ((args[1] and any(c in args[1] for c in "wax+")) or
-                                        (isinstance(args[2], int) and args[2] & self.WRITE_FLAGS)):
-                return
-            for place in places:
-                path = args[place]
-                if isinstance(path, (str, bytes, os.PathLike)):
-                    full = os.path.abspath(os.fsdecode(path))
-                    removal = event in self.REMOVALS
-                    outside = not (full + os.sep).startswith(self.inside) and not full.startswith(ALLOWED)
-                    if outside and (not removal or os.path.lexists(full)):  # a removal of nothing changes nothing
-                        self.seen.append((event, full))
-        except Exception:  # a hook must never fail the operation it watches
-            pass
-
-    def changed(self, since: float) -> tuple[list[str], list[str]]:
-        """The files outside changed since `since`: those of the tool's own compiled caches (numba's kernels, under
-        a `__pycache__` of the code), and the others."""
-        cached, found = [], []
-        for event, path in self.seen:
-            removal = event in self.REMOVALS
-            try:
-                touched = os.stat(path).st_mtime >= since - 1.0
-            except (OSError, ValueError):
-                touched = removal
-            if touched:
-                cache = path.startswith(CODE_ROOT) and f"{os.sep}__pycache__" in path
-                (cached if cache else found).append(f"{event} {path}")
-        self.seen.clear()
-        return found, cached
-
-
-def _alarm(signum, frame):
-    raise Hang()
-
-
-def run_one(surface: str, payload, scratch: Path, timeout: float, audit: WriteAudit | None = None) -> dict:
-    """One input through its surface's target, under an alarm; the outcome, message and what changed outside."""
-    started, cpu = time.time(), time.process_time()
-    os.chdir(scratch)  # every input starts in its worker's scratch folder, whatever the last one did
-    signal.signal(signal.SIGALRM, _alarm)
-    signal.setitimer(signal.ITIMER_REAL, timeout)
-    try:
-        outcome, message = target(surface)(payload, scratch)
-    except Hang:
-        outcome, message = "hang", f"over {timeout} s"
-    except BaseException as error:  # noqa: BLE001 - what escapes the target is what the campaign counts
-        outcome, message = "uncaught", described(error)
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-    outside, cached = audit.changed(started) if audit is not None else ([], [])
-    return {"outcome": outcome, "message": message, "outside": outside, "cached": cached,
-            "cpu": time.process_time() - cpu}
-
-
-def _cap_memory(gib: float) -> None:
-    """The address space capped at what this process holds now plus `gib` GiB."""
-    with open("/proc/self/status") as status:
-        size = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize:"))
-    limit = size + int(gib * 2**30)
-    resource.setrlimit(resource.RLIMIT_AS, (limit, resource.getrlimit(resource.RLIMIT_AS)[1]))
-
-
-def _warm_up(scratch: Path, surfaces: list[str]) -> None:
-    """Valid inputs of each surface, not counted: imports, the scratch dataset, compiled kernels, each command run in
-    full once, all before the cap (on a busy machine a first `explain` took over 20 s)."""
-    from benchmarks._fuzz_api import WARM_UP_RECIPES
-    from benchmarks._fuzz_calls import RUN_IN_FULL, TEMPLATES
-
-    warm = {"cli": [TEMPLATES[c] for c in RUN_IN_FULL], "api": list(WARM_UP_RECIPES)}
-    for surface in surfaces:
-        for payload in warm.get(surface, []) + [make_input(0, surface, 0)]:
-            run_one(surface, payload, scratch, 900.0)
-
-
-def worker(connection, out: Path, number: int, seed: int, timeout: float, memory_gib: float, surfaces: list[str]):
-    scratch = out / "work" / f"w{number}"
-    scratch.mkdir(parents=True, exist_ok=True)
-    os.chdir(scratch)
-    _warm_up(scratch, surfaces)
-    audit = WriteAudit(out)
-    _cap_memory(memory_gib)
-    connection.send(("ready", number))
-    while (chunk := connection.recv()) is not None:
-        for surface, index in chunk:
-            try:
-                payload = make_input(seed, surface, index)
-            except Exception as error:  # a fault of the fuzzer itself: counted, so that it is seen
-                payload = None
-                result = {"outcome": "uncaught", "message": f"making the input: {type(error).__name__}: {error}"}
-            else:
-                result = run_one(surface, payload, scratch, timeout, audit)
-            result.update(surface=surface, index=index)
-            if result["outcome"] in FAILED:
-                result["input"] = encoded(payload)
-            connection.send(("result", result))
-            if result["outcome"] == "hang":
-                os._exit(0)  # what the alarm interrupted may be left half-done: a fresh worker takes over
-
-
-# --------------------------------------------------------------------------------------------------
-# The campaign
 
 
 def plan(examples: int, surfaces: list[str]) -> list[list[tuple[str, int]]]:
@@ -250,7 +55,7 @@ class Campaign:
     def __init__(self, out: Path, seed: int, workers: int, timeout: float, memory_gib: float, surfaces: list[str]):
         self.out, self.seed, self.timeout, self.memory_gib, self.surfaces = out, seed, timeout, memory_gib, surfaces
         self.counts = {s: Counter() for s in surfaces}
-        self.cpu = Counter()
+        self.cpu, self.wall = Counter(), Counter()
         self.outside: list[str] = []
         self.cached: list[str] = []
         self.failures: list[dict] = []
@@ -275,6 +80,7 @@ class Campaign:
         self.counts[surface]["tried"] += 1
         self.counts[surface][result["outcome"]] += 1
         self.cpu[surface] += result.get("cpu", 0.0)
+        self.wall[surface] += result.get("wall", 0.0)
         self.outside += result.get("outside", [])
         self.cached += result.get("cached", [])
         if result["outcome"] in FAILED:
@@ -359,7 +165,8 @@ class Campaign:
 
 def run_campaign(examples: int, seed: int, out: Path, workers: int = 2, timeout: float = 20.0,
                  memory_gib: float = 3.0, surfaces: list[str] | None = None, progress: bool = True) -> dict:
-    """The campaign's figures: per surface the counts of COLUMNS and CPU seconds; the files changed outside `out`."""
+    """The campaign's figures: per surface the counts of COLUMNS and the seconds its inputs took in the workers; the
+    files changed outside `out`."""
     from tqdm import tqdm
 
     out = out.resolve()
@@ -374,10 +181,10 @@ def run_campaign(examples: int, seed: int, out: Path, workers: int = 2, timeout:
             campaign.run(chunks, bar)
     finally:
         campaign.close()
-    table = {s: {c: campaign.counts[s][c] for c in COLUMNS} | {"cpu_seconds": round(campaign.cpu[s], 1)}
+    table = {s: {c: campaign.counts[s][c] for c in COLUMNS} | {"seconds": round(campaign.wall[s], 1)}
              for s in surfaces}
     table["all"] = {c: sum(table[s][c] for s in surfaces) for c in COLUMNS} | {
-        "cpu_seconds": round(sum(campaign.cpu.values()), 1)}
+        "seconds": round(sum(campaign.wall.values()), 1)}
     return {"examples": examples, "seed": seed, "workers": workers, "timeout": timeout, "memory_gib": memory_gib,
             "seconds": round(time.perf_counter() - started, 1), "table": table,
             "outside_changed": sorted(set(campaign.outside)), "compiled_cache_writes": sorted(set(campaign.cached)),
@@ -385,9 +192,9 @@ def run_campaign(examples: int, seed: int, out: Path, workers: int = 2, timeout:
 
 
 def markdown(result: dict) -> str:
-    lines = ["| surface | " + " | ".join(COLUMNS) + " | CPU s |", "|---|" + "---:|" * (len(COLUMNS) + 1)]
+    lines = ["| surface | " + " | ".join(COLUMNS) + " | worker s |", "|---|" + "---:|" * (len(COLUMNS) + 1)]
     for surface, row in result["table"].items():
-        lines.append(f"| {surface} | " + " | ".join(str(row[c]) for c in COLUMNS) + f" | {row['cpu_seconds']} |")
+        lines.append(f"| {surface} | " + " | ".join(str(row[c]) for c in COLUMNS) + f" | {row['seconds']} |")
     return "\n".join(lines)
 
 

@@ -121,8 +121,8 @@ def read_image(path: Path) -> np.ndarray:
     """An image file as a uint8 greyscale array (255 = white background); its size is checked against
     `dsl.limits.MAX_IMAGE_PIXELS` before its pixels are decoded."""
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", Image.DecompressionBombWarning)  # check_pixels says it in one line
+        with warnings.catch_warnings():  # Pillow's warnings (a bomb, a palette's transparency) said in one line, or moot
+            warnings.simplefilter("ignore")
             with Image.open(path) as image:  # (Pillow warns as it opens the file)
                 check_pixels(*image.size)
                 image.load()
@@ -277,8 +277,9 @@ def _is_problem_name(name: str) -> bool:
 
 
 def _shown(name: object, limit: int = 80) -> str:
-    """A problem's name in a message, cut to `limit` characters."""
-    text = str(name)
+    """A problem's name in a message, cut to `limit` characters (written as a Python string if it holds line breaks
+    or other characters that do not print)."""
+    text = str(name) if str(name).isprintable() else repr(str(name))
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 

@@ -45,6 +45,7 @@ class Parser(argparse.ArgumentParser):
 
 
 def _shortened(message: str, longest: int = 60) -> str:
+    message = "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in message)  # \r, \n
     message = re.sub(r"'([^']{%d})[^']+'" % longest, r"'\1...'", message)
     message = " ".join(token if len(token) <= 80 else token[:80] + "..." for token in message.split(" "))
     return message if len(message) <= 400 else message[:397] + "..."

@@ -24,6 +24,7 @@ import numpy as np
 
 from dsl.dataset import CONTEXT_PER_SIDE, IMAGES_PER_SIDE, DatasetError, Problem, ProblemPrograms
 from dsl.limits import LimitError, check_count, check_flag, check_seconds
+from dsl.types import ImageProgram
 from solver.induction import DEFAULT_MAX_RULES, DEFAULT_TIME_LIMIT
 from solver.solving import programs as _solving
 from solver.solving.folder import load_folder, readable_pixels, solve_folder, solve_images
@@ -47,10 +48,32 @@ def checked_option(name: str, check, value, *bounds):
 
 def _checked_options(oracle, perception, time_limit, max_rules, decoded) -> tuple[bool, float, int, bool]:
     if perception is not None and not callable(perception):
-        raise SolverError(f"perception: expected a callable (images -> programs) or None, got {type(perception).__name__}")
+        raise SolverError("perception: expected a callable (images -> programs) or None, "
+                          f"got {type(perception).__name__}")
     return (checked_option("oracle", check_flag, oracle), checked_option("time_limit", check_seconds, time_limit),
             checked_option("max_rules", check_count, max_rules, 1, MAX_RULES_LIMIT),
             checked_option("decoded", check_flag, decoded))
+
+
+def _checked_perception(perception):
+    """A plain callable perception whose answers are checked: a sequence of one ImageProgram (or None: unread) per
+    image it was given, else a SolverError (not an exception from deep inside induction)."""
+    if perception is None or _perceived_whole(perception):
+        return perception
+
+    def perceive(images, **options):
+        found = perception(images, **options)
+        if isinstance(found, (str, bytes)) or not isinstance(found, Sequence) or len(found) != len(images):
+            size = f"{len(found)} items" if isinstance(found, Sequence) else type(found).__name__
+            raise SolverError(f"perception: expected one program per image ({len(images)}), got {size}")
+        wrong = next((k for k, program in enumerate(found)
+                      if program is not None and not isinstance(program, ImageProgram)), None)
+        if wrong is not None:
+            raise SolverError(f"perception: image {wrong} read as {type(found[wrong]).__name__}, not an ImageProgram")
+        return list(found)
+
+    perceive.reconciles = getattr(perception, "reconciles", False)
+    return perceive
 
 
 def _split_sides(positives: Sequence, negatives: Sequence, notes: Sequence[str] = ()) -> ProblemInput:
@@ -159,6 +182,7 @@ def solve_problem(
     number of seconds in (0, 86400], `max_rules` a whole number from 1 to MAX_RULES_LIMIT, `oracle` and
     `decoded` True or False; a bad one is a SolverError naming it."""
     oracle, time_limit, max_rules, decoded = _checked_options(oracle, perception, time_limit, max_rules, decoded)
+    perception = _checked_perception(perception)
     if not oracle and isinstance(problem, (str, Path, Problem)):
         perception = perception or _solving.default_perception()
         if _perceived_whole(perception):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 
 import numpy as np
 import pytest
@@ -121,3 +122,16 @@ def test_action_numbers_are_ascii_and_short(text, fault):
                                   "line_zigzag_0.12345678-0.500"])
 def test_short_ascii_numbers_still_parse(text):
     assert parse_action(text)
+
+
+@pytest.mark.parametrize("answer, fault", [
+    (lambda images: ["line"] * len(images), "perception: image 0 read as str, not an ImageProgram"),
+    (lambda images: [LINE], "perception: expected one program per image (8), got 1 items"),
+    (lambda images: iter([LINE] * len(images)), "perception: expected one program per image (8), got list_iterator"),
+], ids=["strings", "too-few", "an-iterator"])
+def test_a_perception_callable_answering_wrongly_is_a_clear_error(answer, fault):
+    """Found by `bench fuzz` (seed 54, api-274): strings from a perception callable reached induction."""
+    drawn = np.full((32, 32), 255, np.uint8)
+    drawn[16, 4:28] = 0
+    with pytest.raises(SolverError, match=re.escape(fault)):
+        solve_problem(ProblemInput([drawn] + [LINE] * 5, [drawn] * 6, [drawn]), perception=lambda images, **_: answer(images))
