@@ -25,6 +25,7 @@ import json
 import multiprocessing
 import os
 import sys
+import tempfile
 import time
 from collections import Counter
 from multiprocessing.connection import wait
@@ -171,16 +172,24 @@ def run_campaign(examples: int, seed: int, out: Path, workers: int = 2, timeout:
 
     out = out.resolve()
     surfaces = surfaces or list(WEIGHTS)
-    os.environ["TMPDIR"] = str(out / "tmp")  # the workers' temporary files stay inside `out`
+    before = os.environ.get("TMPDIR")
+    os.environ["TMPDIR"] = str(out / "tmp")  # the workers' temporary files stay inside `out` (restored after)
     (out / "tmp").mkdir(parents=True, exist_ok=True)
     chunks = plan(examples, surfaces)
     started = time.perf_counter()
-    campaign = Campaign(out, seed, workers, timeout, memory_gib, surfaces)
     try:
-        with tqdm(total=sum(len(c) for c in chunks), desc="fuzz", unit="input", disable=not progress) as bar:
-            campaign.run(chunks, bar)
+        campaign = Campaign(out, seed, workers, timeout, memory_gib, surfaces)
+        try:
+            with tqdm(total=sum(len(c) for c in chunks), desc="fuzz", unit="input", disable=not progress) as bar:
+                campaign.run(chunks, bar)
+        finally:
+            campaign.close()
     finally:
-        campaign.close()
+        if before is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = before
+        tempfile.tempdir = None  # computed again from the environment as it was
     table = {s: {c: campaign.counts[s][c] for c in COLUMNS} | {"seconds": round(campaign.wall[s], 1)}
              for s in surfaces}
     table["all"] = {c: sum(table[s][c] for s in surfaces) for c in COLUMNS} | {
