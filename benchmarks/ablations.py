@@ -23,7 +23,8 @@ Systems (each a switch of the solver, `solver.reading.Switches`, given to `Pixel
 Every pixel system runs as `eval` runs problems locally: one `PixelPerception` sharing each problem's images among
 `--workers` processes, warmed up untimed first (`solver.app.product.warm_up`). Per split and system: accuracy with its
 Wilson 95 % interval over queries (`solver.app.scoring.accuracy_interval`, as `eval` summaries give it), rule match,
-median and mean seconds a problem, ECE and the wrong answers at confidence >= 0.99 (`solver.app.commands.summarise`).
+median and mean seconds a problem, ECE and the wrong answers at confidence >= 0.99 (`solver.app.commands.summarise`);
+a problem that failed counts as wrongly labelled, as in `eval`.
 
 `--split all` takes the benchmark splits of the root (`solver.app.paper_table.benchmark_splits`: `test_ff`, `test_bd`,
 `test_hd_comb`, `test_hd_novel` of the released layout or of `generate --paper-splits`; `dev_*` of official_dev) and
@@ -140,7 +141,8 @@ def solver_for(system: System, workers: int, checkpoint: Path | None) -> tuple[C
 
 
 def read_journal(journal: Path) -> dict[tuple[str, str, str], dict]:
-    """(system, split, problem) -> record of the runs already made; a run that ended in an error is tried again."""
+    """(system, split, problem) -> record of the runs already made (the last of each). A problem that failed keeps its
+    record and counts as wrongly labelled, as in `eval` (delete its line to try it again)."""
     if not journal.exists():
         return {}
     done = {}
@@ -149,8 +151,7 @@ def read_journal(journal: Path) -> dict[tuple[str, str, str], dict]:
             record = json.loads(line)
         except json.JSONDecodeError:
             continue  # a line cut by an interruption
-        if record.get("error") is None:
-            done[(record["system"], record["split"], record["name"])] = record
+        done[(record["system"], record["split"], record["name"])] = record
     return done
 
 
@@ -174,8 +175,7 @@ def run(root: str, splits: list[str], systems: list[str], limit: int | None, jou
                     record = {"system": name, "split": split_of[(job.name, job.oracle)], **solve(job)}
                     out.write(json.dumps(record) + "\n")
                     out.flush()
-                    if record["error"] is None:
-                        done[(name, record["split"], job.name)] = record
+                    done[(name, record["split"], job.name)] = record
             finally:
                 close()
     return done
@@ -215,17 +215,21 @@ def markdown(table: dict, columns: dict[str, str], planned: dict[str, int], titl
                      + " | ".join("—" if published.get(c) is None else f"{published[c]:.1f}" for c in shown) + " |")
     lines += ["", "Accuracy % of queries (Wilson 95 % interval); published figures are on the released test splits, "
               "human experts one figure for CM and NV.", "",
-              "| system | split | problems | accuracy (95 %) | rule match | median s | mean s | ECE | wrong ≥ 0.99 |",
-              "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+              "| system | split | problems | accuracy (95 %) | rule match | median s | mean s | ECE | wrong ≥ 0.99 | failed |",
+              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for name, per_split in table.items():
         for split, f in per_split.items():
             calibration = f["calibration"]
             low, high = f["accuracy_95"]
             lines.append(f"| {name} | {split} | {f['n_problems']} | {100 * f['accuracy']:.1f} ({100 * low:.1f}–"
-                         f"{100 * high:.1f}) | {100 * f['rule_match']:.1f} | {f['median_solve_seconds']:.2f} | "
-                         f"{f['mean_solve_seconds']:.2f} | {calibration['ece']} | "
-                         f"{calibration['wrong_at_0_99']} of {calibration['wrong']} |")
+                         f"{100 * high:.1f}) | {100 * f['rule_match']:.1f} | {_seconds(f['median_solve_seconds'])} | "
+                         f"{_seconds(f['mean_solve_seconds'])} | {calibration['ece']} | "
+                         f"{calibration['wrong_at_0_99']} of {calibration['wrong']} | {f['errors']} |")
     return "\n".join(lines) + "\n"
+
+
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
 
 
 def chosen_splits(root: str, split: str) -> tuple[dict[str, str], str]:

@@ -50,8 +50,10 @@ def _record(name: str, correct: int, seconds: float, confidence=(0.9, 0.9)) -> d
 def test_summaries_per_split_and_the_table_with_intervals_and_published_figures():
     done = {("full", "test_ff", "ff_a_0000"): _record("ff_a_0000", 2, 1.0),
             ("full", "test_ff", "ff_b_0000"): _record("ff_b_0000", 1, 3.0),
-            ("oracle", "test_ff", "ff_a_0000"): _record("ff_a_0000", 2, 0.1)}
-    table = summaries(done, ["full", "oracle"], ["test_ff"])
+            ("oracle", "test_ff", "ff_a_0000"): _record("ff_a_0000", 2, 0.1),
+            ("oracle", "test_bd", "bd_c_0000"): {**_record("bd_c_0000", 0, 0.0), "predicted": None, "error": "boom"}}
+    table = summaries(done, ["full", "oracle"], ["test_ff", "test_bd"])
+    assert table["oracle"]["test_bd"]["accuracy"] == 0.0 and table["oracle"]["test_bd"]["errors"] == 1  # as eval
     full = table["full"]["test_ff"]
     assert full["accuracy"] == 0.75 and full["accuracy_95"] == accuracy_interval(3, 4)
     assert full["median_solve_seconds"] == 2.0 and full["rule_match"] == 0.5
