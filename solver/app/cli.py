@@ -11,6 +11,8 @@ package imports `benchmarks` (the entry point is the one place that sees every p
 from __future__ import annotations
 
 import argparse
+import ctypes
+import ctypes.util
 import importlib
 import re
 import resource
@@ -71,6 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run one subcommand inside the error boundary (`solver.app.guard.run_guarded`): a failure is one line
     on stderr and exit code 1, a usage error exit code 2, Ctrl-C exit code 130."""
+    _fewer_malloc_arenas()
     try:
         from solver.app.guard import run_guarded
 
@@ -83,6 +86,23 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     args = parser.parse_args(argv)
     return run_guarded(args.command, lambda: args.func(args))
+
+
+M_ARENA_MAX = -8  # glibc's mallopt parameter: the most malloc arenas
+CAPPED_ARENAS = 2  # malloc arenas under an address-space cap
+
+
+def _fewer_malloc_arenas() -> None:
+    """Under an address-space cap (`ulimit -v`) at most CAPPED_ARENAS malloc arenas, as MALLOC_ARENA_MAX would set
+    before the process starts: glibc gives threads arenas of their own, each reserving 64 MB of address space, and
+    with torch's and OpenBLAS's threads a pixel `eval --workers 2` under 1.4 GiB stopped (can't start new thread)
+    and under 1.6 GiB aborted in C++ (std::bad_alloc); with two arenas both ran (2 problems, 0 errors)."""
+    if resource.getrlimit(resource.RLIMIT_AS)[0] == resource.RLIM_INFINITY or not sys.platform.startswith("linux"):
+        return
+    try:
+        ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").mallopt(M_ARENA_MAX, CAPPED_ARENAS)
+    except (OSError, AttributeError):
+        pass  # not glibc: its own malloc
 
 
 def _startup_fault(error: BaseException) -> str:

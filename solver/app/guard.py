@@ -101,6 +101,8 @@ def out_of_memory(error: BaseException) -> bool:
             return True
         if isinstance(error, SystemError) and memory_cap():  # a C extension failing without saying why, under a cap
             return True
+        if isinstance(error, ImportError) and "failed to map segment" in str(error):  # a library not mapped in
+            return True
         if error.__cause__ is None:
             return False
         error = error.__cause__
