@@ -208,10 +208,15 @@ def markdown(result: dict) -> str:
 
 
 def replay(path: Path, scratch: Path, timeout: float = 60.0) -> dict:
-    """A saved input run again in this process: its outcome now."""
+    """A saved input run again in this process (in `scratch`, the working folder given back after): its outcome."""
     saved = json.loads(Path(path).read_text())
+    scratch = scratch.resolve()
     scratch.mkdir(parents=True, exist_ok=True)
-    return run_one(saved["surface"], decoded(saved["input"]), scratch, timeout) | {"surface": saved["surface"]}
+    home = os.getcwd()
+    try:
+        return run_one(saved["surface"], decoded(saved["input"]), scratch, timeout) | {"surface": saved["surface"]}
+    finally:
+        os.chdir(home)
 
 
 def main(argv: list[str] | None = None) -> int:
