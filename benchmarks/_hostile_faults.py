@@ -152,39 +152,47 @@ def injected_case(data: Path, work: Path, names: list[str], fault: str, target: 
 
 
 def two_runs_case(data: Path, work: Path, names: list[str]):
-    """A first eval holds the journal (a driver that opens it as eval does and waits); a second on the same --json."""
-    holder = """
-import json, sys
-from pathlib import Path
-from solver.app.eval_files import eval_options, open_journal
-root, out = sys.argv[1], Path(sys.argv[2])
-with open_journal(out, eval_options(root, "tiny", True, 10.0, None), set()) as journal:
-    print("holding", flush=True)
-    sys.stdin.readline()
-"""
-
+    """Two evals on one --json: the first (the driver `PAUSED`) waits inside its first problem until told to go on,
+    so the second surely comes while the first holds the journal."""
     def call() -> None:
         root = make_root(data, work, names)
-        out = work / "out" / "out.json"
-        out.parent.mkdir(parents=True, exist_ok=True)
+        out, go = work / "out" / "out.json", work / "go"
         env = {**os.environ, "PYTHONPATH": _code_root()}
-        first = subprocess.Popen([sys.executable, "-c", holder, str(root), str(out)], stdin=subprocess.PIPE,
-                                 stdout=subprocess.PIPE, text=True, env=env)
+        first = subprocess.Popen([sys.executable, "-c", PAUSED, str(go), *_eval_argv(root, out)],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         try:
-            if first.stdout.readline().strip() != "holding":
+            if first.stdout.readline().strip() != "solving":
                 raise FaultMishandled("the first run did not start")
             before = out.with_name(out.name + ".jsonl").read_bytes()
             said = _expect_stop(_run(["-m", "solver.app.cli", *_eval_argv(root, out)]), str(out), "another eval run")
             if out.with_name(out.name + ".jsonl").read_bytes() != before:
                 raise FaultMishandled("the second run wrote to the journal the first holds")
-            first.stdin.write("\n")
-            first.stdin.flush()
-            first.wait(60)
+            go.write_text("")
+            if first.wait(900) != 0:
+                raise FaultMishandled(f"the first run failed: {first.stderr.read()[-200:]}")
         finally:
             first.kill()
-        _resumed(root, out, [], names)
+        records = _journal(out)
+        if sorted(r["name"] for r in records) != sorted(names):
+            raise FaultMishandled(f"the first run's journal holds {sorted(r['name'] for r in records)}")
         raise FaultHandled(said)
     return call
+
+
+PAUSED = """
+import sys, time
+from pathlib import Path
+from solver.app import commands
+from solver.app.cli import main
+solve, go = commands.evaluate_problem, Path(sys.argv[1])
+def paused(job, perception=None, dump=None):
+    print("solving", flush=True)
+    while not go.exists():
+        time.sleep(0.05)
+    return solve(job, perception, dump)
+commands.evaluate_problem = paused
+sys.exit(main(sys.argv[2:]))
+"""
 
 
 def worker_dies_case(data: Path, work: Path, names: list[str]):

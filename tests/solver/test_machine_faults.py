@@ -25,7 +25,6 @@ import dsl.owned
 from dsl.commands import write_dataset
 from dsl.generate import ProblemKind
 from solver.app.cli import main
-from solver.app.eval_files import eval_options
 
 REPO = Path(__file__).resolve().parents[2]
 TEMPORARY_SUFFIXES = (".tmp", ".new")
@@ -141,44 +140,43 @@ def test_a_read_only_output_folder_is_refused_before_any_work(generated, tmp_pat
     assert solved == [] and not (tmp_path / "ro" / "out.json.jsonl").exists()
 
 
-def test_a_second_eval_on_the_same_json_is_refused_while_the_first_holds_it(generated, tmp_path, capsys):
-    """The first run is another process holding the journal through `open_journal` (the lock eval takes), told
-    when to write its record and end."""
-    out = tmp_path / "out.json"
-    options = eval_options(str(generated), "ff", True, 10.0, None)
-    first = subprocess.Popen(
-        [sys.executable, "-c", HOLDER, str(out), json.dumps(options)], cwd=REPO, stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE, text=True)
+def test_a_second_eval_on_the_same_json_is_refused_while_the_first_runs(generated, tmp_path, capsys):
+    """Two real evals on one --json: the first (another process) waits inside its first problem until told to go
+    on, so the second surely comes while the first holds the journal."""
+    out, go = tmp_path / "out.json", tmp_path / "go"
+    argv = evaluate(generated, out)
+    first = subprocess.Popen([sys.executable, "-c", PAUSED, str(go), *argv], cwd=REPO, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
     try:
-        assert first.stdout.readline().strip() == "holding"
+        assert first.stdout.readline().strip() == "solving"  # its journal is open and locked
         before = (tmp_path / "out.json.jsonl").read_bytes()
-        code, lines = run(evaluate(generated, out), capsys)
+        code, lines = run(argv, capsys)
         assert code == 1 and len(lines) == 1
         assert "another eval run is writing this journal" in lines[0] and str(out) in lines[0]
         assert (tmp_path / "out.json.jsonl").read_bytes() == before  # the second wrote nothing
-        first.stdin.write("go\n")
-        first.stdin.flush()
-        assert first.wait(60) == 0
+        go.write_text("")
+        assert first.wait(300) == 0, first.stderr.read()[-2000:]
     finally:
         first.kill()
-    assert run(evaluate(generated, out), capsys)[0] == 0  # the first has ended: this one resumes
-    records = journal_lines(out)[1:]
-    names = [r["name"] for r in records]
-    assert len(names) == len(set(names)) == 4 and records[0]["error"] == "held"
+    records = journal_lines(out)[1:]  # every line whole JSON: nothing interleaved
+    assert sorted(r["name"] for r in records) == sorted(json.loads(
+        (generated / "ShapeBongard_V2_split.json").read_text())["ff"])
+    assert run(argv, capsys)[0] == 0 and journal_lines(out)[1:] == records  # the first has ended: nothing to do
 
 
-HOLDER = """
-import json, sys
+PAUSED = """
+import sys, time
 from pathlib import Path
-from solver.app.eval_files import open_journal
-out, options = Path(sys.argv[1]), json.loads(sys.argv[2])
-names = set(json.loads((Path(options["data"]) / "ShapeBongard_V2_split.json").read_text())["ff"])
-with open_journal(out, options, names) as journal:
-    print("holding", flush=True)
-    sys.stdin.readline()
-    journal.append({"name": sorted(names)[0], "kind": "ff", "true": [True, False], "predicted": None, "correct": 0,
-                    "rule": None, "english": None, "outcome": None, "rule_match": False, "confidence": None,
-                    "alternatives": 0, "seconds": 0.0, "error": "held"})
+from solver.app import commands
+from solver.app.cli import main
+solve, go = commands.evaluate_problem, Path(sys.argv[1])
+def paused(job, perception=None, dump=None):
+    print("solving", flush=True)
+    while not go.exists():
+        time.sleep(0.05)
+    return solve(job, perception, dump)
+commands.evaluate_problem = paused
+sys.exit(main(sys.argv[2:]))
 """
 
 
