@@ -32,6 +32,8 @@ seconds = _argparse_type("seconds", lambda text: check_seconds(number_from_text(
 seconds.__doc__ = "An argparse type: a finite positive number of seconds, at most a day."
 positive_number = _argparse_type("positive_number", lambda text: check_number(number_from_text(text), 0.0, above=True))
 positive_number.__doc__ = "An argparse type: a finite number above 0."
+non_negative = _argparse_type("non_negative", lambda text: check_number(number_from_text(text), 0.0))
+non_negative.__doc__ = "An argparse type: a finite number of at least 0."
 fraction = _argparse_type("fraction", lambda text: check_number(number_from_text(text), 0.0, 1.0))
 fraction.__doc__ = "An argparse type: a number from 0 to 1."
 seed = count(0, MAX_SEED)

@@ -7,7 +7,7 @@ import json
 import warnings
 from pathlib import Path
 
-from dsl.options import count, positive_number, seed
+from dsl.options import count, fraction, non_negative, positive_number, seed
 from dsl.owned import PNG_TEXT, WRITER, OutputError, check_output_file, check_output_folder, marked_json
 from perception.config import DecoderConfig
 from perception.device import DEVICES
@@ -125,31 +125,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--batch-size", type=count(1, 4096), default=32, help="images per step")
     parser.add_argument("--lr", type=positive_number, default=2e-3, help="peak AdamW learning rate (cosine decay)")
     parser.add_argument("--warmup", type=count(0), default=150, help="linear warm-up steps")
-    parser.add_argument("--weight-decay", type=float, default=1e-4)
+    parser.add_argument("--weight-decay", type=fraction, default=1e-4)
     parser.add_argument("--seed", type=seed, default=0)
-    parser.add_argument("--feature", type=int, default=DecoderConfig.feature, help="features per view")
-    parser.add_argument("--hidden", type=int, default=DecoderConfig.hidden)
+    parser.add_argument("--feature", type=count(1, 4096), default=DecoderConfig.feature, help="features per view")
+    parser.add_argument("--hidden", type=count(1, 4096), default=DecoderConfig.hidden)
     parser.add_argument("--channels", type=str, default=",".join(map(str, DecoderConfig.channels)))
-    parser.add_argument("--val-every", type=int, default=250, help="steps between validations / checkpoints")
-    parser.add_argument("--val-size", type=int, default=256, help="held-out generated images")
-    parser.add_argument("--workers", type=int, default=1, help="DataLoader worker processes (0 = in the loop)")
-    parser.add_argument("--threads", type=int, default=2, help="torch threads")
-    parser.add_argument("--time-limit", type=float, default=0.0, help="stop after this many minutes (0 = none)")
+    parser.add_argument("--val-every", type=count(1), default=250, help="steps between validations / checkpoints")
+    parser.add_argument("--val-size", type=count(1, 1_000_000), default=256, help="held-out generated images")
+    parser.add_argument("--workers", type=count(0, 64), default=1, help="DataLoader worker processes (0 = in the loop)")
+    parser.add_argument("--threads", type=count(1, 64), default=2, help="torch threads")
+    parser.add_argument("--time-limit", type=non_negative, default=0.0, help="stop after this many minutes (0 = none)")
     parser.add_argument("--init", type=Path, default=None, help="start from this checkpoint's weights (new parts from scratch)")
-    parser.add_argument("--stop-after", type=int, default=0, help="stop after this many steps (the LR schedule still spans --steps)")
+    parser.add_argument("--stop-after", type=count(0), default=0, help="stop after this many steps (the LR schedule still spans --steps)")
     parser.add_argument("--device", default="auto", choices=DEVICES, help="where to train (auto: CUDA if present); "
                         "under torchrun one process per GPU, or gloo processes on the CPU")
 
 
 def add_shape_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, default=None, help="checkpoint to write after every epoch (default: the shipped one)")
-    parser.add_argument("--images", type=int, default=120_000, help="rendered training images (made once)")
-    parser.add_argument("--epochs", type=int, default=6)
-    parser.add_argument("--batch", type=int, default=128)
-    parser.add_argument("--lr", type=float, default=2e-3, help="peak AdamW learning rate (one-cycle)")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--threads", type=int, default=2, help="torch threads")
-    parser.add_argument("--workers", type=int, default=2, help="processes rendering the images")
+    parser.add_argument("--images", type=count(1, 10_000_000), default=120_000, help="rendered training images (made once)")
+    parser.add_argument("--epochs", type=count(1, 10_000), default=6)
+    parser.add_argument("--batch", type=count(1, 4096), default=128)
+    parser.add_argument("--lr", type=positive_number, default=2e-3, help="peak AdamW learning rate (one-cycle)")
+    parser.add_argument("--seed", type=seed, default=1)
+    parser.add_argument("--threads", type=count(1, 64), default=2, help="torch threads")
+    parser.add_argument("--workers", type=count(1, 64), default=2, help="processes rendering the images")
     parser.add_argument("--cache", type=Path, default=None, help="an .npz to keep the rendered images in (made if missing)")
 
 

@@ -135,3 +135,20 @@ def test_a_perception_callable_answering_wrongly_is_a_clear_error(answer, fault)
     drawn[16, 4:28] = 0
     with pytest.raises(SolverError, match=re.escape(fault)):
         solve_problem(ProblemInput([drawn] + [LINE] * 5, [drawn] * 6, [drawn]), perception=lambda images, **_: answer(images))
+
+
+@pytest.mark.parametrize("argv, fault", [
+    (["train-decoder", "--out", "x.pt", "--workers", "-5"], "--workers: must be from 0 to 64, got -5"),
+    (["train-decoder", "--out", "x.pt", "--time-limit", "-1"], "--time-limit: must be at least 0"),
+    (["train-decoder", "--out", "x.pt", "--hidden", "0"], "--hidden: must be from 1 to 4096"),
+    (["train-shapes", "--epochs", "0"], "--epochs: must be from 1 to 10000"),
+    (["train-shapes", "--lr", "nan"], "--lr: expected a number in ASCII digits"),
+])
+def test_training_options_are_checked_for_range_too(argv, fault, capsys, tmp_path, monkeypatch):
+    from solver.app.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2 and fault in capsys.readouterr().err
+    assert not (tmp_path / "x.pt").exists()
