@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 import dsl.owned
+from benchmarks._hostile_faults import PAUSED
 from dsl.commands import write_dataset
 from dsl.generate import ProblemKind
 from solver.app.cli import main
@@ -162,22 +163,6 @@ def test_a_second_eval_on_the_same_json_is_refused_while_the_first_runs(generate
     assert sorted(r["name"] for r in records) == sorted(json.loads(
         (generated / "ShapeBongard_V2_split.json").read_text())["ff"])
     assert run(argv, capsys)[0] == 0 and journal_lines(out)[1:] == records  # the first has ended: nothing to do
-
-
-PAUSED = """
-import sys, time
-from pathlib import Path
-from solver.app import commands
-from solver.app.cli import main
-solve, go = commands.evaluate_problem, Path(sys.argv[1])
-def paused(job, perception=None, dump=None):
-    print("solving", flush=True)
-    while not go.exists():
-        time.sleep(0.05)
-    return solve(job, perception, dump)
-commands.evaluate_problem = paused
-sys.exit(main(sys.argv[2:]))
-"""
 
 
 DIES_ON_NACT6 = """
