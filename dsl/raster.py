@@ -27,7 +27,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
+from dsl.jit import njit
 
 from dsl.settings import RASTER_WIDENING
 from dsl.turtle import PEN_WIDTH, STAMP_OUTLINE_WIDTH, Drawing, MarkKind, execute_image

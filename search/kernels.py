@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from dsl.jit import njit
 
 from search.settings import BLOCK, LIST_SLACK, SKIP_MARGIN
 

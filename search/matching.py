@@ -20,7 +20,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
+from dsl.jit import njit
 from scipy.spatial import cKDTree
 
 from dsl.geometry import resample_uniform, shape_pieces

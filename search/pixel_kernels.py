@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from dsl.jit import njit
 
 from dsl.raster import grey_level, ink_canvas
 from search.kernels import _moved, _seen_score

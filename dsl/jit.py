@@ -1,0 +1,75 @@
+"""Numba's `njit` with its on-disk cache in a user cache folder: the compiled kernels of `dsl.raster` and `search`
+are found on disk by the next process instead of being compiled again (issue 53: a fresh `solve` compiled for
+seconds).
+
+The folder: NUMBA_CACHE_DIR when set (Numba's own variable, taken as it is), else `bongard-solver/numba/KEY` in the
+user's cache folder (XDG_CACHE_HOME or ~/.cache; ~/Library/Caches on macOS; LOCALAPPDATA on Windows). KEY is a
+digest of the sources of `dsl` and `search` (and Numba's and Python's versions): Numba checks only the stamp of the
+file that defines a kernel, not the kernels it calls in other files nor the settings it reads as constants
+(`search.settings.BLOCK`, `dsl.settings.RASTER_WIDENING`), so a change anywhere in those packages starts a fresh
+folder. A folder that cannot be made or written (a read-only home) turns the cache off: the kernels compile in
+each process, as before, and nothing fails.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import numba
+
+APP = "bongard-solver"
+KEYED_PACKAGES = ("dsl", "search")  # the packages whose sources the compiled kernels depend on
+
+
+def _user_cache_root() -> Path:
+    """The platform's per-user cache folder."""
+    if sys.platform == "win32" and os.environ.get("LOCALAPPDATA"):
+        return Path(os.environ["LOCALAPPDATA"])
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Caches"
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+
+
+def _sources_key() -> str:
+    """A digest of every source file of KEYED_PACKAGES, Numba's version and Python's: the cache's freshness."""
+    digest = hashlib.sha256(f"{numba.__version__} {sys.version}".encode())
+    here = Path(__file__).resolve().parent.parent
+    for package in KEYED_PACKAGES:
+        for path in sorted((here / package).glob("*.py")):
+            digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _writable(folder: Path) -> bool:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=folder).close()
+        return True
+    except OSError:
+        return False
+
+
+@functools.cache
+def cache_folder() -> Path | None:
+    """The folder Numba caches the kernels in (set on `numba.config`), or None when no folder can be written."""
+    given = os.environ.get("NUMBA_CACHE_DIR")
+    try:
+        folder = Path(given) if given else _user_cache_root() / APP / "numba" / _sources_key()
+    except (OSError, RuntimeError):  # no home folder, a source unreadable
+        return None
+    if not _writable(folder):
+        return None
+    numba.config.CACHE_DIR = str(folder)
+    return folder
+
+
+def njit(*args, **options):
+    """`numba.njit`, cached on disk in `cache_folder()` when `cache=True` and a folder can be written."""
+    if options.get("cache"):
+        options["cache"] = cache_folder() is not None
+    return numba.njit(*args, **options)
