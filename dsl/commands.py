@@ -28,24 +28,13 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tqdm import tqdm
-
-from dsl.dataset import (
-    atomic_write_text,
-    problem_folder,
-    programs_file,
-    programs_json,
-    read_json,
-    write_problem,
-    write_programs,
-    write_splits,
-)
 from dsl.options import count, path_text, seed, workers
 from dsl.owned import OutputError, check_output_folder
 from dsl.processes import worker_setup
-from dsl.generate import (GeneratedProblem, ProblemKind, ProblemSpec, generate_problem, paper_split_plan,
-                          plan_problems)
 from dsl.parallel import ray_unordered
+
+# numpy, PIL and the generator are imported inside the functions that use them: every command (`--help` too)
+# builds this module's parser (issue 53).
 
 JOURNAL = ".generate_journal.jsonl"
 MAX_PROBLEMS = 100_000  # per kind: the released dataset has 3600 free-form problems
@@ -69,7 +58,8 @@ class GenerationReport:
     failed: dict[str, str] = field(default_factory=dict)
 
 
-def render_problem(problem: GeneratedProblem, size: int) -> tuple[list, list]:
+def render_problem(problem, size: int) -> tuple[list, list]:
+    """The images of set A and of set B of a `dsl.generate.GeneratedProblem`, `size` pixels a side."""
     from dsl.raster import render_program
 
     positives = [render_program(p, q, size=size) for p, q in zip(problem.positives, problem.positive_poses)]
@@ -77,8 +67,11 @@ def render_problem(problem: GeneratedProblem, size: int) -> tuple[list, list]:
     return positives, negatives
 
 
-def make_problem(spec: ProblemSpec, seed: int, out: Path, size: int) -> Outcome:
-    """Generate, render and write one problem (runs in a worker)."""
+def make_problem(spec, seed: int, out: Path, size: int) -> Outcome:
+    """Generate, render and write one problem of a `dsl.generate.ProblemSpec` (runs in a worker)."""
+    from dsl.dataset import programs_json, write_problem
+    from dsl.generate import generate_problem
+
     try:
         problem = generate_problem(spec, seed)
         write_problem(out, problem.name, *render_problem(problem, size))
@@ -90,6 +83,8 @@ def make_problem(spec: ProblemSpec, seed: int, out: Path, size: int) -> Outcome:
 def _check_manifest(out: Path, seed: int, size: int, paper_splits: bool = False) -> None:
     """Claim `out` for this generation: an empty or new folder, or one this tool generated with the same
     options (its manifest says so); a folder holding anything else is someone else's (OutputError)."""
+    from dsl.dataset import atomic_write_text
+
     path = out / MANIFEST
     wanted = {"seed": seed, "size": size} | ({"paper_splits": True} if paper_splits else {})
     if path.exists():
@@ -121,6 +116,9 @@ def _read_journal(out: Path) -> dict[str, Outcome]:
 
 def _finished(out: Path) -> dict[str, Outcome]:
     """Problems already written: in the merged JSONs or the journal, and with their folder present."""
+    from dsl.dataset import problem_folder, programs_file, read_json
+    from dsl.generate import ProblemKind
+
     done: dict[str, Outcome] = {}
     for kind in ProblemKind:
         path = programs_file(out, kind.value)
@@ -131,7 +129,7 @@ def _finished(out: Path) -> dict[str, Outcome]:
     return {n: o for n, o in done.items() if problem_folder(out, n).is_dir()}
 
 
-def _run(todo: list[ProblemSpec], seed: int, out: Path, size: int, workers: int, ray: str | None = None):
+def _run(todo: list, seed: int, out: Path, size: int, workers: int, ray: str | None = None):
     """Yield the outcome of every problem of `todo` as it finishes (on Ray with `ray`: `dsl.parallel`)."""
     if ray is not None and todo:
         for spec, outcome, error in ray_unordered(make_problem, todo, ray, workers, seed, out, size):
@@ -160,6 +158,9 @@ def _remove_stale_temporaries(out: Path) -> None:
 def _write_outputs(out: Path, done: dict[str, Outcome], splits: dict[str, list[str]] | None = None) -> None:
     """The merged action-program JSONs and the split file: `splits` (name -> problem names, those done kept), else a
     split per kind, and `all`."""
+    from dsl.dataset import programs_file, write_programs, write_splits
+    from dsl.generate import ProblemKind
+
     by_kind: dict[str, dict[str, list]] = {k.value: {} for k in ProblemKind}
     for outcome in done.values():
         by_kind[outcome.kind][outcome.name] = outcome.programs
@@ -175,12 +176,16 @@ def _write_outputs(out: Path, done: dict[str, Outcome], splits: dict[str, list[s
 
 
 def write_dataset(
-    out: Path | str, counts: dict[ProblemKind, int], seed: int = 0, workers: int = 2, size: int = 512,
+    out: Path | str, counts: dict, seed: int = 0, workers: int = 2, size: int = 512,
     progress: bool = True, ray: str | None = None, paper_splits: bool = False,
 ) -> GenerationReport:
     """Generate `counts[kind]` problems of each kind into `out` (resuming a previous run with the same seed); with
     `paper_splits` the stand-in for the released test splits instead (`dsl.generate.paper_split_plan`; `counts`
-    unused)."""
+    unused). `counts`: `dsl.generate.ProblemKind` -> number of problems."""
+    from tqdm import tqdm
+
+    from dsl.generate import paper_split_plan, plan_problems
+
     out = check_output_folder(out, "--out")
     _check_manifest(out, seed, size, paper_splits)
     _remove_stale_temporaries(out)
@@ -208,6 +213,8 @@ def write_dataset(
 
 
 def run(args: argparse.Namespace) -> int:
+    from dsl.generate import ProblemKind
+
     counts = {ProblemKind.FREE_FORM: args.ff, ProblemKind.BASIC: args.basic, ProblemKind.ABSTRACT: args.abstract}
     if args.paper_splits and any(counts.values()):
         print("bongard-solver generate: --paper-splits sets the counts itself (600 / 480 / 400 / 320); "

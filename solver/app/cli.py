@@ -72,19 +72,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run one subcommand inside the error boundary (`solver.app.guard.run_guarded`): a failure is one line
-    on stderr and exit code 1, a usage error exit code 2, Ctrl-C exit code 130."""
+    on stderr and exit code 1, a usage error exit code 2, Ctrl-C exit code 130. The command modules import the
+    solver's libraries inside their commands, so building the parser (and `--help`) loads none of them."""
     _fewer_malloc_arenas()
     try:
-        from solver.app.guard import run_guarded
-
         parser = build_parser()  # imports every command's module: Ctrl-C may come here too
+        args = parser.parse_args(argv)
+        from solver.app.guard import run_guarded
     except KeyboardInterrupt:
         print("bongard-solver: interrupted", file=sys.stderr)
         return 130
     except (MemoryError, OSError, ImportError, RuntimeError) as error:  # a library that cannot load: memory?
         print(f"bongard-solver: cannot start: {_startup_fault(error)}", file=sys.stderr)
         return 1
-    args = parser.parse_args(argv)
     return run_guarded(args.command, lambda: args.func(args))
 
 

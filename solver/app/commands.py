@@ -21,39 +21,22 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-from tqdm import tqdm
-
-from dsl.dataset import (
-    SPLIT_FILE,
-    DatasetError,
-    Problem,
-    atomic_write_text,
-    load_problem,
-    parse_programs,
-    problem_folder,
-    problem_kind,
-    programs_file,
-    read_json,
-    read_splits,
-)
+from dsl.options import count, path_text, seconds, workers
 from perception.device import DEVICES
-from dsl.owned import WriteError, check_output_folder
-from solver.app import guard
-from solver.solving import solve_problem
-from solver.app.eval_files import eval_options, open_journal, summary_text
-from solver.solving import calibration_figures
-from solver.reading import PerceptionError, PixelPerception
-from solver.app.product import solve_folder
-from solver.app import execution, paper_table
-from solver.explaining import write_report
-from solver.explaining import write_index
-from solver.induction import DEFAULT_TIME_LIMIT
-from solver.app.scoring import accuracy_interval, rule_matches
+from solver.settings import DEFAULT_TIME_LIMIT
+
+# The solver's own imports are made inside the functions that use them: every command (`--help` too) builds this
+# module's parser, and the libraries behind them (numpy, Numba, clingo, torch) take seconds to import (issue 53).
 
 TRUE_LABELS = [True, False]  # the positive query, then the negative query
 
 
 def solve_command(args: argparse.Namespace) -> int:
+    from dsl.dataset import DatasetError
+    from solver.app import guard
+    from solver.reading import PerceptionError, PixelPerception
+    from solver.solving import solve_folder, solve_problem
+
     guard.check_decoder(args.checkpoint)
     try:
         if args.oracle:
@@ -88,7 +71,10 @@ class EvalJob:
     time_limit: float
 
 
-def _load(job: EvalJob) -> Problem:
+def _load(job: EvalJob):
+    """The problem of `job` (a `dsl.dataset.Problem`), its programs parsed from the job's entry."""
+    from dsl.dataset import DatasetError, load_problem, parse_programs, problem_folder
+
     if job.programs_path is None:
         return load_problem(problem_folder(job.root, job.name))
     if job.programs is None:
@@ -97,8 +83,13 @@ def _load(job: EvalJob) -> Problem:
     return load_problem(problem_folder(job.root, job.name), entry)
 
 
-def _solve(job: EvalJob, perception: PixelPerception | None, dump: Path | None):
-    """The solution of one problem, from its programs (oracle) or its pixels; writes its report if `dump`."""
+def _solve(job: EvalJob, perception, dump: Path | None):
+    """The solution of one problem, from its programs (oracle) or its pixels (`perception`, a
+    `solver.reading.PixelPerception`); writes its report if `dump`."""
+    from dsl.dataset import problem_folder
+    from solver.explaining import write_report
+    from solver.solving import solve_folder, solve_problem
+
     if job.oracle and dump is None:
         return solve_problem(_load(job), oracle=True, time_limit=job.time_limit), [], {}, []
     problem = _load(job)
@@ -109,8 +100,13 @@ def _solve(job: EvalJob, perception: PixelPerception | None, dump: Path | None):
     return solved.solution, solved.errors, solved.stage_seconds, solved.query_features
 
 
-def evaluate_problem(job: EvalJob, perception: PixelPerception | None = None, dump: Path | None = None) -> dict:
+def evaluate_problem(job: EvalJob, perception=None, dump: Path | None = None) -> dict:
     """Solve one problem and score it; any failure becomes an `error` entry of the record."""
+    from dsl.dataset import problem_kind
+    from dsl.owned import WriteError
+    from solver.app import guard
+    from solver.app.scoring import rule_matches
+
     record = {"name": job.name, "kind": problem_kind(job.name), "true": TRUE_LABELS, "predicted": None,
               "correct": 0, "rule": None, "english": None, "outcome": None, "rule_match": False,
               "confidence": None, "alternatives": 0, "seconds": 0.0, "error": None}
@@ -144,6 +140,8 @@ def evaluate_problem(job: EvalJob, perception: PixelPerception | None = None, du
 
 
 def plan_jobs(root: str, split: str, limit: int | None, oracle: bool, time_limit: float) -> list[EvalJob]:
+    from dsl.dataset import SPLIT_FILE, DatasetError, problem_kind, programs_file, read_json, read_splits
+
     splits = read_splits(root)
     if split not in splits:
         available = ", ".join(sorted(splits))
@@ -163,6 +161,9 @@ def plan_jobs(root: str, split: str, limit: int | None, oracle: bool, time_limit
 
 
 def summarise(records: list[dict], split: str, wall_seconds: float) -> dict:
+    from solver.app.scoring import accuracy_interval
+    from solver.solving import calibration_figures
+
     def block(rs: list[dict]) -> dict:
         n_queries = 2 * len(rs)
         correct = sum(r["correct"] for r in rs)
@@ -192,6 +193,14 @@ def evaluate(root: str, split: str, out: Path, limit: int | None, oracle: bool, 
     """Solve and score the problems of `split`, resuming OUT.jsonl (`solver.app.eval_files`); every input and
     output is checked before the first problem is solved. A fault of the machine (a write that fails, memory that
     runs out) stops the run with an error saying which records are kept; the same command then resumes."""
+    from tqdm import tqdm
+
+    from dsl.dataset import atomic_write_text
+    from dsl.owned import WriteError, check_output_folder
+    from solver.app import execution, guard
+    from solver.app.eval_files import eval_options, open_journal, summary_text
+    from solver.explaining import write_index
+
     options = eval_options(root, split, oracle, time_limit, checkpoint)
     guard.check_dataset_root(root)
     planned = plan_jobs(root, split, limit, oracle, time_limit)
@@ -229,6 +238,8 @@ def _kept(journal) -> str:
 
 
 def eval_command(args: argparse.Namespace) -> int:
+    from solver.app import paper_table
+
     def run(split: str, out: Path) -> dict:
         return evaluate(args.data, split, out, args.limit, args.oracle, args.workers, args.time_limit,
                         Path(args.dump) if args.dump else None, args.checkpoint, args.ray, args.device,
@@ -259,8 +270,10 @@ def register(subcommands: argparse._SubParsersAction) -> None:
     solve.add_argument("problem", help="problem folder <root>/<type>/images/<problem>")
     solve.add_argument("--oracle", action="store_true", help="use the ground-truth action programs")
     solve.add_argument("--json", action="store_true", help="print the solution as JSON")
-    solve.add_argument("--time-limit", type=guard.seconds, default=DEFAULT_TIME_LIMIT, help="seconds per problem")
-    solve.add_argument("--workers", type=guard.workers, default=2, help="processes refining the decoded programs")
+    solve.add_argument("--time-limit", type=seconds, default=DEFAULT_TIME_LIMIT, help="seconds per problem")
+    solve.add_argument("--workers", type=workers, default=1,
+                       help="processes perceiving the problem (default 1: this process; more start worker processes "
+                            "that each load the models again, slower for one problem)")
     solve.add_argument("--checkpoint", type=Path, default=None, help="decoder checkpoint (default: shipped)")
     solve.set_defaults(func=solve_command)
 
@@ -268,21 +281,21 @@ def register(subcommands: argparse._SubParsersAction) -> None:
     evaluation.add_argument("--data", required=True, help="dataset root (released layout)")
     evaluation.add_argument("--split", required=True,
                             help="split name in the split JSON; all: the benchmark table (FF/BA/CM/NV, see solver.app.paper_table)")
-    evaluation.add_argument("--limit", type=guard.count(1), default=None, help="first N problems of the split")
+    evaluation.add_argument("--limit", type=count(1), default=None, help="first N problems of the split")
     evaluation.add_argument("--oracle", action="store_true", help="use the ground-truth action programs")
-    evaluation.add_argument("--workers", type=guard.workers, default=2,
+    evaluation.add_argument("--workers", type=workers, default=2,
                             help="processes: problems in parallel with --oracle, else decoding and refinement split across them; "
                                  "with --ray local: the runtime's CPUs, one problem each")
-    evaluation.add_argument("--time-limit", type=guard.seconds, default=DEFAULT_TIME_LIMIT, help="seconds per problem")
-    evaluation.add_argument("--json", type=guard.path_text, required=True, help="summary JSON (per-problem lines go to OUT.jsonl)")
+    evaluation.add_argument("--time-limit", type=seconds, default=DEFAULT_TIME_LIMIT, help="seconds per problem")
+    evaluation.add_argument("--json", type=path_text, required=True, help="summary JSON (per-problem lines go to OUT.jsonl)")
     evaluation.add_argument("--retry-failed", action="store_true",
                             help="solve again the problems whose record in OUT.jsonl is an error")
-    evaluation.add_argument("--dump", type=guard.path_text, default=None, help="write an explanation report per problem here")
+    evaluation.add_argument("--dump", type=path_text, default=None, help="write an explanation report per problem here")
     evaluation.add_argument("--checkpoint", type=Path, default=None, help="decoder checkpoint (default: shipped)")
     evaluation.add_argument("--ray", default=None, metavar="local|ADDRESS",
                             help="run the problems on Ray: local (a runtime of --workers CPUs) or a cluster's address")
     evaluation.add_argument("--device", default="auto", choices=DEVICES, help="the decoder's device (auto: CUDA if present)")
-    evaluation.add_argument("--batch-problems", type=guard.count(1), default=None, metavar="K",
+    evaluation.add_argument("--batch-problems", type=count(1), default=None, metavar="K",
                             help="problems whose images are decoded together (default: 4 on a GPU, else 1; "
                                  "on the CPU each problem keeps its own batches: the same readings)")
     evaluation.set_defaults(func=eval_command)

@@ -8,19 +8,16 @@ import sys
 import time
 from pathlib import Path
 
-from dsl.dataset import DatasetError
-from dsl.owned import check_output_folder, check_replaceable
-from dsl.raster import OFFICIAL_SIZE
-from solver.app import guard
-from solver.explaining import write_index, write_report
-from solver.reading import PerceptionError, PixelPerception
-from solver.solving import SolvedProblem, readable_pixels, solve_folder, solve_images
+from dsl.options import count, path_text, seed, workers
+
+# The solver's own imports are made inside the functions that use them: every command (`--help` too) builds this
+# module's parser, and the libraries behind them take seconds to import (issue 53).
 
 DEMO_SEED = 2026
 WARM_UP_SEED = 20261128  # the built-in problems `warm_up` solves, one per generator
 
 
-def warm_up(perception: PixelPerception) -> float:
+def warm_up(perception) -> float:
     """Solve one built-in problem of each generator (seed WARM_UP_SEED, rendered in memory) with `perception`, the
     results dropped, so that every worker process and this one have loaded the models and the compiled kernels that
     perception and induction need before a problem is timed: the first official basic problem solved took 1.9 s
@@ -29,6 +26,8 @@ def warm_up(perception: PixelPerception) -> float:
     seconds."""
     from dsl.commands import render_problem
     from dsl.generate import ProblemKind, generate_problem, plan_problems
+    from dsl.raster import OFFICIAL_SIZE
+    from solver.solving import readable_pixels, solve_images
 
     started = time.perf_counter()
     for kind in ProblemKind:
@@ -40,8 +39,8 @@ def warm_up(perception: PixelPerception) -> float:
     return time.perf_counter() - started
 
 
-def solved_record(solved: SolvedProblem) -> dict:
-    """One solved problem as an evaluation record (what the index page lists)."""
+def solved_record(solved) -> dict:
+    """One solved problem (a `solver.solving.SolvedProblem`) as an evaluation record (what the index page lists)."""
     solution = solved.solution
     return {"name": solved.name, "kind": solved.name[:2], "english": solution.explanation.english,
             "rule": solution.rule.asp if solution.rule else None, "true": list(solved.truth),
@@ -51,6 +50,13 @@ def solved_record(solved: SolvedProblem) -> dict:
 
 
 def run_explain(args: argparse.Namespace) -> int:
+    from dsl.dataset import DatasetError
+    from dsl.owned import check_output_folder, check_replaceable
+    from solver.app import guard
+    from solver.explaining import write_report
+    from solver.reading import PerceptionError, PixelPerception
+    from solver.solving import solve_folder
+
     out = check_output_folder(args.out, "--out")
     guard.check_decoder(args.checkpoint)
     name = Path(args.problem).resolve().name
@@ -75,8 +81,13 @@ def run_explain(args: argparse.Namespace) -> int:
 
 def run_demo(args: argparse.Namespace) -> int:
     from dsl.commands import write_dataset
-    from dsl.dataset import list_problems, problem_folder
+    from dsl.dataset import DatasetError, list_problems, problem_folder
     from dsl.generate import ProblemKind
+    from dsl.owned import check_output_folder, check_replaceable
+    from solver.app import guard
+    from solver.explaining import write_index, write_report
+    from solver.reading import PerceptionError, PixelPerception
+    from solver.solving import solve_folder
 
     out = check_output_folder(args.out, "--out")
     guard.check_decoder(args.checkpoint)
@@ -111,17 +122,18 @@ def run_demo(args: argparse.Namespace) -> int:
 def register(subcommands: argparse._SubParsersAction) -> None:
     explain = subcommands.add_parser("explain", help="solve one problem folder and write an HTML + JSON report")
     explain.add_argument("problem", type=Path, help="problem folder (<root>/<type>/images/<problem>)")
-    explain.add_argument("--out", type=guard.path_text, required=True, help="folder for <problem>.html and <problem>.json")
+    explain.add_argument("--out", type=path_text, required=True, help="folder for <problem>.html and <problem>.json")
     explain.add_argument("--oracle", action="store_true", help="use the dataset's programs instead of perception")
     explain.add_argument("--checkpoint", type=Path, default=None, help="decoder checkpoint (default: shipped)")
-    explain.add_argument("--workers", type=guard.workers, default=2, help="processes for refinement")
+    explain.add_argument("--workers", type=workers, default=1,
+                         help="processes perceiving the problem (default 1: this process, the quickest for one problem)")
     explain.set_defaults(func=run_explain)
 
     demo = subcommands.add_parser("demo", help="generate a few problems of each type, solve them, write reports")
-    demo.add_argument("--out", type=guard.path_text, default="bongard-demo", help="output folder (default ./bongard-demo)")
-    demo.add_argument("--n", type=guard.count(1, 100), default=2, help="problems of each type (default 2)")
-    demo.add_argument("--seed", type=guard.seed, default=DEMO_SEED, help="generator seed")
+    demo.add_argument("--out", type=path_text, default="bongard-demo", help="output folder (default ./bongard-demo)")
+    demo.add_argument("--n", type=count(1, 100), default=2, help="problems of each type (default 2)")
+    demo.add_argument("--seed", type=seed, default=DEMO_SEED, help="generator seed")
     demo.add_argument("--oracle", action="store_true", help="solve from the generated programs, not from pixels")
     demo.add_argument("--checkpoint", type=Path, default=None, help="decoder checkpoint (default: shipped)")
-    demo.add_argument("--workers", type=guard.workers, default=2, help="processes for generation and refinement")
+    demo.add_argument("--workers", type=workers, default=2, help="processes for generation and refinement")
     demo.set_defaults(func=run_demo)

@@ -14,16 +14,18 @@ import json
 import sys
 from pathlib import Path
 
-from dsl.dataset import atomic_write_text
 from dsl.options import seconds
 from dsl.owned import check_output_file, check_output_folder, marked_json
-from solver.facts_in.problem import FactsError, load_problem
-from solver.facts_in.report import report_paths, write_facts_report
-from solver.facts_in.solve import solution_record, solve_facts
-from solver.induction import DEFAULT_TIME_LIMIT
+from solver.settings import DEFAULT_TIME_LIMIT
 
 
 def solve_facts_command(args: argparse.Namespace) -> int:
+    """The problem of FILE solved (the inducer, clingo: imported here, not when the command line is built)."""
+    from dsl.dataset import atomic_write_text
+    from solver.facts_in.problem import FactsError, load_problem
+    from solver.facts_in.report import report_paths, write_facts_report
+    from solver.facts_in.solve import solution_record, solve_facts
+
     if args.json and args.json != "-":
         check_output_file(args.json, "--json")
     if args.explain:
