@@ -91,12 +91,13 @@ EXTRA_CATEGORY_ERRORS = 2  # ... and rules of shape categories up to this many m
 # solver.induction.posterior: the size principle's prior and noise, tuned on generated abstract problems (oracle programs).
 LENGTH_PENALTY = 2.0  # nats per unit of rule length
 NEGATION_PENALTY = 2.0  # nats per negated literal, beyond its length
-POOL_MIN = 10  # a pair concept's pools (both literals, each without the other) hold at least this many shapes
-SMALL_POOL_PENALTY = 6.0  # nats for a two-literal rule with a pool below POOL_MIN
 NOISE = 0.02  # chance that a context image lies outside the pools of the concept
 KEEP = 1e-4  # rules whose posterior is below KEEP times the best are dropped
-UNNAMED_COUNT_PENALTY = 6.0  # nats per count equality no table attribute names (as SMALL_POOL_PENALTY: spec 3.4
-# draws no such concept; checked on generated abstract problems, oracle programs, seeds 3131 / 4242 / 5353)
+NOT_A_CONCEPT_PENALTY = 15.0  # nats for a rule of attributes and counts that names none of the generator's 220
+# concepts (solver.induction.concepts: a negation, a threshold, a count no attribute names, a pair the generator
+# never pairs); it replaces two charges of 6 nats each (a count equality no attribute names; a pair with a pool under
+# ten shapes) set on generated abstract problems, oracle programs, seeds 3131 / 4242 / 5353, and was checked on
+# seeds 5201-5203 (issue 52)
 
 # solver.induction.prior -> family.lp: the family prior. A context shape is read as a library shape when it has a category
 # (`search.categories`); how often, under each kind of generator, is evidence for the generator (family.lp), charged to
@@ -174,6 +175,9 @@ DRAWABLE_A = 3  # set-A images (of 6) whose classifier names a library shape a f
 MIN_A_EXPLAINED = 4  # set-A images (of 6) a hypothesis must explain to be taken as the problem's program
 STROKE_LOGP_SLACK = 2.0  # nats: an action takes the decoder's stroke when it prefers it to H's by more than this
 # (tuning set, seed 3131, 40 problems, true H: 2 of 40 positive queries flagged, 1 of 91 stroke near misses missed)
+CHECK_MARGIN_PX = 1.0  # px of centreline fit: a library problem's query takes set A's shapes H when H fits it better
+# than its own reading by more than this, and no near miss of H fits it better by more than this
+# (`solver.reading.library_check`). Generated tuning seed 5111 (basic): see the module.
 LEVEL_PX = 2.5  # px of centreline fit (`search.pose.fit`, 512 px images) within which a hypothesis or neighbour
 # explains an image (tuning set, seed 3131: set-A images fit their true program at 0.3-2.2 px; a hypothesis read
 # wrongly fits set A at 3.8-5.4 px)

@@ -20,6 +20,7 @@ from search.template import template
 from solver.reading.check import check_problem
 from solver.reading.form import Formed, formed_from
 from solver.reading.jobs import Stages
+from solver.reading.library_check import checked_queries
 from solver.reading.readings import Perceived
 from solver.reading.reconcile import reconcile_with_context
 from solver.reading.traced import free_form_reading
@@ -248,6 +249,7 @@ def library_problem(perception, images, results, guesses, positives, negatives, 
     with stages("read"):
         for k, r in zip(unsure, perception.read_in_full([images[k] for k in unsure], [guesses[k] for k in unsure])):
             results[k] = r
+    results = checked_queries(perception, images, results, positives, negatives, stages)
     with stages("reconcile"):
         return reconcile_with_context(images, results, positives, perception.map, negatives)
 

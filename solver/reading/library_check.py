@@ -1,0 +1,123 @@
+"""A library problem's hypothesis checked on its queries (step 4 of `solver.reading.pipeline`, after the library
+reads): the library shapes set A draws (H: a basic problem's one or two shapes) against each query read otherwise,
+by render-and-compare of H's shapes together, each with its own pose, against the query's own reading and against
+H's near misses (each shape of H swapped for another of its super class: what the basic generator draws in set B and
+in the negative query, spec 3.3).
+
+A query read as library shapes is read on its own: the classifier names its ink parts one by one, and where two
+shapes touch or cross, or a stroke type blurs a shape, it may name a look-alike or one shape for both, and the query
+loses the concept although it draws H (official-generator basic problems: 4 of 320 queries, every one a positive
+query read without one of H's shapes). The check asks instead how well H explains the ink: a query takes H when H's
+centreline fits it within LEVEL_PX, better than its own reading by more than CHECK_MARGIN_PX, and no near miss of H
+fits it better by more than CHECK_MARGIN_PX (a near miss that fits alike is a look-alike the ink cannot tell from
+H: the generator draws a particular look-alike in at most one query in 2 x the super class's size, H in one in two).
+Every other query keeps its reading. Set B is not checked (the generator never draws H there)."""
+
+from __future__ import annotations
+
+import functools
+from collections import Counter
+from dataclasses import replace
+
+import numpy as np
+
+from dsl.categories import exact_shape_categories
+from dsl.features import remember_features, shape_features
+from dsl.library import load_library, super_classes
+from dsl.types import ImageProgram, StrokeType
+from search.near_miss import centreline_fit, centreline_templates, nearest_neighbour
+from search.template import make_target
+from solver.reading.readings import Perceived
+from solver.reading.switches import PRODUCT
+from solver.settings import CHECK_MARGIN_PX, LEVEL_PX, MIN_A_EXPLAINED
+
+
+def library_names(program: ImageProgram | None) -> tuple[str, ...] | None:
+    """The library shapes a program draws exactly (the first name of each shape's, strokes aside), sorted; None when
+    a shape draws none."""
+    if program is None:
+        return None
+    names = [exact_shape_categories(shape) for shape in program.shapes]
+    return tuple(sorted(found[0] for found in names)) if all(names) else None
+
+
+def set_a_names(results: list, positives: int) -> tuple[str, ...] | None:
+    """The library shapes at least MIN_A_EXPLAINED set-A readings draw (`library_names`), or None."""
+    counted = Counter(names for r in results[:positives] if r is not None
+                      and (names := library_names(r.program)) is not None)
+    if not counted:
+        return None
+    names, count = counted.most_common(1)[0]
+    return names if count >= MIN_A_EXPLAINED else None
+
+
+@functools.lru_cache(maxsize=32)
+def library_program(names: tuple[str, ...]) -> ImageProgram:
+    """The library shapes `names`, drawn with normal strokes."""
+    library = load_library()
+    return ImageProgram(tuple(library[name].shape.with_strokes(StrokeType.NORMAL) for name in names))
+
+
+@functools.lru_cache(maxsize=32)
+def near_misses(names: tuple[str, ...]) -> tuple:
+    """H's near misses as the basic generator draws them: one shape swapped for another of its super class (exact
+    name), the other kept -> ((slot, name), program, its centreline templates) each."""
+    library, families = load_library(), super_classes()
+    out = []
+    for slot, name in enumerate(names):
+        for other in families[library[name].super_class]:
+            if other != name:
+                swapped = names[:slot] + (other,) + names[slot + 1:]
+                program = library_program(swapped)
+                out.append(((slot, other), program, centreline_templates(program)))
+    return tuple(out)
+
+
+def check_job(job: tuple) -> dict:
+    """One query checked against H (`names`), in a worker process -> the centreline fits (px) of H, of the query's
+    own reading (normal strokes) and of H's best near miss (none with `near_misses` False, the ablation
+    `Switches.near_misses`), with H's poses and its shapes' features and categories
+    (what the facts will ask of them)."""
+    image, names, reading, *rest = job
+    target = make_target(image)
+    program = library_program(names)
+    fit, placements = centreline_fit(program, target)
+    own = centreline_fit(reading.with_strokes(StrokeType.NORMAL), target)[0] if reading is not None else float("inf")
+    best = nearest_neighbour(near_misses(names), target) if (rest[0] if rest else True) else None
+    return {"fit": fit, "read_fit": own, "neighbour_fit": best[1] if best is not None else float("inf"),
+            "neighbour": best[0][0][1] if best is not None else None,
+            "poses": tuple(p.pose(target) for p in placements), "features": shape_features(program)}
+
+
+def takes_hypothesis(found: dict) -> bool:
+    """Whether a checked query draws H (module docstring)."""
+    return (found["fit"] <= LEVEL_PX and found["fit"] + CHECK_MARGIN_PX < found["read_fit"]
+            and found["fit"] < found["neighbour_fit"] + CHECK_MARGIN_PX)
+
+
+def checked_queries(perception, images: list[np.ndarray], results: list, positives: int, negatives: int,
+                    stages) -> list:
+    """`results` with each query that set A's library shapes (`set_a_names`) explain better than its own reading
+    read as those shapes (module docstring); the others as they were. Each checked query's evidence keeps the fits."""
+    names = set_a_names(results, positives)
+    if names is None:
+        return results
+    queries = [k for k in range(positives + negatives, len(images))
+               if results[k] is None or library_names(results[k].program) != names]
+    if not queries:
+        return results
+    with stages("check"):
+        neighbours = getattr(perception, "switches", PRODUCT).near_misses
+        found = perception.map(check_job, [(images[k], names, results[k].program if results[k] is not None else None,
+                                            neighbours) for k in queries])
+    out = list(results)
+    for k, checked in zip(queries, found):
+        remember_features(checked["features"])
+        fits = {"fit": round(checked["fit"], 3), "read_fit": round(min(checked["read_fit"], 99.0), 3),
+                "neighbour_fit": round(min(checked["neighbour_fit"], 99.0), 3)}
+        if takes_hypothesis(checked):
+            out[k] = Perceived(library_program(names), checked["poses"], None,
+                               evidence={"verdict": "library_hypothesis", **fits})
+        elif out[k] is not None:
+            out[k] = replace(out[k], evidence={**(out[k].evidence or {}), "library_check": fits})
+    return out

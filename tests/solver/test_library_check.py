@@ -1,0 +1,80 @@
+"""A library problem's queries checked against the shapes set A draws (`solver.reading.library_check`)."""
+
+from types import SimpleNamespace
+
+from dsl.categories import exact_shape_categories
+from dsl.generate import ProblemKind, place
+from dsl.library import load_library, super_classes
+from dsl.raster import render_program
+from dsl.types import ImageProgram
+from solver.reading.jobs import Stages
+from solver.reading.library_check import (check_job, checked_queries, library_names, library_program, near_misses,
+                                          set_a_names, takes_hypothesis)
+from solver.reading.readings import Perceived
+
+import numpy as np
+
+PAIR = ("closed_threequarter_circle", "open_s1")
+
+
+def _drawn(names: tuple, seed: int) -> np.ndarray:
+    program = library_program(names)
+    return render_program(program, place(np.random.default_rng(seed), program, ProblemKind.BASIC.scale_range))
+
+
+class _Here:
+    """A perception whose jobs run in this process."""
+
+    def map(self, function, jobs):
+        return [function(job) for job in jobs]
+
+
+def test_set_a_names_the_shapes_most_of_its_readings_draw():
+    h, other = library_program(PAIR), library_program(("closed_circle", "open_s1"))
+    readings = [Perceived(h)] * 4 + [Perceived(other), None]
+    assert library_names(h) == tuple(sorted(PAIR))
+    assert set_a_names(readings, 6) == tuple(sorted(PAIR))
+    assert set_a_names([Perceived(h)] * 3 + [Perceived(other)] * 3, 6) is None  # no shapes in MIN_A_EXPLAINED images
+
+
+def test_near_misses_swap_one_shape_for_another_of_its_super_class():
+    library, families = load_library(), super_classes()
+    misses = near_misses(PAIR)
+    assert len(misses) == sum(len(families[library[name].super_class]) - 1 for name in PAIR)
+    for (slot, other), program, _ in misses:
+        assert other != PAIR[slot] and library[other].super_class == library[PAIR[slot]].super_class
+        drawn = [exact_shape_categories(shape) for shape in program.shapes]  # a shape may draw two names alike
+        assert other in drawn[slot] and PAIR[1 - slot] in drawn[1 - slot]
+
+
+def test_a_query_drawing_h_fits_h_and_takes_it_over_a_misreading():
+    image = _drawn(PAIR, 3)
+    wrong = library_program(("trap_symm_arc180", "open_s1"))  # a shape of another super class in place of one of H's
+    found = check_job((image, tuple(sorted(PAIR)), wrong))
+    assert found["fit"] < 1.0 < found["read_fit"]
+    assert takes_hypothesis(found)
+    results = [Perceived(library_program(PAIR))] * 12 + [Perceived(wrong, evidence={"verdict": "library"}),
+                                                        Perceived(library_program(PAIR))]
+    out = checked_queries(_Here(), [None] * 12 + [image, None], results, 6, 6, Stages())
+    assert library_names(out[12].program) == tuple(sorted(PAIR))
+    assert out[12].evidence["verdict"] == "library_hypothesis"
+    assert out[13] is results[13]  # read as H already: not checked
+
+
+def test_a_query_drawing_a_near_miss_keeps_its_reading():
+    names = tuple(sorted(PAIR))
+    swapped = ("closed_circle", "open_s1")  # closed_circle: the three-quarter circle's super class (arc)
+    assert load_library()["closed_circle"].super_class == load_library()[PAIR[0]].super_class
+    image = _drawn(swapped, 4)
+    found = check_job((image, names, library_program(swapped)))
+    assert not takes_hypothesis(found)
+    results = [Perceived(library_program(PAIR))] * 12 + [Perceived(library_program(swapped), evidence={}), None]
+    out = checked_queries(_Here(), [None] * 12 + [image, _drawn(PAIR, 5)], results, 6, 6, Stages())
+    assert library_names(out[12].program) == tuple(sorted(swapped))
+    assert "library_check" in out[12].evidence
+    assert library_names(out[13].program) == names  # a query nothing read is checked too
+
+
+def test_nothing_is_checked_without_shapes_set_a_agrees_on():
+    results = [Perceived(library_program((name,))) for name in list(load_library())[:14]]
+    assert checked_queries(SimpleNamespace(map=None), [None] * 14, results, 6, 6, Stages()) is results
