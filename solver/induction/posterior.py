@@ -16,13 +16,14 @@ and an image outside every pool the rule allows (a misclassified one, for a pair
 both literals, or an image of more than one shape: the generator draws one) has the small probability
 NOISE / |library| of a misperceived or mislabelled image. The prior prefers short rules of the generator's kind: log P(R) = -LENGTH_PENALTY * length
 (literal costs of the encodings), - NEGATION_PENALTY per negated literal (the generator's concepts are
-what the images of A have, never what they lack), - SMALL_POOL_PENALTY for a pair whose pools (both
-literals, each without the other) hold fewer than POOL_MIN library shapes (the generator draws a pair
-concept only when each of these pools holds at least ten shapes, spec §3.4; such a pair otherwise wins by
-explaining one image of B through a pool of two or three shapes), - UNNAMED_COUNT_PENALTY per count
-equality no attribute of the table names (`named_counts`: three to eight straight lines, two parts; the
-generator's concepts never count arcs or ask for one part, so such an equality is a coincidence of the
-context, though it stays expressible). Among the rules that fit the context best (the objective's first priority, found by
+what the images of A have, never what they lack), - NOT_A_CONCEPT_PENALTY for a rule of attributes and counts
+that names none of the generator's 220 concepts (`solver.induction.concepts.generator_concept`: a negation, a
+threshold, a count equality no attribute names, a pair the generator never pairs because one of its pools holds
+fewer than ten shapes, spec §3.4; such a rule otherwise wins by explaining one image of B through a pool of two
+or three shapes, or by a coincidence of the context, though it stays expressible). The likelihood also weighs
+the images' stroke types (`solver.induction.concepts.stroke_log_likelihood`): under a concept about a regular
+polygon, a triangle or a quadrangle the generator withholds the stamps that would draw one.
+Among the rules that fit the context best (the objective's first priority, found by
 clingo with all_fitting=1) or misfit at most EXTRA_ERRORS (two) more context images (max_errors; `solver.solving.api`), the
 posterior ranks the rules and weighs their votes on the queries. A context image whose computed
 attribute disagrees with the concept's labels then costs the true concept a noise term instead of
@@ -42,40 +43,16 @@ from __future__ import annotations
 
 import functools
 import math
-import re
 from dataclasses import replace
 
-from dsl.library import ATTRIBUTES, load_library, super_classes
-
 from dsl.dataset import IMAGES_PER_SIDE
+from dsl.library import load_library, super_classes
 from solver.induction.facts import ImageFacts, ProblemFacts, Role
 from solver.induction.optimal import Induction, InducedRule
 from solver.induction.pools import failing_pool, library_size, literal_pool
-from solver.induction.rules import Comparison, Family, Literal, Rule
-from solver.settings import (KEEP, LENGTH_PENALTY, NEGATION_PENALTY, NOISE, POOL_MIN, SMALL_POOL_PENALTY,
-                             UNNAMED_COUNT_PENALTY)
-
-NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9}
-
-
-@functools.cache
-def named_counts() -> frozenset[tuple[str, int]]:
-    """(count, value) pairs the table's attributes name: has_<n>_straight_lines, has_two_parts."""
-    named = set()
-    for attribute in ATTRIBUTES:
-        lines = re.fullmatch(r"has_([a-z]+)_straight_lines", attribute)
-        parts = re.fullmatch(r"has_([a-z]+)_parts", attribute)
-        for count, found in (("straight_lines", lines), ("parts", parts)):
-            if found and found.group(1) in NUMBER_WORDS:
-                named.add((count, NUMBER_WORDS[found.group(1)]))
-    return frozenset(named)
-
-
-def unnamed_count(literal: Literal) -> bool:
-    """A count equality (count = N) that no attribute of the table names (a negation pays NEGATION_PENALTY)."""
-    return (literal.family is Family.COUNT and literal.comparison is Comparison.EQ and not literal.negated
-            and (literal.name, literal.value) not in named_counts())
-
+from solver.induction.concepts import generator_concept, stroke_log_likelihood
+from solver.induction.rules import Family, Literal, Rule
+from solver.settings import KEEP, LENGTH_PENALTY, NEGATION_PENALTY, NOISE, NOT_A_CONCEPT_PENALTY
 
 CATEGORY_FAMILIES = frozenset({Family.CATEGORY, Family.CATEGORIES})
 
@@ -179,7 +156,8 @@ def log_likelihood(induced: InducedRule, facts: ProblemFacts) -> float | None:
         positive &= pool
     drawn = sum((Role.A.value, k) in induced.covered and len(shown.shapes) == 1
                 for k, shown in enumerate(facts.context_a))
-    total = _draws(positive, drawn, noise) + noise * (len(facts.context_a) - drawn)
+    total = _draws(positive, drawn, noise) + noise * (len(facts.context_a) - drawn) + stroke_log_likelihood(
+        induced.rule, facts)
     if len(literals) == 1:
         drawn = sum((Role.B.value, k) not in induced.covered and len(shown.shapes) == 1
                     and _fails(literals[0], shown, induced.evidence.get((Role.B.value, k), frozenset()))
@@ -191,14 +169,11 @@ def log_likelihood(induced: InducedRule, facts: ProblemFacts) -> float | None:
 
 
 def log_prior(rule: Rule, length_penalty: float = LENGTH_PENALTY) -> float:
-    """Short rules, plain literals: a negated literal costs more than its length says; a pair whose pools
-    are too small for the generator to have drawn its context from them (spec §3.4) costs more still."""
+    """Short rules, plain literals: a negated literal costs more than its length says; a rule of attributes and
+    counts that names none of the generator's concepts (spec §3.4) costs more still."""
     prior = -length_penalty * rule.length - NEGATION_PENALTY * sum(lit.negated for lit in rule.literals)
-    prior -= UNNAMED_COUNT_PENALTY * sum(unnamed_count(lit) for lit in rule.literals)
-    if len(rule.literals) == 2 and not rule.families() & CATEGORY_FAMILIES:
-        first, second = (literal_pool(lit) for lit in rule.literals)
-        if min((first & second).bit_count(), (first & ~second).bit_count(), (~first & second).bit_count()) < POOL_MIN:
-            prior -= SMALL_POOL_PENALTY
+    if not rule.families() & CATEGORY_FAMILIES and generator_concept(rule) is None:
+        prior -= NOT_A_CONCEPT_PENALTY
     return prior
 
 

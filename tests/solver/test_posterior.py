@@ -147,31 +147,33 @@ def test_rules_with_one_more_misfit_compete_and_the_misfit_counts_as_noise():
 
 
 def test_the_prior_prefers_what_a_has_and_pairs_the_generator_could_draw():
-    from solver.induction.posterior import LENGTH_PENALTY, NEGATION_PENALTY, SMALL_POOL_PENALTY, log_prior
+    from solver.induction.posterior import LENGTH_PENALTY, NEGATION_PENALTY, NOT_A_CONCEPT_PENALTY, log_prior
     from solver.induction.rules import Rule
 
     convex, curve = ATTR["convex"], ATTR["has_curve"]
     not_curve = Literal(Family.ATTRIBUTE, "has_curve", negated=True)
-    assert log_prior(Rule((convex, curve), length=2)) == -2 * LENGTH_PENALTY
-    assert log_prior(Rule((convex, not_curve), length=3)) == -3 * LENGTH_PENALTY - NEGATION_PENALTY
+    assert log_prior(Rule((convex, curve), length=2)) == -2 * LENGTH_PENALTY  # a pair the generator makes
+    assert log_prior(Rule((convex, not_curve), length=3)) == -3 * LENGTH_PENALTY - NEGATION_PENALTY - NOT_A_CONCEPT_PENALTY
     five_arcs = Literal(Family.COUNT, "arcs", negated=True, comparison=Comparison.EQ, value=5)
     assert (literal_pool(ATTR["has_curve"]) & ~literal_pool(five_arcs)).bit_count() < 10  # arcs = 5: a few shapes
-    assert log_prior(Rule((curve, five_arcs), length=3)) == -3 * LENGTH_PENALTY - NEGATION_PENALTY - SMALL_POOL_PENALTY
+    assert log_prior(Rule((curve, five_arcs), length=3)) == -3 * LENGTH_PENALTY - NEGATION_PENALTY - NOT_A_CONCEPT_PENALTY
+    line, obtuse = Literal(Family.ATTRIBUTE, "has_straight_line"), Literal(Family.ATTRIBUTE, "has_obtuse_angle")
+    # {no straight line, an obtuse angle} holds 4 shapes: the generator never pairs the two (spec, appendix A)
+    assert log_prior(Rule((line, obtuse), length=2)) == -2 * LENGTH_PENALTY - NOT_A_CONCEPT_PENALTY
 
 
 def test_the_prior_charges_a_count_equality_no_attribute_of_the_table_names():
-    from solver.induction.posterior import LENGTH_PENALTY, UNNAMED_COUNT_PENALTY, log_prior, named_counts
+    from solver.induction.posterior import LENGTH_PENALTY, NOT_A_CONCEPT_PENALTY, log_prior
     from solver.induction.rules import Rule
 
     def count(name: str, value: int, negated: bool = False) -> Literal:
         return Literal(Family.COUNT, name, negated, Comparison.EQ, value)
 
-    assert named_counts() == {("parts", 2)} | {("straight_lines", n) for n in range(3, 9)}
     symmetric = Literal(Family.ATTRIBUTE, "symmetric")
     assert log_prior(Rule((symmetric, count("parts", 2)), length=2)) == -2 * LENGTH_PENALTY
     assert log_prior(Rule((symmetric, count("straight_lines", 5)), length=2)) == -2 * LENGTH_PENALTY
-    assert log_prior(Rule((symmetric, count("parts", 1)), length=2)) == -2 * LENGTH_PENALTY - UNNAMED_COUNT_PENALTY
-    assert log_prior(Rule((symmetric, count("arcs", 1)), length=2)) == -2 * LENGTH_PENALTY - UNNAMED_COUNT_PENALTY
+    assert log_prior(Rule((symmetric, count("parts", 1)), length=2)) == -2 * LENGTH_PENALTY - NOT_A_CONCEPT_PENALTY
+    assert log_prior(Rule((symmetric, count("arcs", 1)), length=2)) == -2 * LENGTH_PENALTY - NOT_A_CONCEPT_PENALTY
     has_a_line = count("straight_lines", 0, negated=True)  # 'has a straight line': a negation, not an equality
     assert log_prior(Rule((symmetric, has_a_line), length=3)) > log_prior(Rule((symmetric, count("arcs", 1)), length=3))
 
