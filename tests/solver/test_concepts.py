@@ -48,11 +48,12 @@ def drawn(name: str, stroke: StrokeType) -> ImageFacts:
 def test_strokes_the_generator_withholds_under_a_triangle_concept_are_evidence():
     triangle, lines = Rule((attr("exist_triangle"),)), Rule((count("straight_lines", Comparison.EQ, 3),))
     zigzag = drawn("equilateral_traingle", StrokeType.ZIGZAG)  # a library shape that may be stamped: 3 actions
-    facts = ProblemFacts((zigzag,) * 6, (zigzag,) * 6, ())
+    facts = ProblemFacts((zigzag,) * 6, (zigzag,) * 6, (), tolerant=False)  # true programs
+    assert stroke_log_likelihood(triangle, ProblemFacts((zigzag,) * 6, (zigzag,) * 6, ())) == 0.0  # read: no evidence
     assert stroke_log_likelihood(lines, facts) == 0.0  # no type withheld: the reference
     assert math.isclose(stroke_log_likelihood(triangle, facts), 12 * 3 * math.log(5 / 4))
     stamped = drawn("equilateral_traingle", StrokeType.TRIANGLE)  # withheld under exist_triangle: a misread image
-    facts = ProblemFacts((zigzag,) * 5 + (stamped,), (zigzag,) * 6, ())
+    facts = ProblemFacts((zigzag,) * 5 + (stamped,), (zigzag,) * 6, (), tolerant=False)
     assert math.isclose(stroke_log_likelihood(triangle, facts), 11 * 3 * math.log(5 / 4) + math.log(NOISE))
     normal_only = drawn("thin_obtuse_nonequi_triangle", StrokeType.NORMAL)  # `if stamp` 0: says nothing
-    assert stroke_log_likelihood(triangle, ProblemFacts((normal_only,) * 6, (normal_only,) * 6, ())) == 0.0
+    assert stroke_log_likelihood(triangle, ProblemFacts((normal_only,) * 6, (normal_only,) * 6, (), False)) == 0.0
