@@ -85,7 +85,11 @@ def main(argv: list[str] | None = None) -> int:
     except (MemoryError, OSError, ImportError, RuntimeError) as error:  # a library that cannot load: memory?
         print(f"bongard-solver: cannot start: {_startup_fault(error)}", file=sys.stderr)
         return 1
-    return run_guarded(args.command, lambda: args.func(args))
+    try:
+        return run_guarded(args.command, lambda: args.func(args))
+    except (MemoryError, OSError, ImportError, RuntimeError) as error:  # the guard could not load what it names
+        print(f"bongard-solver: cannot start: {_startup_fault(error)}", file=sys.stderr)  # errors with (a memory cap)
+        return 1
 
 
 M_ARENA_MAX = -8  # glibc's mallopt parameter: the most malloc arenas
