@@ -135,5 +135,7 @@ def register(subcommands: argparse._SubParsersAction) -> None:
     demo.add_argument("--seed", type=seed, default=DEMO_SEED, help="generator seed")
     demo.add_argument("--oracle", action="store_true", help="solve from the generated programs, not from pixels")
     demo.add_argument("--checkpoint", type=Path, default=None, help="decoder checkpoint (default: shipped)")
-    demo.add_argument("--workers", type=workers, default=2, help="processes for generation and refinement")
+    demo.add_argument("--workers", type=workers, default=1,
+                      help="processes for generation and perception (default 1: this process; for six problems worker "
+                           "processes that each load the models again were slower: docs/latency.md)")
     demo.set_defaults(func=run_demo)
