@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
-    if not (args.baseline / "solver" / "product.py").is_file():
+    if not any((args.baseline / "solver" / known).is_file() for known in ("product.py", "solving/__init__.py")):
         raise SystemExit(f"bongard-solver bench paired: --baseline {args.baseline}: no checkout of bongard-solver there")
     folders = sorted(p for p in (args.data / args.split / "images").glob("*") if p.is_dir())[:args.limit]
     if not folders:
