@@ -29,7 +29,8 @@ def setting(name: str, kind: str) -> str:
     body = re.sub(r"_\d{4}$", "", name.split("_", 1)[1] if "_" in name else name)
     if kind == "ff":
         return body
-    return ("two" if "-" in body else "one") + (" shapes" if kind == "bd" else " attributes")
+    two = "-" in body
+    return ("two " if two else "one ") + ("shape" if kind == "bd" else "attribute") + ("s" if two else "")
 
 
 def _records(path: Path) -> list[dict]:
@@ -42,14 +43,15 @@ def _records(path: Path) -> list[dict]:
         for line in one.read_text(encoding="utf-8").splitlines():
             record = json.loads(line) if line.strip() else {}
             if "name" in record and "true" in record:
-                found.append(record)
+                found.append({**record, "_source": str(path)})
     return found
 
 
 def table(records: list[dict]) -> list[dict]:
     """One row per (kind, setting), and one per kind for two-shape free-form settings together."""
     groups: dict = defaultdict(list)
-    for record in {r["name"]: r for r in records}.values():  # a resumed run's last record of a problem
+    for record in {(r.get("_source"), r["name"]): r for r in records}.values():  # a resumed run's last record of a
+        # problem (two roots may hold problems of one name: generated with other seeds)
         kind = record.get("kind") or record["name"].split("_", 1)[0]
         name = setting(record["name"], kind)
         groups[(kind, name)].append(record)

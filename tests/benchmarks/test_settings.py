@@ -14,7 +14,7 @@ def _record(name, kind, predicted, confidence=(0.9, 0.9), rule_match=True):
 def test_a_problems_setting_is_read_from_its_name():
     assert setting("ff_nact2_5_0003", "ff") == "nact2_5" and setting("ff_nact7_0000", "ff") == "nact7"
     assert setting("bd_open_s1-closed_circle_0000", "bd") == "two shapes"
-    assert setting("bd_closed_circle_0000", "bd") == "one shape" + "s"
+    assert setting("bd_closed_circle_0000", "bd") == "one shape"
     assert setting("hd_convex-necked_0000", "hd") == "two attributes"
 
 
