@@ -9,7 +9,8 @@ The steps (images in solving order: set A, set B, the queries), each in a module
   3. check      every set-B image and query checked against H and its near misses (`solver.reading.check`,
                 the jobs in `solver.reading.verdicts`);
   4. read       what nothing explains read in full, or the problem read as library shapes
-                (`solver.reading.library.library_problem`, `PixelPerception.read_in_full`);
+                (`solver.reading.library.library_problem`, `PixelPerception.read_in_full`), a query read without
+                the library shapes set A draws checked against them (`solver.reading.library_check`);
   5. reconcile  readings made without H reconciled with the context (`solver.reading.reconcile`).
 
 The strategies that choose between them, one line each (their docstrings have the measures):
