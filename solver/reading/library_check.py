@@ -75,15 +75,16 @@ def near_misses(names: tuple[str, ...]) -> tuple:
 
 def check_job(job: tuple) -> dict:
     """One query checked against H (`names`), in a worker process -> the centreline fits (px) of H, of the query's
-    own reading (normal strokes) and of H's best near miss (none with `near_misses` False, the ablation
-    `Switches.near_misses`), with H's poses and its shapes' features and categories
+    own reading (normal strokes) and of H's best near miss (screened only where H explains the query better than its
+    reading, `takes_hypothesis`; none with `near_misses` False, the ablation `Switches.near_misses`), with H's poses and its shapes' features and categories
     (what the facts will ask of them)."""
     image, names, reading, *rest = job
     target = make_target(image)
     program = library_program(names)
     fit, placements = centreline_fit(program, target)
     own = centreline_fit(reading.with_strokes(StrokeType.NORMAL), target)[0] if reading is not None else float("inf")
-    best = nearest_neighbour(near_misses(names), target) if (rest[0] if rest else True) else None
+    asked = (rest[0] if rest else True) and fit <= LEVEL_PX and fit + CHECK_MARGIN_PX < own  # else H loses anyway
+    best = nearest_neighbour(near_misses(names), target) if asked else None
     return {"fit": fit, "read_fit": own, "neighbour_fit": best[1] if best is not None else float("inf"),
             "neighbour": best[0][0][1] if best is not None else None,
             "poses": tuple(p.pose(target) for p in placements), "features": shape_features(program)}
