@@ -68,6 +68,23 @@ def cache_folder() -> Path | None:
     return folder
 
 
+def cached_file(stem: str) -> Path | None:
+    """A file for derived data in `cache_folder()`, named for what it derives from: the sources of KEYED_PACKAGES
+    (as the folder is, also when NUMBA_CACHE_DIR names it) and the package's data files (`dsl/data`: the shape
+    tables); None when no folder can be written. The caller reads it if it is there and whole, else rebuilds."""
+    folder = cache_folder()
+    if folder is None:
+        return None
+    try:
+        data = hashlib.sha256()
+        for path in sorted((Path(__file__).resolve().parent / "data").iterdir()):
+            if path.is_file():
+                data.update(path.name.encode() + b"\0" + path.read_bytes())
+        return folder / f"{stem}-{_sources_key()}-{data.hexdigest()[:16]}.npz"
+    except OSError:
+        return None
+
+
 def njit(*args, **options):
     """`numba.njit`, cached on disk in `cache_folder()` when `cache=True` and a folder can be written."""
     if options.get("cache"):

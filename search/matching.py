@@ -20,7 +20,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from dsl.jit import njit
+from dsl.jit import cached_file, njit
 from scipy.spatial import cKDTree
 
 from dsl.geometry import resample_uniform, shape_pieces
@@ -182,10 +182,10 @@ class LibraryIndex:
     """The library shapes' point sets and pre-filter summaries; full descriptors and tie groups are made
     on demand (a query needs the descriptors of its PREFILTER candidates and the ties of those only)."""
 
-    def __init__(self, names: tuple[str, ...], points: list[np.ndarray]) -> None:
+    def __init__(self, names: tuple[str, ...], points: list[np.ndarray], invariants: np.ndarray | None = None) -> None:
         self.names = names
         self.points = points
-        self.invariants = np.array([_invariant(p) for p in points])  # (S, F)
+        self.invariants = np.array([_invariant(p) for p in points]) if invariants is None else invariants  # (S, F)
         self._descriptors: dict[int, Descriptor] = {}
         self._components: dict[int, tuple[int, ...]] = {}
         self._tied: dict[tuple[int, int], bool] = {}
@@ -231,10 +231,50 @@ class LibraryIndex:
 
 @functools.cache
 def library_index() -> LibraryIndex:
-    """Point sets and pre-filter summaries of all library shapes (computed once, under a second)."""
+    """Point sets and pre-filter summaries of all library shapes: read from the user cache folder when made there
+    before (`dsl.jit.cached_file`, named for the sources and the shape tables), else computed (0.7 s of CPU, in every
+    process that matches a shape: issue 53) and stored there."""
     library = load_library()
     names = tuple(library)
-    return LibraryIndex(names, [_normalised_points(library[n].shape) for n in names])
+    path = cached_file("library_index")
+    stored = _stored_index(path, names) if path is not None else None
+    if stored is not None:
+        return stored
+    index = LibraryIndex(names, [_normalised_points(library[n].shape) for n in names])
+    if path is not None:
+        _store_index(path, index)
+    return index
+
+
+def _stored_index(path, names: tuple[str, ...]) -> LibraryIndex | None:
+    """The index stored at `path` (numpy arrays only, no pickle), or None when there is none or it is not whole."""
+    try:
+        with np.load(path, allow_pickle=False) as found:
+            if tuple(found["names"].tolist()) != names:
+                return None
+            points = np.split(found["points"], found["offsets"][1:-1])
+            return LibraryIndex(names, points, found["invariants"])
+    except (OSError, ValueError, KeyError, EOFError):
+        return None
+
+
+def _store_index(path, index: LibraryIndex) -> None:
+    """`index` written to `path` whole or not at all (a temporary file renamed); a failure leaves no file."""
+    import os
+    import tempfile
+
+    offsets = np.cumsum([0] + [len(p) for p in index.points])
+    try:
+        handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".npz")
+        with os.fdopen(handle, "wb") as out:
+            np.savez(out, names=np.array(index.names), points=np.concatenate(index.points), offsets=offsets,
+                     invariants=index.invariants)
+        os.replace(temporary, path)
+    except OSError:
+        try:
+            os.unlink(temporary)
+        except (OSError, UnboundLocalError):
+            pass
 
 
 def match_shape(shape: Shape, top: int = 5) -> list[ShapeMatch]:
