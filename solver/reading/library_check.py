@@ -83,17 +83,21 @@ def check_job(job: tuple) -> dict:
     program = library_program(names)
     fit, placements = centreline_fit(program, target)
     own = centreline_fit(reading.with_strokes(StrokeType.NORMAL), target)[0] if reading is not None else float("inf")
-    asked = (rest[0] if rest else True) and fit <= LEVEL_PX and fit + CHECK_MARGIN_PX < own  # else H loses anyway
+    asked = (rest[0] if rest else True) and beats_reading(fit, own)  # else H loses anyway
     best = nearest_neighbour(near_misses(names), target) if asked else None
     return {"fit": fit, "read_fit": own, "neighbour_fit": best[1] if best is not None else float("inf"),
             "neighbour": best[0][0][1] if best is not None else None,
             "poses": tuple(p.pose(target) for p in placements), "features": shape_features(program)}
 
 
+def beats_reading(fit: float, read_fit: float) -> bool:
+    """Whether H (centreline fit `fit`, px) explains a query and explains it better than the query's own reading."""
+    return fit <= LEVEL_PX and fit + CHECK_MARGIN_PX < read_fit
+
+
 def takes_hypothesis(found: dict) -> bool:
-    """Whether a checked query draws H (module docstring)."""
-    return (found["fit"] <= LEVEL_PX and found["fit"] + CHECK_MARGIN_PX < found["read_fit"]
-            and found["fit"] < found["neighbour_fit"] + CHECK_MARGIN_PX)
+    """Whether a checked query draws H (module docstring): H beats its reading and no near miss beats H."""
+    return beats_reading(found["fit"], found["read_fit"]) and found["fit"] < found["neighbour_fit"] + CHECK_MARGIN_PX
 
 
 def checked_queries(perception, images: list[np.ndarray], results: list, positives: int, negatives: int,
