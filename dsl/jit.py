@@ -35,6 +35,7 @@ def _user_cache_root() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
 
 
+@functools.cache
 def _sources_key() -> str:
     """A digest of every source file of KEYED_PACKAGES, Numba's version and Python's: the cache's freshness."""
     digest = hashlib.sha256(f"{numba.__version__} {sys.version}".encode())

@@ -16,6 +16,7 @@ within TIE_DISTANCE are one group (`ShapeMatch.names`), reported together rather
 from __future__ import annotations
 
 import functools
+import io
 import math
 from dataclasses import dataclass
 
@@ -25,6 +26,7 @@ from scipy.spatial import cKDTree
 
 from dsl.geometry import resample_uniform, shape_pieces
 from dsl.library import load_library
+from dsl.owned import WriteError, write_atomically
 from dsl.types import ImageProgram, Shape
 
 from search.settings import ANGLE_BINS, MATCH_POINTS, PREFILTER, RADIUS_BINS, ROTATION_PEAKS, SCORE_SCALE, TIE_DISTANCE
@@ -259,22 +261,18 @@ def _stored_index(path, names: tuple[str, ...]) -> LibraryIndex | None:
 
 
 def _store_index(path, index: LibraryIndex) -> None:
-    """`index` written to `path` whole or not at all (a temporary file renamed); a failure leaves no file."""
-    import os
-    import tempfile
-
+    """`index` written to `path` whole or not at all (`dsl.owned.write_atomically`); a failure leaves no file, and
+    nothing is written where the folder is gone."""
+    if not path.parent.is_dir():
+        return
     offsets = np.cumsum([0] + [len(p) for p in index.points])
+    buffer = io.BytesIO()
+    np.savez(buffer, names=np.array(index.names), points=np.concatenate(index.points), offsets=offsets,
+             invariants=index.invariants)
     try:
-        handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".npz")
-        with os.fdopen(handle, "wb") as out:
-            np.savez(out, names=np.array(index.names), points=np.concatenate(index.points), offsets=offsets,
-                     invariants=index.invariants)
-        os.replace(temporary, path)
-    except OSError:
-        try:
-            os.unlink(temporary)
-        except (OSError, UnboundLocalError):
-            pass
+        write_atomically(path, buffer.getvalue())
+    except (OSError, WriteError):  # the cache is an aid: a failure to write it is no error
+        pass
 
 
 def match_shape(shape: Shape, top: int = 5) -> list[ShapeMatch]:
