@@ -224,7 +224,8 @@ def memory_case(data: Path, work: Path, names: list[str], pixels: bool, limit: i
     return call
 
 
-def _can_mount() -> bool:
+def can_mount() -> bool:
+    """Whether this process may mount a tmpfs in a mount namespace of its own (root and `unshare -m`)."""
     if os.geteuid() != 0 or shutil.which("unshare") is None:
         return False
     try:
@@ -300,7 +301,7 @@ def fault_cases(data: Path, work: Path, pixels: bool = False) -> list[dict]:
     if pixels:
         cases.append({"family": "fault", "name": "memory-2gib-pixels", "expect": "any", "errors": (FaultHandled,),
                       "call": memory_case(data, base / "memory-pixels", names, pixels=True)})
-    if _can_mount():
+    if can_mount():
         cases += [{"family": "fault", "name": "tmpfs-full", "expect": "error", "errors": (FaultHandled,),
                    "call": tmpfs_case(data, base / "tmpfs-full", names, "size=400k", "No space left on device")},
                   {"family": "fault", "name": "tmpfs-read-only", "expect": "error", "errors": (FaultHandled,),

@@ -21,10 +21,10 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from dsl.jit import cached_file, njit
 from scipy.spatial import cKDTree
 
 from dsl.geometry import resample_uniform, shape_pieces
+from dsl.jit import cached_file, njit
 from dsl.library import load_library
 from dsl.owned import WriteError, write_atomically
 from dsl.types import ImageProgram, Shape

@@ -13,7 +13,6 @@ import json
 import os
 import re
 import resource
-import shutil
 import subprocess
 import sys
 import time
@@ -22,7 +21,7 @@ from pathlib import Path
 import pytest
 
 import dsl.owned
-from benchmarks._hostile_faults import PAUSED
+from benchmarks._hostile_faults import PAUSED, can_mount
 from dsl.commands import write_dataset
 from dsl.generate import ProblemKind
 from solver.app.cli import main
@@ -230,17 +229,7 @@ def test_eval_under_a_tight_memory_cap_stops_with_one_line(generated, tmp_path):
     assert done.returncode == 1 and len(lines) == 1 and "ulimit -v" in lines[0], done.stderr[-2000:]
 
 
-def _can_mount() -> bool:
-    if os.geteuid() != 0 or shutil.which("unshare") is None:
-        return False
-    try:
-        return subprocess.run(["unshare", "-m", "--propagation", "private", "mount", "-t", "tmpfs", "-o", "size=1m",
-                               "tmpfs", "/mnt"], capture_output=True, timeout=30).returncode == 0
-    except (OSError, subprocess.SubprocessError):
-        return False
-
-
-mounting = pytest.mark.skipif(not _can_mount(), reason="needs root and unshare -m to mount a tmpfs")
+mounting = pytest.mark.skipif(not can_mount(), reason="needs root and unshare -m to mount a tmpfs")
 
 
 def in_namespace(script: str, **paths: Path) -> subprocess.CompletedProcess:
