@@ -16,10 +16,11 @@ import re
 from pathlib import Path
 
 import numpy as np
-from PIL import Image
 from scipy import ndimage
 
+from dsl.dataset import DatasetError, read_image
 from dsl.owned import check_output_file
+from search.settings import INK_THRESHOLD
 
 
 def two_shapes(name: str) -> bool:
@@ -31,7 +32,7 @@ def measure(data: Path, kind: str, limit: int | None = None) -> dict:
     one, distances, images = 0, [], 0
     for folder in folders:
         for path in sorted(folder.glob("[01]/*.png")):
-            ink = np.asarray(Image.open(path).convert("L")) < 128
+            ink = read_image(path) < INK_THRESHOLD
             labels, parts = ndimage.label(ink, structure=np.ones((3, 3)))
             images += 1
             one += parts == 1
@@ -57,7 +58,10 @@ def main(argv: list[str] | None = None) -> int:
         check_output_file(args.json, "--json")
     if not (args.data / args.kind / "images").is_dir():
         raise SystemExit(f"bench layout: {args.data / args.kind / 'images'}: no such folder")
-    found = measure(args.data, args.kind, args.limit)
+    try:
+        found = measure(args.data, args.kind, args.limit)
+    except DatasetError as error:  # a corrupt image named with its fault
+        raise SystemExit(f"bench layout: {error}") from None
     print(f"{found['problems']} two-shape problems, {found['images']} images: one ink part in "
           f"{100 * (found['one_part'] or 0):.2f} %; centroid distance of the two largest parts median "
           f"{found['centroid_distance_px_median']} px, 10th percentile {found['centroid_distance_px_p10']} px")
