@@ -4,8 +4,8 @@ interval, rule match and the wrong answers at confidence >= 0.99.
 
     bongard-solver bench settings RECORDS.json [RECORDS.json ...] [--json OUT] [--markdown OUT.md]
 
-RECORDS: an `eval --json OUT` file (its records are in OUT.jsonl beside it, or in each split's OUT.SPLIT.json.jsonl for
-`--split all`) or a .jsonl file of records. A problem's setting is read from its name as the generators write it
+RECORDS: an `eval --json OUT` file (a split's summary, or the OUT.json of `--split all`) or a journal (OUT.jsonl, as
+a run still going leaves it). A problem's setting is read from its name as the generators write it
 (spec 3.1: `ff_nact2_5_0000`, `bd_<shape>-<shape>_0000`, `hd_<attribute>-<attribute>_0000`): the name says which
 generator setting drew the problem, never used to solve it. Two-shape free-form settings are those whose name holds
 two action counts.
@@ -19,6 +19,7 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
+from benchmarks.same_records import load_run
 from dsl.owned import check_output_file
 from solver.app.scoring import accuracy_interval
 
@@ -34,17 +35,14 @@ def setting(name: str, kind: str) -> str:
 
 
 def _records(path: Path) -> list[dict]:
-    paths = [path] if path.suffix == ".jsonl" else sorted(path.parent.glob(path.name + ".jsonl")) + sorted(
-        path.parent.glob(path.stem + ".*.json.jsonl"))
-    if not paths:
-        raise SystemExit(f"bench settings: no records for {path} (looked for {path.name}.jsonl and {path.stem}.*.json.jsonl)")
-    found = []
-    for one in paths:
-        for line in one.read_text(encoding="utf-8").splitlines():
-            record = json.loads(line) if line.strip() else {}
-            if "name" in record and "true" in record:
-                found.append({**record, "_source": str(path)})
-    return found
+    """The problem records of an eval run (`benchmarks.same_records.load_run`: a split's summary, or an `--split all`
+    result and its splits' files), or of a journal (.jsonl: a run still going or cut short), each marked with `path`."""
+    if path.suffix == ".jsonl":
+        found = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        found = [record for record in found if "name" in record and "true" in record]  # not the journal's header
+    else:
+        found = list(load_run(path)[0].values())
+    return [{**record, "_source": str(path)} for record in found]
 
 
 def table(records: list[dict]) -> list[dict]:

@@ -2,7 +2,7 @@
 
 import json
 
-from benchmarks.settings import main, setting, table
+from benchmarks.settings import _records, main, setting, table
 
 
 def _record(name, kind, predicted, confidence=(0.9, 0.9), rule_match=True):
@@ -31,7 +31,10 @@ def test_rows_count_queries_and_wrong_answers_per_setting(tmp_path):
     assert rows[("bd", "two shapes")]["rule_match"] == 0.0
     low, high = two["accuracy_95"]
     assert low < 0.75 < high
-    path = tmp_path / "run.json"
-    path.with_name("run.json.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    path = tmp_path / "run.json"  # an eval summary (its records under "problems"), and its journal beside it
+    path.write_text(json.dumps({"problems": records, "seconds": 1.0}))
+    journal = path.with_name("run.json.jsonl")
+    journal.write_text("\n".join(json.dumps(r) for r in [{"written_by": "bongard-solver"}, *records]) + "\n")
+    assert table(_records(journal)) == table(_records(path))
     assert main([str(path), "--json", str(tmp_path / "rows.json"), "--markdown", str(tmp_path / "rows.md")]) == 0
     assert "| ff | nact3_3 | 2 | 75.0" in (tmp_path / "rows.md").read_text()
