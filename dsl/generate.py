@@ -22,7 +22,7 @@ import numpy as np
 
 from dsl.free_form import (FREE_FORM_SETTINGS, free_form_negative, free_form_negative_change,
                            sample_free_form_shape)
-from dsl.library import ATTRIBUTES, load_library, super_classes
+from dsl.library import ATTRIBUTES, load_library, look_alikes
 from dsl.turtle import execute_image
 from dsl.types import DATASET_STROKE_TYPES, ImageProgram, Pose, Shape, StrokeType
 
@@ -193,7 +193,7 @@ def basic_concepts(pair_seed: int = BASIC_PAIR_SEED) -> tuple[tuple[str, ...], .
 
 
 def _replacement(rng: np.random.Generator, name: str) -> str:
-    family = [n for n in super_classes()[load_library()[name].super_class] if n != name]
+    family = look_alikes(name)
     if not family:
         raise ValueError(f"shape {name!r} is alone in its super class; it cannot be replaced")
     return family[rng.integers(len(family))]

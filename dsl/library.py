@@ -129,3 +129,10 @@ def super_classes() -> dict[str, list[str]]:
     for shape in load_library().values():
         groups.setdefault(shape.super_class, []).append(shape.name)
     return groups
+
+
+@functools.cache
+def look_alikes(name: str) -> tuple[str, ...]:
+    """The other library shapes of library shape `name`'s super class (exact string), in file order: what the basic
+    generator draws in a shape's place in set B (spec 3.3)."""
+    return tuple(n for n in super_classes()[load_library()[name].super_class] if n != name)

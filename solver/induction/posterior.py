@@ -46,7 +46,7 @@ import math
 from dataclasses import replace
 
 from dsl.dataset import IMAGES_PER_SIDE
-from dsl.library import load_library, super_classes
+from dsl.library import load_library, look_alikes
 from solver.induction.facts import ImageFacts, ProblemFacts, Role
 from solver.induction.optimal import Induction, InducedRule
 from solver.induction.pools import failing_pool, library_size, literal_pool
@@ -60,8 +60,7 @@ CATEGORY_FAMILIES = frozenset({Family.CATEGORY, Family.CATEGORIES})
 @functools.cache
 def _look_alikes(name: str) -> int:
     """How many other library shapes share the super class of library shape `name` (at least 1)."""
-    library = load_library()
-    return max(1, len(super_classes().get(library[name].super_class, ())) - 1) if name in library else 1
+    return max(1, len(look_alikes(name))) if name in load_library() else 1
 
 
 def category_log_likelihood(induced: InducedRule, facts: ProblemFacts) -> float | None:

@@ -23,7 +23,7 @@ import numpy as np
 
 from dsl.categories import exact_shape_categories
 from dsl.features import remember_features, shape_features
-from dsl.library import load_library, super_classes
+from dsl.library import load_library, look_alikes
 from dsl.types import ImageProgram, StrokeType
 from search.near_miss import centreline_fit, centreline_templates, nearest_neighbour
 from search.template import make_target
@@ -62,14 +62,12 @@ def library_program(names: tuple[str, ...]) -> ImageProgram:
 def near_misses(names: tuple[str, ...]) -> tuple:
     """H's near misses as the basic generator draws them: one shape swapped for another of its super class (exact
     name), the other kept -> ((slot, name), program, its centreline templates) each."""
-    library, families = load_library(), super_classes()
     out = []
     for slot, name in enumerate(names):
-        for other in families[library[name].super_class]:
-            if other != name:
-                swapped = names[:slot] + (other,) + names[slot + 1:]
-                program = library_program(swapped)
-                out.append(((slot, other), program, centreline_templates(program)))
+        for other in look_alikes(name):
+            swapped = names[:slot] + (other,) + names[slot + 1:]
+            program = library_program(swapped)
+            out.append(((slot, other), program, centreline_templates(program)))
     return tuple(out)
 
 
