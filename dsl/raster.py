@@ -301,8 +301,9 @@ def ink_canvas(
     draws. At least one point."""
     r0, r1, c0, c1 = _ink_box(points, size, max(pen_radius, outline_radius) + 1.0)
     local = points.copy()
-    local[:, 0] -= c0
-    local[:, 1] -= r0
+    for q in range(local.shape[0]):  # element by element: a slice's in-place update compiles Numba's
+        local[q, 0] -= c0  # shape-mismatch message (seconds of a first run)
+        local[q, 1] -= r0
     ink = np.zeros((r1 - r0, c1 - c0), dtype=np.float32)
     for k in range(kinds.shape[0]):
         pts = local[offsets[k] : offsets[k + 1]]

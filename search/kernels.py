@@ -325,6 +325,15 @@ def _moved(params: np.ndarray, shape: int, param: int, delta: float) -> np.ndarr
 
 
 @njit(cache=True)
+def _store(seen: np.ndarray, k: int, params: np.ndarray) -> None:
+    """seen[k] = params (a table of rows) element by element: an array assigned to a slice compiles Numba's
+    shape-mismatch message (string formatting: about 4 s of CPU on a first run), a loop does not."""
+    for i in range(params.shape[0]):
+        for j in range(params.shape[1]):
+            seen[k, i, j] = params[i, j]
+
+
+@njit(cache=True)
 def _seen_score(seen: np.ndarray, scores: np.ndarray, n: int, params: np.ndarray) -> float:
     """The score of `params` if they are among the first `n` of `seen` (exactly), else nan."""
     for k in range(n - 1, -1, -1):
@@ -370,7 +379,8 @@ def pattern_search(
     step = steps.copy()
     seen = np.empty((max(max_evals, 1), params.shape[0], 4))  # the params scored so far, and their scores
     seen_scores = np.empty(max(max_evals, 1))
-    seen[0], seen_scores[0] = params, best
+    _store(seen, 0, params)
+    seen_scores[0] = best
     n_seen = 1
     anchor_cols, anchor_rows = _posed(points, owner, _poses_from_params(params))
     starts, members = _near_lists(anchor_cols, anchor_rows, radii, samples, reach, LIST_SLACK)
@@ -397,7 +407,8 @@ def pattern_search(
                             continue
                         total = f + reverse / max(samples.shape[0], 1)
                         if n_seen < seen.shape[0]:
-                            seen[n_seen], seen_scores[n_seen] = trial, total
+                            _store(seen, n_seen, trial)
+                            seen_scores[n_seen] = total
                             n_seen += 1
                     if total < best - 1e-12:
                         params, best, improved = trial, total, True

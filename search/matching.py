@@ -144,7 +144,8 @@ def chamfers_at(a: np.ndarray, b: np.ndarray, angles: np.ndarray) -> np.ndarray:
     """Per angle t: the symmetric mean nearest-point distance between the point set `a` turned by t and `b`
     (exact nearest points, as a k-d tree's, by sweeps along x: `_mean_nearest`)."""
     out = np.empty(angles.shape[0])
-    a_order, b_order = np.argsort(a[:, 0]), np.argsort(b[:, 0])
+    a_order, b_order = np.argsort(a[:, 0].copy()), np.argsort(b[:, 0].copy())  # contiguous copies: the one
+    # argsort `kernels.best_sparse_scores` compiles (a strided column is another signature: seconds of a first run)
     for k in range(angles.shape[0]):
         c, s = math.cos(angles[k]), math.sin(angles[k])
         out[k] = 0.5 * (_mean_nearest(a, b, b_order, c, s) + _mean_nearest(b, a, a_order, c, -s))

@@ -27,7 +27,7 @@ import numpy as np
 from dsl.jit import njit
 
 from dsl.raster import grey_level, ink_canvas
-from search.kernels import _moved, _seen_score
+from search.kernels import _moved, _seen_score, _store
 
 
 @njit(cache=True)
@@ -264,19 +264,25 @@ def pixel_pattern_search(
     step = steps.copy()
     seen = np.empty((max(max_evals, 1), 1, 4))  # the params scored so far, and their scores
     seen_scores = np.empty(max(max_evals, 1))
-    seen[0, 0], seen_scores[0] = params, best
+    for j in range(4):  # element by element (see `kernels._store`)
+        seen[0, 0, j] = params[j]
+    seen_scores[0] = best
     n_seen = 1
+    row = np.empty((1, 4))
     while evals < max_evals:
         improved = False
         for param in range(4):
             for sign in (1.0, -1.0):
-                trial = _moved(params.reshape(1, 4), 0, param, sign * step[param])
+                for j in range(4):  # params as a one-row table (a reshape or a slice assignment here compiles
+                    row[0, j] = params[j]  # Numba's shape-mismatch message: seconds of a first run)
+                trial = _moved(row, 0, param, sign * step[param])
                 value = _seen_score(seen, seen_scores, n_seen, trial)
                 if math.isnan(value):
                     value = _pixel_score(points, offsets, kinds, shape_marks, _affine_row(affines, shape, trial[0]),
                                          window, image, darkness, count, radii)
                     if n_seen < seen.shape[0]:
-                        seen[n_seen], seen_scores[n_seen] = trial, value
+                        _store(seen, n_seen, trial)
+                        seen_scores[n_seen] = value
                         n_seen += 1
                 evals += 1
                 if value < best - 1e-12:

@@ -211,6 +211,10 @@ def make_target(image: np.ndarray) -> Target:
     grey = np.asarray(image)
     if grey.ndim == 3:
         grey = grey[..., 0]
+    grey = np.ascontiguousarray(grey).view()  # a view of its own, made read-only (the caller's array keeps its
+    grey.flags.writeable = False  # flags): the compiled kernels that read the image then see one array type
+    # whether the image came from a file or from the renderer, and compile once (a read-only and a writable
+    # array are two Numba signatures: each cost a second compilation of the pixel kernels on a first run)
     ink = grey < INK_THRESHOLD
     rows, cols = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))  # the ink's box
     if len(rows) == 0:
@@ -223,7 +227,7 @@ def make_target(image: np.ndarray) -> Target:
     ink_points = np.column_stack(np.nonzero(crop_ink))[:, ::-1] + 0.5
     samples = np.ascontiguousarray(ink_points[:: int(math.ceil(len(ink_points) / SAMPLES))])
     return Target(
-        np.ascontiguousarray(grey), np.ascontiguousarray(grey[r0:r1, c0:c1]), (int(r0), int(c0)), dt,
+        grey, np.array(grey[r0:r1, c0:c1]), (int(r0), int(c0)), dt,
         ink_points, samples,
     )
 

@@ -35,3 +35,26 @@ def test_closing_is_scipys(seed, iterations):
     h, w = (int(v) for v in rng.integers(1, 40, size=2))
     mask = rng.random((h, w)) < rng.uniform(0.02, 0.6)
     np.testing.assert_array_equal(closing(mask, iterations), ndimage.binary_closing(mask, iterations=iterations, border_value=0))
+
+
+def test_a_target_reads_every_image_as_one_array_type_and_leaves_the_callers_alone():
+    """Images from a file (read-only) and from the renderer (writable) give the kernels the same array type (each
+    type is a compilation of every pixel kernel on a first run), and the caller's array keeps its flags."""
+    from search import pixel_kernels
+    from search.template import make_target
+
+    drawn = np.full((64, 64), 255, dtype=np.uint8)
+    drawn[20:40, 30:33] = 0
+    from_file = drawn.copy()
+    from_file.flags.writeable = False
+    targets = [make_target(drawn), make_target(from_file), make_target(np.dstack([drawn] * 3))]
+    assert drawn.flags.writeable and not from_file.flags.writeable
+    assert {(t.image.dtype, t.image.flags.c_contiguous, t.image.flags.writeable) for t in targets} == {
+        (np.dtype(np.uint8), True, False)}
+    assert {t.grey.flags.writeable for t in targets} == {True}  # the crop: a copy of its own
+    import numba
+
+    assert len({numba.typeof(t.image) for t in targets}) == 1  # one Numba signature for all three
+    for t in targets:
+        np.testing.assert_array_equal(t.image, drawn)
+    assert pixel_kernels.window_darkness(targets[0].image, 0, 0, 64) == pixel_kernels.window_darkness(drawn, 0, 0, 64)
