@@ -115,10 +115,12 @@ def neighbours_drawn(program: ImageProgram) -> tuple:
 
 
 def centreline_fit(program: ImageProgram, target: Target, max_evals: int = FIT_EVALS,
-                   templates: list | None = None) -> tuple[float, list]:
+                   templates: list | None = None, regroup: bool = False) -> tuple[float, list]:
     """Mean centreline distance (px) of `program` drawn with normal strokes, its pose fitted -> (fit, placements).
-    `templates`: its `centreline_templates`, when already made."""
-    placements, value = fit(centreline_templates(program) if templates is None else templates, target, max_evals)
+    `templates`: its `centreline_templates`, when already made; `regroup`: `program` is the hypothesis checked on
+    the image (`search.pose.fit`)."""
+    placements, value = fit(centreline_templates(program) if templates is None else templates, target, max_evals,
+                            regroup)
     return value, placements
 
 

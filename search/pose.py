@@ -23,9 +23,10 @@ from scipy import ndimage
 from dsl.raster import render_marks
 from dsl.types import ImageProgram, Pose, Shape
 from search import kernels, pixel_kernels
+from search.ink import ink_groups, other_splits
 from search.retrace import action_paths
 from search.settings import (CAP, FIT_EVALS, FIT_GUESSES, HEADINGS, MIN_STEP_FRACTION, NEAR_HEADINGS, ORDER_REUSE_LIMIT,
-                             ORDER_REUSE_TOLERANCE, POLISH_STEPS, REACH, RENDER_OUTLINE_RADIUS, STEPS)
+                             ORDER_REUSE_TOLERANCE, POLISH_STEPS, REACH, REGROUP_ABOVE_PX, RENDER_OUTLINE_RADIUS, STEPS)
 from search.template import PEN_RADIUS_PX, Target, Template, affine_to_pose, template
 
 RENDER_PEN_RADIUS = PEN_RADIUS_PX
@@ -134,38 +135,6 @@ def action_residuals(templates: list[Template], placements: list[Placement], tar
         counts = np.maximum(np.bincount(tpl.coarse_action, minlength=n), 1)
         out.append(np.bincount(tpl.coarse_action, weights=values, minlength=n) / counts)
     return out
-
-
-def ink_groups(target: Target, n: int) -> list[np.ndarray]:
-    """Ink pixel centres split into `n` groups: connected parts after closing small gaps (the two largest,
-    the rest joined to the nearer), or two clusters (2-means) when the ink is one part."""
-    pts = target.ink_points
-    if n == 1:
-        return [pts]
-    if ("groups", n) not in target.memo:
-        target.memo[("groups", n)] = _two_groups(target, pts)
-    return target.memo[("groups", n)]
-
-
-def _two_groups(target: Target, pts: np.ndarray) -> list[np.ndarray]:
-    labels, count = ndimage.label(ndimage.binary_dilation(target.dt == 0, iterations=3))
-    owner = labels[pts[:, 1].astype(int), pts[:, 0].astype(int)]
-    if count >= 2:
-        sizes = np.bincount(owner, minlength=count + 1)
-        sizes[0] = 0
-        big = np.argsort(-sizes, kind="stable")[:2]
-        centres = np.array([pts[owner == g].mean(axis=0) for g in big])
-        part_centres = np.array([pts[owner == g].mean(axis=0) if sizes[g] else np.zeros(2) for g in range(count + 1)])
-        assignment = np.argmin(((part_centres[:, None, :] - centres[None]) ** 2).sum(-1), axis=1)[owner]
-    else:
-        order = np.argsort(pts[:, 0] + pts[:, 1] * 1e-3, kind="stable")
-        centres = np.array([pts[order[len(order) // 4]], pts[order[3 * len(order) // 4]]])
-        for _ in range(10):
-            assignment = np.argmin(((pts[:, None, :] - centres[None]) ** 2).sum(-1), axis=1)
-            centres = np.array(
-                [pts[assignment == g].mean(axis=0) if np.any(assignment == g) else centres[g] for g in (0, 1)]
-            )
-    return [pts[assignment == g] for g in range(2)]
 
 
 def guesses(
@@ -282,13 +251,51 @@ def _fit_one_memo(tpl: Template, group: int, n_groups: int, target: Target, max_
     return target.memo[key][1]
 
 
-def fit(templates: list[Template], target: Target, max_evals: int = FIT_EVALS) -> tuple[list[Placement], float]:
+def fit(templates: list[Template], target: Target, max_evals: int = FIT_EVALS,
+        regroup: bool = False) -> tuple[list[Placement], float]:
     """Fit every shape's pose from scratch: each shape to each ink group on its own (memoised per image,
-    so shapes shared by many candidates are fitted once), the best assignment refined jointly."""
+    so shapes shared by many candidates are fitted once), the best assignment refined jointly. `regroup`: the
+    shapes are a problem's hypothesis checked on the image, and which ink is whose is decided by them when the ink
+    groups explain the image poorly (`_regrouped`), once an image."""
     n = len(templates)
     if n == 1:
         place = _fit_one_memo(templates[0], 0, 1, target, max_evals)
         return [place], SparseProblem(templates, target).cost([place])
+    found = _fit_grouped(templates, target, max_evals)
+    if regroup and n == 2 and ("grouping decided", n) not in target.memo:
+        target.memo[("grouping decided", n)] = True
+        if found[1] > REGROUP_ABOVE_PX:
+            return _regrouped(templates, target, max_evals, found)
+    return found
+
+
+def _regrouped(templates: list[Template], target: Target, max_evals: int,
+               found: tuple) -> tuple[list[Placement], float]:
+    """Which ink belongs to which shape, decided by a two-shape hypothesis: when its fit on the image's ink groups
+    (`ink_groups`: the two largest parts, or 2-means of one part) explains the ink poorly (above REGROUP_ABOVE_PX),
+    the other ways of splitting the ink in two are tried (`search.ink.other_splits`), each shape fitted to each side
+    and the pair refined jointly; the split that explains the ink best becomes the image's ink groups for every
+    candidate fitted after (the memos that depend on the groups are dropped), if it beats `found`."""
+    problem_best = found
+    best_groups = None
+    for groups in other_splits(target):
+        fits = [[fit_one(tpl, ink, target, max_evals)[0] for ink in groups] for tpl in templates]
+        for order in ((0, 1), (1, 0)):
+            placements, value = refine(templates, [fits[0][order[0]], fits[1][order[1]]], target, max_evals // 2)
+            if value < problem_best[1] - 1e-9:
+                problem_best, best_groups = (placements, value), groups
+    if best_groups is None:
+        return found
+    for key in [key for key in target.memo if isinstance(key, tuple) and key[0] in ("fit", "order", "screen start")
+                and key[-1] == 2]:
+        del target.memo[key]
+    target.memo[("groups", 2)] = best_groups
+    return problem_best
+
+
+def _fit_grouped(templates: list[Template], target: Target, max_evals: int) -> tuple[list[Placement], float]:
+    """`fit` of several shapes on the image's ink groups as they stand."""
+    n = len(templates)
     problem = SparseProblem(templates, target)
     orders = list(itertools.permutations(range(n)))
     known = target.memo.get(("order", n))  # the assignment that won for an earlier candidate: tried first

@@ -31,6 +31,11 @@ HEADINGS = np.arange(0.0, 360.0, 10.0)  # degrees: heading guesses tried for a s
 ORDER_REUSE_TOLERANCE = 1.5  # px: reuse an earlier shape-to-ink assignment unless the score is this much worse
 ORDER_REUSE_LIMIT = 2.5  # ... or worse than this (px): then every assignment is tried (a poor first candidate
 # must not fix the assignment for the rest of the search)
+REGROUP_ABOVE_PX = 2.5  # px (the sparse chamfer of `pose.fit`): a two-shape fit worse than this on an image's first
+# two-shape fit has the ink split in two otherwise (`pose._regrouped`); the level at which H stops explaining an image
+# (solver LEVEL_PX, 2.5 px). Not fitted.
+REGROUP_CLUSTERS = 4  # parts (or k-means clusters) whose splits in two are tried: 7 splits. Not fitted: the fewest
+# that put a small shape crossing a larger one on a side of its own in the failing images of generated seed 51003.
 FIT_EVALS = 60  # sparse-score evaluations refining each of the FIT_GUESSES best heading guesses
 FIT_GUESSES = 2  # heading guesses (the best of the HEADINGS scan by the coarse sparse score) refined when a shape is
 # fitted from scratch. 6 was tried on generated basic problems (seeds 4141, 5151): open and S-like arc shapes

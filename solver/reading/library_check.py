@@ -79,7 +79,7 @@ def check_job(job: tuple) -> dict:
     image, names, reading, *rest = job
     target = make_target(image)
     program = library_program(names)
-    fit, placements = centreline_fit(program, target)
+    fit, placements = centreline_fit(program, target, regroup=True)  # which ink is whose: decided by H
     own = centreline_fit(reading.with_strokes(StrokeType.NORMAL), target)[0] if reading is not None else float("inf")
     asked = (rest[0] if rest else True) and beats_reading(fit, own)  # else H loses anyway
     best = nearest_neighbour(near_misses(names), target) if asked else None

@@ -130,3 +130,51 @@ def test_polish_moves_as_the_pattern_search_on_pixel_cost_does():
             MIN_STEP_FRACTION)
         want = [pose.Placement(*row) for row in rows]
     assert pose.polish(templates, start, target, 40) == want
+
+
+def _touching():
+    """A two-line shape and a circle lying across it: one ink part, which 2-means splits across both shapes."""
+    from dsl.raster import render_program
+    from dsl.syntax import parse_action
+    from dsl.types import ImageProgram, Pose, Shape
+
+    line = Shape((parse_action("line_normal_1.000-0.500"), parse_action("line_normal_1.000-0.750")))
+    circle = Shape(tuple(parse_action("arc_normal_0.500_0.625-0.500") for _ in range(4)))
+    program = ImageProgram((line, circle))
+    return program, render_program(program, [Pose(-150, 0, 0, 260), Pose(-50, 0, 90, 70)])
+
+
+def test_which_ink_is_whose_is_decided_by_the_hypothesis_when_the_fixed_split_explains_it_poorly(monkeypatch):
+    from search import pose
+    from search.near_miss import centreline_templates
+    from search.template import make_target
+
+    program, image = _touching()
+    templates = centreline_templates(program)
+    monkeypatch.setattr(pose, "REGROUP_ABOVE_PX", float("inf"))  # the 2-means split kept
+    _, fixed = pose.fit(templates, make_target(image), regroup=True)
+    monkeypatch.undo()
+    _, unasked = pose.fit(templates, make_target(image))  # not the hypothesis checked: the fixed split
+    target = make_target(image)
+    _, regrouped = pose.fit(templates, target, regroup=True)
+    assert fixed > pose.REGROUP_ABOVE_PX and unasked == fixed and regrouped < 1.0
+    # the split found is the image's for every candidate fitted after: the same program fits as well again
+    assert pose.fit(templates, target)[1] < 1.0
+    assert target.memo[("grouping decided", 2)]
+
+
+def test_a_good_first_fit_keeps_the_ink_groups():
+    from dsl.raster import render_program
+    from dsl.syntax import parse_action
+    from dsl.types import ImageProgram, Pose, Shape
+    from search import pose
+    from search.near_miss import centreline_templates
+    from search.template import make_target
+
+    line = Shape((parse_action("line_normal_1.000-0.500"),))
+    circle = Shape(tuple(parse_action("arc_normal_0.500_0.625-0.500") for _ in range(4)))
+    program = ImageProgram((line, circle))
+    target = make_target(render_program(program, [Pose(-250, 100, 0, 150), Pose(100, -150, 0, 80)]))
+    groups = pose.ink_groups(target, 2)
+    _, value = pose.fit(centreline_templates(program), target, regroup=True)
+    assert value < 1.0 and pose.ink_groups(target, 2) is groups
