@@ -25,8 +25,7 @@ def ink_groups(target: Target, n: int) -> list[np.ndarray]:
 
 
 def _two_groups(target: Target, pts: np.ndarray) -> list[np.ndarray]:
-    labels, count = ndimage.label(ndimage.binary_dilation(target.dt == 0, iterations=3))
-    owner = labels[pts[:, 1].astype(int), pts[:, 0].astype(int)]
+    owner, count = _parts(target)
     if count >= 2:
         sizes = np.bincount(owner, minlength=count + 1)
         sizes[0] = 0
@@ -35,14 +34,18 @@ def _two_groups(target: Target, pts: np.ndarray) -> list[np.ndarray]:
         part_centres = np.array([pts[owner == g].mean(axis=0) if sizes[g] else np.zeros(2) for g in range(count + 1)])
         assignment = np.argmin(((part_centres[:, None, :] - centres[None]) ** 2).sum(-1), axis=1)[owner]
     else:
-        order = np.argsort(pts[:, 0] + pts[:, 1] * 1e-3, kind="stable")
-        centres = np.array([pts[order[len(order) // 4]], pts[order[3 * len(order) // 4]]])
-        for _ in range(10):
-            assignment = np.argmin(((pts[:, None, :] - centres[None]) ** 2).sum(-1), axis=1)
-            centres = np.array(
-                [pts[assignment == g].mean(axis=0) if np.any(assignment == g) else centres[g] for g in (0, 1)]
-            )
+        assignment = clusters(pts, 2, rounds=10)[0] - 1
     return [pts[assignment == g] for g in range(2)]
+
+
+def _parts(target: Target) -> tuple[np.ndarray, int]:
+    """(the part of each ink point, the number of parts): the ink's connected parts after closing small gaps
+    (3 px), once an image."""
+    if ("parts",) not in target.memo:
+        pts = target.ink_points
+        labels, count = ndimage.label(ndimage.binary_dilation(target.dt == 0, iterations=3))
+        target.memo[("parts",)] = (labels[pts[:, 1].astype(int), pts[:, 0].astype(int)], count)
+    return target.memo[("parts",)]
 
 
 def other_splits(target: Target) -> list[list[np.ndarray]]:
@@ -50,8 +53,7 @@ def other_splits(target: Target) -> list[list[np.ndarray]]:
     closing small gaps, as `ink_groups` finds them; of ink in fewer than three parts, that many k-means clusters)
     put on two sides, each smaller part on the side whose parts' mean centre is nearer."""
     pts = target.ink_points
-    labels, count = ndimage.label(ndimage.binary_dilation(target.dt == 0, iterations=3))
-    owner = labels[pts[:, 1].astype(int), pts[:, 0].astype(int)]
+    owner, count = _parts(target)
     if count < 3:
         owner, count = clusters(pts, REGROUP_CLUSTERS)
     sizes = np.bincount(owner, minlength=count + 1)
@@ -75,13 +77,13 @@ def other_splits(target: Target) -> list[list[np.ndarray]]:
     return out
 
 
-def clusters(pts: np.ndarray, k: int) -> tuple[np.ndarray, int]:
-    """k-means of ink pixel centres (started from the points at evenly spaced ranks along x, 20 rounds) -> (owner
-    1..k per point, k), as `_two_groups` splits one part in two."""
+def clusters(pts: np.ndarray, k: int, rounds: int = 20) -> tuple[np.ndarray, int]:
+    """k-means of ink pixel centres (started from the points at evenly spaced ranks along x, `rounds` rounds) ->
+    (owner 1..k per point, k); `_two_groups` splits one part in two with k = 2, 10 rounds."""
     order = np.argsort(pts[:, 0] + pts[:, 1] * 1e-3, kind="stable")
-    centres = np.array([pts[order[int((2 * j + 1) * len(order) / (2 * k))]] for j in range(k)])
+    centres = np.array([pts[order[(2 * j + 1) * len(order) // (2 * k)]] for j in range(k)])
     assignment = np.zeros(len(pts), dtype=np.int64)
-    for _ in range(20):
+    for _ in range(rounds):
         assignment = np.argmin(((pts[:, None, :] - centres[None]) ** 2).sum(-1), axis=1)
         centres = np.array([pts[assignment == g].mean(axis=0) if np.any(assignment == g) else centres[g]
                             for g in range(k)])
