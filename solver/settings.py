@@ -178,6 +178,11 @@ STROKE_LOGP_SLACK = 2.0  # nats: an action takes the decoder's stroke when it pr
 CHECK_MARGIN_PX = 1.0  # px of centreline fit: a library problem's query takes set A's shapes H when H fits it better
 # than its own reading by more than this, and no near miss of H fits it better by more than this
 # (`solver.reading.library_check`). Generated tuning seed 5111 (basic): see the module.
+SURE_NEIGHBOUR_MARGIN_PX = 0.25  # px of centreline fit by which a query's neighbour of H fits it better than H, from
+# which the neighbour verdict is sure though H fits the query within set A's fits (`solver.reading.check.sure_neighbour`).
+# Generated ff tuning seeds 58101 + 59001 (480 problems): the one positive query with a neighbour verdict in doubt had it
+# by 0.07 px (earlier seeds 12121 + 13131: 4, by 0.05 px or less); a negative whose near miss walks a circle on past its
+# start and off it, by 0.35 px (ff_nact4_5_0017 of 58101)
 LEVEL_PX = 2.5  # px of centreline fit (`search.pose.fit`, 512 px images) within which a hypothesis or neighbour
 # explains an image (tuning set, seed 3131: set-A images fit their true program at 0.3-2.2 px; a hypothesis read
 # wrongly fits set A at 3.8-5.4 px)

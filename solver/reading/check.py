@@ -13,7 +13,7 @@ from solver.reading.form import Formed
 from solver.reading.jobs import Jobs, Stages
 from solver.reading.readings import Perceived
 from solver.reading.verdicts import check_chunks, set_a_margin, submit_checks, judged_reading
-from solver.settings import CHECKED_READ_BEAM, LEVEL_PX, STROKE_LOGP_SLACK
+from solver.settings import CHECKED_READ_BEAM, LEVEL_PX, STROKE_LOGP_SLACK, SURE_NEIGHBOUR_MARGIN_PX
 
 
 def in_doubt(found: dict) -> bool:
@@ -39,8 +39,12 @@ def sure_neighbour(found: dict, context_fit: float) -> bool:
     (`context_fit`: the worst fit of H on those images, px). Set A shows how well H fits an image that draws H.
     Generated tuning seeds 3131 + 5151 (80 free-form problems): 14 of the 16 negative queries in such doubt were
     sure so, and no positive query had a neighbour verdict; seeds 12121 + 13131 (120): 4 positive queries had one
-    (a neighbour within 0.05 px of H's fit), none sure."""
-    return found["fit"] > context_fit and found["neighbour_fit"] <= context_fit
+    (a neighbour within 0.05 px of H's fit), none sure. It is sure too when the neighbour fits it better than H by
+    SURE_NEIGHBOUR_MARGIN_PX or more (and as well as H fits a set-A image): a near miss whose change adds little ink
+    (a circle walked on past its start, turned off it: `solver.reading.verdicts.overdrawn_writings`) leaves H's fit
+    within set A's."""
+    return found["neighbour_fit"] <= context_fit and (found["fit"] > context_fit
+                                                      or found["fit"] - found["neighbour_fit"] >= SURE_NEIGHBOUR_MARGIN_PX)
 
 
 def check_problem(perception, images, results, positives: int, negatives: int, formed: Formed, stages: Stages,

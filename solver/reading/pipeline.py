@@ -22,6 +22,7 @@ The strategies that choose between them, one line each (their docstrings have th
   * `strokes_asked`: the other images' stroke types are chosen only when set A's readings share an all-normal program;
   * `free_form_proposed`: no H from the decoder's top readings: set A's decoded images read in full and H tried again;
   * `other_writings`: an image no near miss explains is checked against H written otherwise;
+  * `overdrawn`: an image H explains is checked against the near misses of H walked on round a loop of its arcs;
   * `stroke_doubted` / `sure_neighbour` / `in_doubt`: which checked queries keep their verdict, and which are read in full.
 
 `perceive_free_form` is the second look `solver.solving.folder.solve_images` asks for when a problem read as library

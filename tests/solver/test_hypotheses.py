@@ -73,7 +73,9 @@ def test_a_query_neighbour_within_the_level_is_sure_when_set_a_says_so():
 
     found = {"verdict": "neighbour", "fit": 2.0, "neighbour_fit": 0.5}
     assert sure_neighbour(found, context_fit=0.9)  # H fits it worse than any set-A image, the neighbour as well
-    assert not sure_neighbour(found, context_fit=2.2)  # a set-A image fits H as badly: H may draw it
+    assert not sure_neighbour({**found, "neighbour_fit": 1.9}, context_fit=2.2)  # a set-A image fits H as badly:
+    # H may draw it, and the neighbour fits it hardly better
+    assert sure_neighbour(found, context_fit=2.2)  # ... but the neighbour fits it better by SURE_NEIGHBOUR_MARGIN_PX
     assert not sure_neighbour({**found, "neighbour_fit": 1.2}, context_fit=0.9)  # the neighbour fits it worse
     # than H fits set A
     assert in_doubt(found) and in_doubt({**found, "sure_neighbour": False})
@@ -334,3 +336,32 @@ def test_jobs_give_each_result_when_asked_with_workers_or_without():
     for x in (1, 2, 3):
         later.submit(x, None, None, here=lambda x=x: ran.append(x) or x)
     assert later.first_of([2, 3]) == 2 and ran == [1, 2] and later.get(1) == 1
+
+
+def test_near_misses_of_a_circle_walked_on_past_its_start_are_explained_by_the_overdrawn_writings():
+    # the generator may walk a circle on past its start (a circle move and an arc: five quarter arcs); set A's ink
+    # shows one circle and H reads four arcs; a near miss turning the fifth opens a tail off the circle that no
+    # neighbour of H draws; H walked on round its loop (`overdrawn_writings`) has the generator's writing, and its
+    # neighbour fitted from where H lies (`_anchored_neighbour`) explains the near misses better than H
+    from search.near_miss import geometric_neighbours
+    from solver.reading.verdicts import overdrawn_writings, walked_on
+
+    arcs = ["arc_square_0.500_0.625-0.500", "arc_normal_0.500_0.625-0.500", "arc_zigzag_0.500_0.625-0.500",
+            "arc_normal_0.500_0.625-0.500"]
+    truth = parse_image([["line_triangle_1.000-0.500"] + arcs + ["arc_circle_0.500_0.625-0.500"]])
+    near_miss = parse_image([["line_triangle_1.000-0.500"] + arcs + ["arc_circle_0.500_0.625-0.833"]])
+    read = parse_image([["line_triangle_1.000-0.500"] + arcs])
+    assert any(same_image(w, truth, ignore_strokes=True) for w in overdrawn_writings(read))
+    assert len(overdrawn_writings(read)) == 4  # one to four arcs more: nine actions at most
+    assert walked_on(parse_image([["line_normal_1.000-0.500"] + arcs[:3]]).shapes[0], 1) is None  # 270 degrees
+    assert walked_on(parse_image([arcs[:3] + ["line_normal_1.000-0.500"]]).shapes[0], 1) is None  # a line last
+    assert not any(same_image(n, near_miss, ignore_strokes=True) for _, n in geometric_neighbours(read))
+    rng = np.random.default_rng(23)
+    images = [_drawn(p, rng) for p in [truth] * 6 + [near_miss] * 2 + [truth, near_miss]]
+    with FixedDecoder(read) as perception:
+        results = perception.perceive(images, positives=6, negatives=2)
+    assert results[9].evidence["written"] == "overdrawn"  # the near-miss query: a near miss of H walked on fits it
+    assert results[9].evidence["neighbour_fit"] < results[9].evidence["fit"]  # better than H (then read in full)
+    assert not same_image(results[9].program, read, ignore_strokes=True)
+    assert results[8].evidence["verdict"] == "hypothesis" and same_image(results[8].program, read)
+    assert not any("written" in r.evidence for r in results[6:8])  # set B's images: checked against H as written
