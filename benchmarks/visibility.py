@@ -32,11 +32,16 @@ SCALE = 110.0  # the free-form painter's scale range is (80, 140) (spec 3.2)
 BELOW = (10.0, 40.0, 100.0)  # pixels of full ink
 
 
-def shown(original: list[str], changed: list[str], scale: float = SCALE) -> float:
-    """Pixels of full ink (sum of |grey difference| / 255) between two shapes drawn from one pose at `scale`."""
-    a, b = (render_drawing(Drawing([execute_shape(parse_shape(s), Pose(scale=scale))])).astype(np.float64)
-            for s in (original, changed))
-    return float(np.abs(a - b).sum() / 255.0)
+def _drawn(shape: tuple[str, ...], scale: float) -> np.ndarray:
+    """A shape drawn from the origin at `scale` on the official canvas, grey as float."""
+    return render_drawing(Drawing([execute_shape(parse_shape(list(shape)), Pose(scale=scale))])).astype(np.float64)
+
+
+def shown(original: list[str], changed: list[str], scale: float = SCALE, drawn: np.ndarray | None = None) -> float:
+    """Pixels of full ink (sum of |grey difference| / 255) between two shapes drawn from one pose at `scale`;
+    `drawn`: the original as `_drawn` draws it, when already drawn."""
+    before = _drawn(tuple(original), scale) if drawn is None else drawn
+    return float(np.abs(before - _drawn(tuple(changed), scale)).sum() / 255.0)
 
 
 def near_misses(programs: dict, scale: float = SCALE, limit: int | None = None) -> list[dict]:
@@ -47,11 +52,15 @@ def near_misses(programs: dict, scale: float = SCALE, limit: int | None = None) 
         positives, negatives = programs[name]
         program = positives[0]
         two = len(program) == 2
+        originals: dict[int, np.ndarray] = {}  # each shape of the program drawn once for all its negatives
         for index, image in enumerate(negatives):
-            changed = [k for k in range(len(program)) if k < len(image) and image[k] != program[k]]
             if len(image) != len(program):
                 raise ValueError(f"{name}: negative {index} draws {len(image)} shapes, the positives {len(program)}")
-            value = sum(shown(program[k], image[k], scale) for k in changed)
+            value = 0.0
+            for k in (k for k in range(len(program)) if image[k] != program[k]):
+                if k not in originals:
+                    originals[k] = _drawn(tuple(program[k]), scale)
+                value += shown(program[k], image[k], scale, originals[k])
             rows.append({"problem": name, "image": index, "two_shapes": two, "shown_px": round(value, 1)})
     return rows
 

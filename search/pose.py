@@ -182,10 +182,12 @@ def _ink_moments(ink: np.ndarray, target: Target) -> tuple[np.ndarray, float]:
     return found[1], found[2]
 
 
-def anchored(parent: Template, place: Placement, child: Template, parent_joint: int, child_joint: int) -> Placement:
+def anchored(parent: Template, place: Placement, child: Template, parent_joint: int, child_joint: int,
+             turn: float = 0.0) -> Placement:
     """The placement of `child` that puts its joint `child_joint` (position and heading) where the parent's
-    joint `parent_joint` is drawn: the pose that keeps the part after an edit in place."""
-    theta = place.theta + parent.joint_headings[parent_joint] - child.joint_headings[child_joint]
+    joint `parent_joint` is drawn: the pose that keeps the part after an edit in place; `turn`: degrees the child is
+    turned more about that joint (180: walked the other way from it)."""
+    theta = place.theta + parent.joint_headings[parent_joint] - child.joint_headings[child_joint] + turn
     c, s = math.cos(math.radians(place.theta)), math.sin(math.radians(place.theta))
     px, py = parent.joints[parent_joint]
     wx, wy = place.cx + place.s * (c * px - s * py), -place.cy + place.s * (s * px + c * py)

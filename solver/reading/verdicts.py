@@ -155,7 +155,7 @@ def _anchored_neighbour(candidates, hypothesis: ImageProgram, checked: Check, ta
         s = change.shape
         parent, child = own[s], templates[s]
         at = min(change.action, len(parent.joints) - 1)  # the part before the change lies on H's, or the part after
-        options = [_anchor(parent, checked.placements[s], child, j, k, flip)
+        options = [anchored(parent, checked.placements[s], child, j, k, flip)
                    for j in sorted({0, at, len(parent.joints) - 1}) for k in sorted({0, change.action, len(child.joints) - 1})
                    for flip in (0.0, 180.0)]
         tries = [list(checked.placements[:s]) + [o] + list(checked.placements[s + 1:]) for o in options]
@@ -172,17 +172,6 @@ def _anchored_neighbour(candidates, hypothesis: ImageProgram, checked: Check, ta
         if best is None or value < best[1]:
             best = (candidate, value, placements)
     return best
-
-
-def _anchor(parent, place, child, parent_joint: int, child_joint: int, flip: float):
-    """`search.pose.anchored` with the child turned `flip` degrees more about the joint (walked the other way)."""
-    placed = anchored(parent, place, child, parent_joint, child_joint)
-    cx, cy, a, b = placed.affine()
-    x, y = child.joints[child_joint]
-    jx, jy = cx + a * x - b * y, cy - (b * x + a * y)  # the joint in pixels, which stays put
-    turned = replace(placed, theta=placed.theta + flip)
-    cx, cy, a, b = turned.affine()
-    return replace(turned, cx=turned.cx + jx - (cx + a * x - b * y), cy=turned.cy + jy - (cy - (b * x + a * y)))
 
 
 def overdrawn_writings(hypothesis: ImageProgram) -> tuple[ImageProgram, ...]:
@@ -386,8 +375,7 @@ def check_chunks(positives: int, negatives: int, n: int) -> list[list[int]]:
 
 def submit_checks(jobs: Jobs, perception, images, positives: int, negatives: int, hypothesis: ImageProgram) -> None:
     """Step 3's check jobs (`check_chunks`, `checked_many`) against `hypothesis`, handed to `jobs` as ("check", c)."""
-    queries = range(positives + negatives, len(images))
     for c, chunk in enumerate(check_chunks(positives, negatives, len(images))):
         jobs.submit(("check", c), checked_many, (perception.checkpoint, [images[k] for k in chunk], hypothesis,
                                                  getattr(perception, "switches", PRODUCT).near_misses,
-                                                 sum(1 for k in chunk[:1] if k in queries)))
+                                                 int(chunk[0] >= positives + negatives)))  # a query leads its chunk
