@@ -15,8 +15,8 @@ exist_quadrangle every action of a shape that may be stamped (the table's `if st
 four types (`dsl.generate.abstract_strokes`), under any other concept with one of all five. So the strokes of the
 images are evidence between two rules that differ there (`stroke_log_likelihood`): each image drawn only with
 allowed types is |all| / |allowed| times likelier per stamped action under the restricted concept, and an image
-with a withheld type needs a misread image (NOISE) to be drawn under it. Shapes the library does not hold, and
-shapes drawn in normal strokes only, say nothing. Only true programs are read this way (`ProblemFacts.tolerant` is
+with a withheld type needs a misread image (`solver.settings.NOISE_TRUE_PROGRAMS`) to be drawn under it. Shapes the
+library does not hold, and shapes drawn in normal strokes only, say nothing. Only true programs are read this way (`ProblemFacts.tolerant` is
 False): a reading from pixels names the library shape but draws it in normal strokes (a generated abstract problem
 from pixels, seed 5201: every stroke of all fourteen images read as normal, so every concept that withholds
 stamps gained 50 nats and more), so decoded strokes are no evidence.
@@ -33,7 +33,7 @@ from dsl.library import load_library
 from dsl.types import DATASET_STROKE_TYPES
 from solver.induction.facts import ProblemFacts, ShapeFacts
 from solver.induction.rules import AT_LEAST_ONE, Comparison, Family, Literal, Rule
-from solver.settings import NOISE
+from solver.settings import NOISE_TRUE_PROGRAMS
 
 NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9}
 
@@ -115,7 +115,7 @@ def stroke_log_likelihood(rule: Rule, facts: ProblemFacts) -> float:
     for _, _, image in facts.images():
         strokes = [stroke for shape in image.shapes for stroke in (_stamped_actions(shape) or ())]
         if any(stroke not in allowed for stroke in strokes):
-            total += math.log(NOISE)
+            total += math.log(NOISE_TRUE_PROGRAMS)
         else:
             total += gain * len(strokes)
     return total

@@ -13,8 +13,9 @@ only the second. So for a rule R with pools P(R) (`solver.induction.pools`), the
 where q is the generator's chance of the split (3/3: 4/7; 4/2 and 2/4: 3/14 each; a split of 5/1 or 6/0 needs
 images whose attributes were misread, NOISE each: `group_split_probability`, `_pair_split`),
 and an image outside every pool the rule allows (a misclassified one, for a pair a B image that violates
-both literals, or an image of more than one shape: the generator draws one) has the small probability
-NOISE / |library| of a misperceived or mislabelled image. The prior prefers short rules of the generator's kind: log P(R) = -LENGTH_PENALTY * length
+both literals or violates one while the other does not apply, or an image of more than one shape: the generator
+draws one) has the small probability NOISE / |library| of a misperceived or mislabelled image (`noise_rate`: NOISE
+for programs read from pixels, NOISE_TRUE_PROGRAMS for true ones). The prior prefers short rules of the generator's kind: log P(R) = -LENGTH_PENALTY * length
 (literal costs of the encodings), - NEGATION_PENALTY per negated literal (the generator's concepts are
 what the images of A have, never what they lack), - NOT_A_CONCEPT_PENALTY for a rule of attributes and counts
 that names none of the generator's 220 concepts (`solver.induction.concepts.generator_concept`: a negation, a
@@ -52,9 +53,15 @@ from solver.induction.optimal import Induction, InducedRule
 from solver.induction.pools import failing_pool, library_size, literal_pool
 from solver.induction.concepts import generator_concept, stroke_log_likelihood
 from solver.induction.rules import Family, Literal, Rule
-from solver.settings import KEEP, LENGTH_PENALTY, NEGATION_PENALTY, NOISE, NOT_A_CONCEPT_PENALTY
+from solver.settings import KEEP, LENGTH_PENALTY, NEGATION_PENALTY, NOISE, NOISE_TRUE_PROGRAMS, NOT_A_CONCEPT_PENALTY
 
 CATEGORY_FAMILIES = frozenset({Family.CATEGORY, Family.CATEGORIES})
+
+
+def noise_rate(facts: ProblemFacts) -> float:
+    """The chance that a context image lies outside the pools of the concept: a misread image for programs read
+    from pixels (`tolerant`), next to none for true programs, whose library shapes take the table's labels."""
+    return NOISE if facts.tolerant else NOISE_TRUE_PROGRAMS
 
 
 @functools.cache
@@ -69,7 +76,7 @@ def category_log_likelihood(induced: InducedRule, facts: ProblemFacts) -> float 
     if not literals or any(lit.negated or lit.family not in CATEGORY_FAMILIES for lit in literals):
         return None
     shapes = {name for lit in literals for name in lit.names}
-    noise = math.log(NOISE / library_size())
+    noise = math.log(noise_rate(facts) / library_size())
     total = sum(0.0 if (Role.A.value, k) in induced.covered and len(image.shapes) == len(shapes) else noise
                 for k, image in enumerate(facts.context_a))
     for index, image in enumerate(facts.context_b):
@@ -111,32 +118,39 @@ def _fails(literal: Literal, shown: ImageFacts, true: frozenset[Literal]) -> boo
 
 
 def _pair_groups(induced: InducedRule, facts: ProblemFacts) -> tuple[int, int, int]:
-    """Images of set B violating only the first literal, only the second, and neither way (noise)."""
+    """Images of set B violating the first literal and holding the second, violating the second and holding the
+    first, and any other (noise: violating both, or one literal violated while the other does not apply, as
+    `balanced_two` does not to a shape of one part; the generator draws a pair's negatives from the pools
+    {0, 1} and {1, 0}, spec §3.4)."""
     first_literal, second_literal = induced.rule.literals
     groups = [0, 0, 0]
     for index, shown in enumerate(facts.context_b):
         image = (Role.B.value, index)
         true = induced.evidence.get(image, frozenset())
         first, second = (_fails(lit, shown, true) for lit in (first_literal, second_literal))
-        if image in induced.covered or len(shown.shapes) != 1 or first == second:
+        if image in induced.covered or len(shown.shapes) != 1:
             groups[2] += 1
+        elif first and second_literal in true:
+            groups[0] += 1
+        elif second and first_literal in true:
+            groups[1] += 1
         else:
-            groups[0 if first else 1] += 1
+            groups[2] += 1
     return groups[0], groups[1], groups[2]
 
 
-def _pair_split(first: int, second: int, noise_images: int) -> float:
+def _pair_split(first: int, second: int, noise_images: int, noise: float = NOISE) -> float:
     """log P of the split of set B into the two groups, each noise image drawn from either of them (the
     images' order: one labelling of the positions among comb(n, first)). A split the generator cannot
-    make (five or six images in one group) needs images whose attributes were misread: each one NOISE."""
+    make (five or six images in one group) needs images whose attributes were misread: each one `noise`."""
     shown = first + second + noise_images
     total = sum(math.comb(noise_images, j) * group_split_probability(first + j, second + noise_images - j)
                 / math.comb(shown, first + j) for j in range(noise_images + 1))
     if total > 0:
         return math.log(total)
     larger = max(first, second)
-    return math.log(NOISE) + _pair_split(larger - 1 if first == larger else first,
-                                         larger - 1 if second == larger else second, noise_images + 1)
+    return math.log(noise) + _pair_split(larger - 1 if first == larger else first,
+                                         larger - 1 if second == larger else second, noise_images + 1, noise)
 
 
 def log_likelihood(induced: InducedRule, facts: ProblemFacts) -> float | None:
@@ -149,7 +163,7 @@ def log_likelihood(induced: InducedRule, facts: ProblemFacts) -> float | None:
     if not literals or any(p is None for p in pools) or len(literals) > 2:
         return None
     failing = [failing_pool(lit) for lit in literals]
-    noise = math.log(NOISE / library_size())
+    noise = math.log(noise_rate(facts) / library_size())
     positive = (1 << library_size()) - 1
     for pool in pools:
         positive &= pool
@@ -164,7 +178,7 @@ def log_likelihood(induced: InducedRule, facts: ProblemFacts) -> float | None:
         return total + _draws(failing[0], drawn, noise) + noise * (len(facts.context_b) - drawn)
     first, second, noise_images = _pair_groups(induced, facts)
     total += _draws(failing[0] & pools[1], first, noise) + _draws(pools[0] & failing[1], second, noise)
-    return total + noise * noise_images + _pair_split(first, second, noise_images)
+    return total + noise * noise_images + _pair_split(first, second, noise_images, noise_rate(facts))
 
 
 def log_prior(rule: Rule, length_penalty: float = LENGTH_PENALTY) -> float:

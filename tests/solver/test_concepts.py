@@ -10,7 +10,7 @@ from dsl.types import Shape, StrokeType
 from solver.induction.concepts import generator_concept, stroke_log_likelihood
 from solver.induction.facts import ImageFacts, ProblemFacts, shape_facts
 from solver.induction.rules import Comparison, Family, Literal, Rule
-from solver.settings import NOISE
+from solver.settings import NOISE_TRUE_PROGRAMS
 
 
 def attr(name: str, negated: bool = False) -> Literal:
@@ -54,6 +54,7 @@ def test_strokes_the_generator_withholds_under_a_triangle_concept_are_evidence()
     assert math.isclose(stroke_log_likelihood(triangle, facts), 12 * 3 * math.log(5 / 4))
     stamped = drawn("equilateral_traingle", StrokeType.TRIANGLE)  # withheld under exist_triangle: a misread image
     facts = ProblemFacts((zigzag,) * 5 + (stamped,), (zigzag,) * 6, (), tolerant=False)
-    assert math.isclose(stroke_log_likelihood(triangle, facts), 11 * 3 * math.log(5 / 4) + math.log(NOISE))
+    assert math.isclose(stroke_log_likelihood(triangle, facts),
+                        11 * 3 * math.log(5 / 4) + math.log(NOISE_TRUE_PROGRAMS))
     normal_only = drawn("thin_obtuse_nonequi_triangle", StrokeType.NORMAL)  # `if stamp` 0: says nothing
     assert stroke_log_likelihood(triangle, ProblemFacts((normal_only,) * 6, (normal_only,) * 6, (), False)) == 0.0

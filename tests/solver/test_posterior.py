@@ -250,3 +250,40 @@ def test_a_rule_without_literals_has_no_generator_likelihood():
     facts = ProblemFacts((image({"closed": 1}, 3),) * 6, (image({"closed": 0}, 3),) * 6, ())
     rule = InducedRule(Rule((), errors=6), (6,), frozenset(), {})
     assert log_likelihood(rule, facts) is None
+
+
+def test_a_pair_negative_holds_the_attribute_it_does_not_violate():
+    # Concept self_transposed and has_line_crossing (official-generator problem hd_self_transposed-has_line_crossing,
+    # true programs): two images of B are not self-transposed and cross, but are no two-part shapes (balanced_two does
+    # not apply). The pair generator draws them from {self_transposed 0, has_line_crossing 1}; under balanced_two
+    # with self_transposed they lie in no pool of the pair's negatives, so that rule must not win by its smaller pool.
+    a = [image({"self_transposed": 1, "has_line_crossing": 1, "balanced_two": 1}, 4)] * 6
+    b = [image({"self_transposed": 0, "has_line_crossing": 1, "balanced_two": None}, 4)] * 2
+    b += [image({"self_transposed": 0, "has_line_crossing": 1, "balanced_two": 1}, 6)]
+    b += [image({"self_transposed": 1, "has_line_crossing": 0, "balanced_two": 0}, 4)] * 3
+    facts = ProblemFacts(tuple(a), tuple(b), (), tolerant=False)
+    fitting = induce(facts, encodings=ABSTRACT_ENCODINGS, all_fitting=True, max_rules=4096)
+    rules = {r.rule.asp for r in fitting.rules}
+    pair = "concept(I) :- image(I), attr(I,has_line_crossing,1), attr(I,self_transposed,1)."
+    balanced = "concept(I) :- image(I), attr(I,balanced_two,1), attr(I,self_transposed,1)."
+    assert {pair, balanced} <= rules
+    assert rank(fitting, facts).rules[0].rule.asp == pair
+
+
+def test_a_misfit_costs_more_in_true_programs_than_in_a_reading_from_pixels():
+    import math
+
+    from solver.induction.posterior import NOISE, NOISE_TRUE_PROGRAMS, log_likelihood, noise_rate
+
+    quad = {"convex": 1, "exist_quadrangle": 1, "has_curve": 0}
+    a = [image(quad, 4)] * 5 + [image(quad | {"convex": 0}, 4)]
+    b = [image({"convex": 1, "exist_quadrangle": 0, "has_curve": 0}, 3)] * 3
+    b += [image({"convex": 0, "exist_quadrangle": 0, "has_curve": 0}, 4)] * 3
+    read = ProblemFacts(tuple(a), tuple(b), ())
+    true = replace(read, tolerant=False)
+    assert noise_rate(read) == NOISE and noise_rate(true) == NOISE_TRUE_PROGRAMS < NOISE
+    near = induce(read, encodings=ABSTRACT_ENCODINGS, all_fitting=True, max_rules=4096, max_errors=1)
+    concept = next(r for r in near.rules if r.rule.asp.endswith("attr(I,convex,1), count(I,straight_lines,4)."))
+    assert concept.rule.errors == 1  # the image of A read as not convex: one misfit, drawn as noise
+    assert math.isclose(log_likelihood(concept, read) - log_likelihood(concept, true),
+                        math.log(NOISE / NOISE_TRUE_PROGRAMS))
