@@ -78,3 +78,17 @@ def test_a_query_drawing_a_near_miss_keeps_its_reading():
 def test_nothing_is_checked_without_shapes_set_a_agrees_on():
     results = [Perceived(library_program((name,))) for name in list(load_library())[:14]]
     assert checked_queries(SimpleNamespace(map=None), [None] * 14, results, 6, 6, Stages()) is results
+
+
+def test_h_is_taken_over_a_reading_it_fits_better_by_any_margin():
+    from solver.reading.library_check import beats_reading
+    from solver.settings import LEVEL_PX
+
+    # generated tuning seed 60201: positive queries read as a near miss that H fitted better by 0.01-0.93 px were
+    # labelled B; the generator draws H in a query far more often than any one near miss
+    assert beats_reading(1.33, 2.26) and beats_reading(0.199, 0.212)
+    assert not beats_reading(2.34, 1.89)  # a near miss read as itself fits better than H: it keeps its reading
+    assert not beats_reading(LEVEL_PX + 0.1, 9.0)  # H must explain the query at all
+    found = {"fit": 1.0, "read_fit": 1.1, "neighbour_fit": 0.5}
+    assert takes_hypothesis(found)  # a near miss better by less than CHECK_MARGIN_PX: a look-alike, H by the odds
+    assert not takes_hypothesis({"fit": 2.0, "read_fit": 2.1, "neighbour_fit": 0.9})  # a near miss clearly better
