@@ -16,10 +16,10 @@ four types (`dsl.generate.abstract_strokes`), under any other concept with one o
 images are evidence between two rules that differ there (`stroke_log_likelihood`): each image drawn only with
 allowed types is |all| / |allowed| times likelier per stamped action under the restricted concept, and an image
 with a withheld type needs a misread image (`solver.settings.NOISE_TRUE_PROGRAMS`) to be drawn under it. Shapes the
-library does not hold, and shapes drawn in normal strokes only, say nothing. Only true programs are read this way (`ProblemFacts.tolerant` is
-False): a reading from pixels names the library shape but draws it in normal strokes (a generated abstract problem
-from pixels, seed 5201: every stroke of all fourteen images read as normal, so every concept that withholds
-stamps gained 50 nats and more), so decoded strokes are no evidence.
+library does not hold, and shapes drawn in normal strokes only, say nothing. Only true programs are read this way
+(`ProblemFacts.tolerant` is False): a reading from pixels names the library shape but draws it in normal strokes (a
+generated abstract problem from pixels, seed 5201: every stroke of all fourteen images read as normal, so every
+concept that withholds stamps gained 50 nats and more), so decoded strokes are no evidence.
 """
 
 from __future__ import annotations

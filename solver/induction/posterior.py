@@ -12,18 +12,19 @@ only the second. So for a rule R with pools P(R) (`solver.induction.pools`), the
 
 where q is the generator's chance of the split (3/3: 4/7; 4/2 and 2/4: 3/14 each; a split of 5/1 or 6/0 needs
 images whose attributes were misread, NOISE each: `group_split_probability`, `_pair_split`),
-and an image outside every pool the rule allows (a misclassified one, for a pair a B image that violates
-both literals or violates one while the other does not apply, or an image of more than one shape: the generator
-draws one) has the small probability NOISE / |library| of a misperceived or mislabelled image (`noise_rate`: NOISE
-for programs read from pixels, NOISE_TRUE_PROGRAMS for true ones). The prior prefers short rules of the generator's kind: log P(R) = -LENGTH_PENALTY * length
-(literal costs of the encodings), - NEGATION_PENALTY per negated literal (the generator's concepts are
-what the images of A have, never what they lack), - NOT_A_CONCEPT_PENALTY for a rule of attributes and counts
-that names none of the generator's 220 concepts (`solver.induction.concepts.generator_concept`: a negation, a
-threshold, a count equality no attribute names, a pair the generator never pairs because one of its pools holds
-fewer than ten shapes, spec §3.4; such a rule otherwise wins by explaining one image of B through a pool of two
-or three shapes, or by a coincidence of the context, though it stays expressible). The likelihood also weighs
-the images' stroke types (`solver.induction.concepts.stroke_log_likelihood`): under a concept about a regular
-polygon, a triangle or a quadrangle the generator withholds the stamps that would draw one.
+and an image outside every pool the rule allows (a misclassified one, for a pair a B image that violates both
+literals or violates one while the other does not apply, or an image of more than one shape: the generator draws
+one) has the small probability NOISE / |library| of a misperceived or mislabelled image (`noise_rate`: NOISE for
+programs read from pixels, NOISE_TRUE_PROGRAMS for true ones). The prior prefers short rules of the generator's
+kind: log P(R) = -LENGTH_PENALTY * length (literal costs of the encodings), - NEGATION_PENALTY per negated literal
+(the generator's concepts are what the images of A have, never what they lack), - NOT_A_CONCEPT_PENALTY for a rule
+of attributes and counts that names none of the generator's 220 concepts
+(`solver.induction.concepts.generator_concept`: a negation, a threshold, a count equality no attribute names, a pair
+the generator never pairs because one of its pools holds fewer than ten shapes, spec §3.4; such a rule otherwise
+wins by explaining one image of B through a pool of two or three shapes, or by a coincidence of the context, though
+it stays expressible). The likelihood also weighs the images' stroke types
+(`solver.induction.concepts.stroke_log_likelihood`): under a concept about a regular polygon, a triangle or a
+quadrangle the generator withholds the stamps that would draw one.
 Among the rules that fit the context best (the objective's first priority, found by
 clingo with all_fitting=1) or misfit at most EXTRA_ERRORS (two) more context images (max_errors; `solver.solving.api`), the
 posterior ranks the rules and weighs their votes on the queries. A context image whose computed
