@@ -21,6 +21,7 @@ show (`solver.reading.pipeline`).
 from __future__ import annotations
 
 import functools
+import itertools
 from dataclasses import dataclass
 
 from dsl.canonical import normalise_angle, reversed_shape, same_shape
@@ -122,6 +123,20 @@ def centreline_fit(program: ImageProgram, target: Target, max_evals: int = FIT_E
     placements, value = fit(centreline_templates(program) if templates is None else templates, target, max_evals,
                             regroup)
     return value, placements
+
+
+def centreline_refit(program: ImageProgram, target: Target, placements: list[Placement],
+                     max_evals: int = FIT_EVALS) -> tuple[float, list]:
+    """`centreline_fit` of `program` started from another program's fitted `placements` (as many shapes; each way of
+    giving them to the program's shapes) instead of from scratch -> the best (fit, placements). A look-alike drawn where
+    the other program's shape lies starts near its own pose, which a fit from scratch may miss."""
+    templates = centreline_templates(program)
+    if len(placements) != len(templates):
+        return float("inf"), []
+    tried = (refine(templates, [placements[k] for k in order], target, max_evals)
+             for order in itertools.permutations(range(len(templates))))
+    placed, value = min(tried, key=lambda found: found[1])
+    return value, placed
 
 
 def _screen_start(tpl, group: int, n_groups: int, target: Target):

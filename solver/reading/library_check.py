@@ -25,7 +25,7 @@ from dsl.categories import exact_shape_categories
 from dsl.features import remember_features, shape_features
 from dsl.library import load_library, look_alikes
 from dsl.types import ImageProgram, StrokeType
-from search.near_miss import centreline_fit, centreline_templates, nearest_neighbour
+from search.near_miss import centreline_fit, centreline_refit, centreline_templates, nearest_neighbour
 from search.template import make_target
 from solver.reading.readings import Perceived
 from solver.reading.switches import PRODUCT
@@ -74,13 +74,20 @@ def near_misses(names: tuple[str, ...]) -> tuple:
 def check_job(job: tuple) -> dict:
     """One query checked against H (`names`), in a worker process -> the centreline fits (px) of H, of the query's
     own reading (normal strokes) and of H's best near miss (screened only where H explains the query better than its
-    reading, `takes_hypothesis`; none with `near_misses` False, the ablation `Switches.near_misses`), with H's poses and its shapes' features and categories
-    (what the facts will ask of them)."""
+    reading, `takes_hypothesis`; none with `near_misses` False, the ablation `Switches.near_misses`), with H's poses
+    and its shapes' features and categories (what the facts will ask of them). H is fitted from scratch and also from
+    where the reading's shapes lie (`centreline_refit`: a reading that names a look-alike of one of H's shapes has
+    placed it near H's pose, which a fit from scratch may miss); the better fit counts."""
     image, names, reading, *rest = job
     target = make_target(image)
     program = library_program(names)
     fit, placements = centreline_fit(program, target, regroup=True)  # which ink is whose: decided by H
-    own = centreline_fit(reading.with_strokes(StrokeType.NORMAL), target)[0] if reading is not None else float("inf")
+    own, read_placements = (centreline_fit(reading.with_strokes(StrokeType.NORMAL), target) if reading is not None
+                            else (float("inf"), []))
+    if read_placements:  # H also started where the reading lies: its look-alike's pose is near H's own
+        refit, refit_placements = centreline_refit(program, target, read_placements)
+        if refit < fit:
+            fit, placements = refit, refit_placements
     asked = (rest[0] if rest else True) and beats_reading(fit, own)  # else H loses anyway
     best = nearest_neighbour(near_misses(names), target) if asked else None
     return {"fit": fit, "read_fit": own, "neighbour_fit": best[1] if best is not None else float("inf"),

@@ -134,3 +134,22 @@ def test_the_screen_in_two_tiers_finds_the_near_miss_that_refining_every_neighbo
         assert same_image(found[0][1], drawn) and same_image(every[0][1], drawn)
         assert found[1] < 1.0 and abs(found[1] - every[1]) < 1e-9
     assert nearest_neighbour([], make_target(render_program(H, pose))) is None
+
+
+def test_a_program_refitted_from_placements_keeps_the_fit_they_start_from():
+    from dsl.generate import ProblemKind, place
+    from dsl.library import load_library
+    from dsl.types import ImageProgram, StrokeType
+    from search.near_miss import centreline_fit, centreline_refit
+
+    library = load_library()
+    drawn = ImageProgram((library["closed_threequarter_circle"].shape.with_strokes(StrokeType.NORMAL),
+                          library["open_s1"].shape.with_strokes(StrokeType.NORMAL)))
+    look_alike = ImageProgram((library["closed_circle"].shape.with_strokes(StrokeType.NORMAL), drawn.shapes[1]))
+    target = make_target(render_program(drawn, place(np.random.default_rng(4), drawn, ProblemKind.BASIC.scale_range)))
+    fit, placements = centreline_fit(drawn, target)
+    refit, again = centreline_refit(drawn, target, list(reversed(placements)))  # each way of giving them out
+    assert fit < 2.5 and refit <= fit + 1e-9 and len(again) == 2
+    from_other = centreline_refit(drawn, target, centreline_fit(look_alike, target)[1])
+    assert np.isfinite(from_other[0]) and len(from_other[1]) == 2
+    assert centreline_refit(drawn, target, placements[:1]) == (float("inf"), [])
