@@ -31,7 +31,8 @@ from pathlib import Path
 import numpy as np
 
 from dsl.categories import exact_shape_categories
-from dsl.generate import ATTRIBUTES, DATASET_STROKE_TYPES, IMAGES_PER_SIDE, abstract_concepts, abstract_strokes
+from dsl.generate import (DATASET_STROKE_TYPES, IMAGES_PER_SIDE, abstract_concepts, abstract_strokes,
+                          attribute_pool)
 from dsl.library import load_library
 from dsl.owned import check_output_file
 from solver.app.scoring import accuracy_interval
@@ -47,11 +48,11 @@ class Tables:
         library = load_library()
         self.names = list(library)
         self.index = {name: k for k, name in enumerate(self.names)}
-        values = np.array([[library[n].attributes[a] for a in ATTRIBUTES] for n in self.names])
-        column = {a: k for k, a in enumerate(ATTRIBUTES)}
 
-        def pool(wanted: dict[str, int]) -> np.ndarray:
-            return np.all([values[:, column[a]] == v for a, v in wanted.items()], axis=0)
+        def pool(wanted: dict[str, int]) -> np.ndarray:  # the generator's own pool, as a row over the library
+            row = np.zeros(len(self.names), bool)
+            row[[self.index[name] for name in attribute_pool(wanted)]] = True
+            return row
 
         none = np.zeros(len(self.names), bool)
         self.concepts = [tuple(c) for c in abstract_concepts()]
@@ -210,9 +211,9 @@ def on_root(root: Path, records: Path | None = None) -> dict:
     found = {"data": str(root), "problems": n, "rule_match": round(sum(r["bayes"] for r in rows) / n, 4) if n else None}
     if ours:
         found["ours"] = round(sum(r["ours"] for r in rows) / n, 4) if n else None
-        found["table"] = Counter(("bayes " + ("hit" if r["bayes"] == 1 else "miss"), "ours " + ("hit" if r["ours"]
-                                  else "miss")) for r in rows)
-        found["table"] = {" / ".join(k): v for k, v in sorted(found["table"].items())}
+        table = Counter(f"bayes {'hit' if r['bayes'] == 1 else 'miss'} / ours {'hit' if r['ours'] else 'miss'}"
+                        for r in rows)
+        found["table"] = dict(sorted(table.items()))
     found["rows"] = [r for r in rows if r["bayes"] < 1 or not r.get("ours", True)]
     return found
 

@@ -252,18 +252,27 @@ def check(program: ImageProgram, target: Target, neighbours: bool = True) -> Che
 
 def nearest_neighbour(candidates, target: Target) -> tuple | None:
     """Of `candidates` ((change, neighbour, its `centreline_templates`, ...), ...) the one whose centreline fits the
-    image best -> (that candidate, its fit, its placements), or None when there are none. A screen in two
-    tiers: all ranked by the sparse score at their best heading guesses (`_screen_starts`), the best SCREEN_REFINED
-    of them by a quick fit from there (SCREEN_EVALS), and the SCREEN_KEEP best of those fitted in full
-    (`centreline_fit`)."""
+    image best -> (that candidate, its fit, its placements), or None when there are none: `screened` from their best
+    heading guesses (`_screen_starts`), the kept ones fitted in full from scratch (`centreline_fit`)."""
     starts = [_screen_starts(item[2], target) for item in candidates]
+    return screened(candidates, starts, target,
+                    lambda item, _: centreline_fit(item[1], target, templates=item[2])[::-1])
+
+
+def screened(candidates, starts: list, target: Target, final) -> tuple | None:
+    """The screen in two tiers of `candidates` ((change, neighbour, its `centreline_templates`, ...), ...), each from
+    its `starts` (placements): all ranked by the sparse score there, the best SCREEN_REFINED of them (all when it is
+    0) by a quick fit from there (SCREEN_EVALS), and the SCREEN_KEEP best of those fitted by `final(candidate, the
+    quick fit's placements) -> (placements, fit)` -> (the candidate that fits best, its fit, its placements), or None
+    when there are none."""
     ranked = range(len(candidates))
     if SCREEN_REFINED:  # the best SCREEN_REFINED by the sparse score at their starts go on
         ranked = sorted(ranked, key=lambda j: SparseProblem(candidates[j][2], target).cost(starts[j]))[:SCREEN_REFINED]
-    ranked = sorted(ranked, key=lambda j: refine(candidates[j][2], starts[j], target, SCREEN_EVALS)[1])
+    quick = {j: refine(candidates[j][2], starts[j], target, SCREEN_EVALS) for j in ranked}
+    ranked = sorted(ranked, key=lambda j: quick[j][1])
     best = None
     for j in ranked[:SCREEN_KEEP]:
-        value, found = centreline_fit(candidates[j][1], target, templates=candidates[j][2])
+        found, value = final(candidates[j], quick[j][0])
         if best is None or value < best[1]:
             best = (candidates[j], value, found)
     return best

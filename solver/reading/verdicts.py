@@ -13,10 +13,9 @@ from dsl.features import shape_features
 from dsl.free_form import FREE_FORM_SETTINGS
 from dsl.types import DATASET_STROKE_TYPES, Action, ActionKind, ImageProgram, Shape, StrokeType
 from search.categories import known_categories
-from search.near_miss import (Check, centreline_templates, check, nearest_neighbour, neighbours_drawn,
+from search.near_miss import (Check, centreline_templates, check, nearest_neighbour, neighbours_drawn, screened,
                               stroke_placements_many)
 from search.pose import FIT_EVALS, SparseProblem, anchored, refine
-from search.settings import SCREEN_EVALS, SCREEN_KEEP, SCREEN_REFINED
 from search.neighbourhood import forward_free_form
 from search.template import make_target
 from solver.reading.jobs import Jobs
@@ -106,14 +105,22 @@ def _otherwise_written(hypothesis: ImageProgram, target, found: Verdict, checked
     same pictures screened again for each writing), such an image took 0.22-0.23 s on generated tuning seeds 3131
     ff_nact6_0003 and 13131 ff_nact8_0004 (closed shapes of 6 and 8 actions; one process); screened together,
     0.12-0.19 s, with the same labels, rules and confidences on 200 tuning problems."""
-    candidates = _written_otherwise_neighbours(hypothesis)
-    best = nearest_neighbour(candidates, target)
+    best = nearest_neighbour(_written_otherwise_neighbours(hypothesis), target)
+    return _neighbour_reading(best, hypothesis, target, found, checked, lambda candidate: candidate[3] + 1)
+
+
+def _neighbour_reading(best: tuple | None, hypothesis: ImageProgram, target, found: Verdict, checked: Check,
+                       written) -> Verdict:
+    """The verdict of a neighbour of H written otherwise (`best`: (candidate, fit, placements), or None) when its
+    centreline fits within LEVEL_PX and better than H, its evidence saying how H was written (`written(candidate)`);
+    else `found`."""
     if best is None or best[1] > LEVEL_PX or best[1] >= checked.fit:
         return found
-    (change, neighbour, _, k), fit, placements = best
+    candidate, fit, placements = best
+    change, neighbour, *_ = candidate
     decided = verdict(replace(checked, neighbour_fit=fit, neighbour=neighbour, change=change,
                               neighbour_poses=tuple(p.pose(target) for p in placements)), hypothesis)
-    return replace(decided, evidence={**decided.evidence, "written": k + 1})
+    return replace(decided, evidence={**decided.evidence, "written": written(candidate)})
 
 
 def _overdrawn(hypothesis: ImageProgram, target, found: Verdict, checked: Check) -> Verdict:
@@ -130,12 +137,7 @@ def _overdrawn(hypothesis: ImageProgram, target, found: Verdict, checked: Check)
         return found
     found_by = (nearest_neighbour(candidates, target), _anchored_neighbour(candidates, hypothesis, checked, target))
     best = min([b for b in found_by if b is not None], key=lambda b: b[1])
-    if best[1] > LEVEL_PX or best[1] >= checked.fit:
-        return found
-    (change, neighbour, _), fit, placements = best
-    decided = verdict(replace(checked, neighbour_fit=fit, neighbour=neighbour, change=change,
-                              neighbour_poses=tuple(p.pose(target) for p in placements)), hypothesis)
-    return replace(decided, evidence={**decided.evidence, "written": "overdrawn"})
+    return _neighbour_reading(best, hypothesis, target, found, checked, lambda _: "overdrawn")
 
 
 def _anchored_neighbour(candidates, hypothesis: ImageProgram, checked: Check, target) -> tuple | None:
@@ -143,35 +145,25 @@ def _anchored_neighbour(candidates, hypothesis: ImageProgram, checked: Check, ta
     shape started with its start, its end or the joint it changes on the start, the end or that joint of H's shape,
     either way along, the other shapes at H's placements (`search.pose.anchored`; a circle's ink does not tell a
     screen from scratch which way round it lies, and the part before the change, or the circle after it, lies where
-    H's does), the best starts screened and refined as `nearest_neighbour` does ->
-    (candidate, fit, placements), or None. On the walked-on circles of generated seed 58101 a screen from scratch
+    H's does), the best starts `screened` as `nearest_neighbour` screens them, the kept ones refined from their quick
+    fit -> (candidate, fit, placements), or None. On the walked-on circles of generated seed 58101 a screen from scratch
     found the neighbour that explains a near miss at 1.2-2.2 px where it fits at 0.5-0.8 px."""
     if not checked.placements:
         return None
     own = centreline_templates(hypothesis)
     starts = []
-    for candidate in candidates:
-        change, _, templates = candidate
+    for change, _, templates, *_ in candidates:
         s = change.shape
         parent, child = own[s], templates[s]
         at = min(change.action, len(parent.joints) - 1)  # the part before the change lies on H's, or the part after
         options = [anchored(parent, checked.placements[s], child, j, k, flip)
-                   for j in sorted({0, at, len(parent.joints) - 1}) for k in sorted({0, change.action, len(child.joints) - 1})
-                   for flip in (0.0, 180.0)]
+                   for j in sorted({0, at, len(parent.joints) - 1})
+                   for k in sorted({0, change.action, len(child.joints) - 1}) for flip in (0.0, 180.0)]
         tries = [list(checked.placements[:s]) + [o] + list(checked.placements[s + 1:]) for o in options]
         problem = SparseProblem(templates, target)
-        costs = [problem.cost(t) for t in tries]
-        k = min(range(len(tries)), key=costs.__getitem__)
-        starts.append((costs[k], candidate, tries[k]))
-    starts.sort(key=lambda item: item[0])
-    screened = sorted(((refine(c[2], start, target, SCREEN_EVALS), c) for _, c, start in starts[:SCREEN_REFINED]),
-                      key=lambda item: item[0][1])
-    best = None
-    for (placements, _), candidate in screened[:SCREEN_KEEP]:
-        placements, value = refine(candidate[2], placements, target, FIT_EVALS)
-        if best is None or value < best[1]:
-            best = (candidate, value, placements)
-    return best
+        starts.append(min(tries, key=problem.cost))
+    return screened(candidates, starts, target,
+                    lambda candidate, placements: refine(candidate[2], placements, target, FIT_EVALS))
 
 
 def overdrawn_writings(hypothesis: ImageProgram) -> tuple[ImageProgram, ...]:
@@ -199,7 +191,8 @@ def walked_on(shape: Shape, extra: int) -> Shape | None:
         return None
     start = len(actions) - 1
     while (start > 0 and abs(actions[start].turn) < 1e-6 and actions[start - 1].kind is ActionKind.ARC
-           and abs(actions[start - 1].radius - last.radius) < 1e-6 and abs(actions[start - 1].angle - last.angle) < 1e-6):
+           and abs(actions[start - 1].radius - last.radius) < 1e-6
+           and abs(actions[start - 1].angle - last.angle) < 1e-6):
         start -= 1
     if sum(abs(a.angle) for a in actions[start:]) < 360.0 - 1e-6:
         return None
@@ -209,28 +202,26 @@ def walked_on(shape: Shape, extra: int) -> Shape | None:
 
 @functools.lru_cache(maxsize=64)
 def _overdrawn_neighbours(hypothesis: ImageProgram) -> tuple:
-    """The neighbours of H's `overdrawn_writings` that draw a picture neither H nor one of its own neighbours draws,
-    each picture once (`image_key`, strokes aside) -> ((change, neighbour, its templates), ...)."""
-    candidates = []
-    seen = {image_key(hypothesis, ignore_strokes=True)}
-    seen |= {image_key(neighbour, ignore_strokes=True) for _, neighbour, *_ in neighbours_drawn(hypothesis)}
-    for other in overdrawn_writings(hypothesis):
-        for change, neighbour, templates in neighbours_drawn(other):
-            key = image_key(neighbour, ignore_strokes=True)
-            if key not in seen:
-                seen.add(key)
-                candidates.append((change, neighbour, templates))
-    return tuple(candidates)
+    """The neighbours of H's `overdrawn_writings` that draw a picture H and its own neighbours do not
+    (`_new_neighbours`)."""
+    return _new_neighbours(hypothesis, overdrawn_writings(hypothesis))
 
 
 @functools.lru_cache(maxsize=64)
 def _written_otherwise_neighbours(hypothesis: ImageProgram) -> tuple:
-    """The neighbours of H written otherwise (`other_writings`) that draw a picture none of H's own neighbours draws,
-    each picture once (`image_key`, strokes aside) -> ((change, neighbour, its templates, the writing's index), ...):
-    the same for every image `_otherwise_written` checks against H, so made once."""
+    """The neighbours of H written otherwise (`other_writings`) that draw a picture H and its own neighbours do not
+    (`_new_neighbours`): the same for every image `_otherwise_written` checks against H, so made once."""
+    return _new_neighbours(hypothesis, other_writings(hypothesis))
+
+
+def _new_neighbours(hypothesis: ImageProgram, writings: tuple[ImageProgram, ...]) -> tuple:
+    """The neighbours of `writings` (each draws H's picture) that draw a picture neither H nor one of its own
+    neighbours draws, each picture once (`image_key`, strokes aside: the same picture written otherwise fits an image
+    as well) -> ((change, neighbour, its templates, the writing's index), ...)."""
     candidates = []
-    seen = {image_key(neighbour, ignore_strokes=True) for _, neighbour, *_ in neighbours_drawn(hypothesis)}
-    for k, other in enumerate(other_writings(hypothesis)):
+    seen = {image_key(hypothesis, ignore_strokes=True)}
+    seen |= {image_key(neighbour, ignore_strokes=True) for _, neighbour, *_ in neighbours_drawn(hypothesis)}
+    for k, other in enumerate(writings):
         for change, neighbour, templates in neighbours_drawn(other):
             key = image_key(neighbour, ignore_strokes=True)
             if key not in seen:

@@ -124,15 +124,20 @@ def test_categories_matched_in_another_process_are_not_matched_again(monkeypatch
     assert categories.matched_shape_categories(stretched) == names
 
 
-def test_rules_with_one_more_misfit_compete_and_the_misfit_counts_as_noise():
-    # Concept: convex and four straight lines; one image of A is read as not convex (a feature that
-    # disagrees with the concept's labels). exist_quadrangle then fits the context exactly by chance;
-    # the concept misfits one image, and still wins on the pools.
+def _one_image_of_a_read_not_convex() -> tuple[tuple, tuple]:
+    """Sets A and B of the concept convex and four straight lines, one image of A read as not convex."""
     quad = {"convex": 1, "exist_quadrangle": 1, "has_curve": 0}
     a = [image(quad, 4)] * 5 + [image(quad | {"convex": 0}, 4)]
     b = [image({"convex": 1, "exist_quadrangle": 0, "has_curve": 0}, 3)] * 3
     b += [image({"convex": 0, "exist_quadrangle": 0, "has_curve": 0}, 4)] * 3
-    facts = ProblemFacts(tuple(a), tuple(b), ())
+    return tuple(a), tuple(b)
+
+
+def test_rules_with_one_more_misfit_compete_and_the_misfit_counts_as_noise():
+    # Concept: convex and four straight lines; one image of A is read as not convex (a feature that
+    # disagrees with the concept's labels). exist_quadrangle then fits the context exactly by chance;
+    # the concept misfits one image, and still wins on the pools.
+    facts = ProblemFacts(*_one_image_of_a_read_not_convex(), ())
     best = induce(facts, encodings=ABSTRACT_ENCODINGS, all_fitting=True, max_rules=4096)
     assert best.cost == (0,)
     exact = induce(facts, encodings=ABSTRACT_ENCODINGS, all_fitting=True, max_rules=4096, max_errors=0)
@@ -275,11 +280,7 @@ def test_a_misfit_costs_more_in_true_programs_than_in_a_reading_from_pixels():
 
     from solver.induction.posterior import NOISE, NOISE_TRUE_PROGRAMS, log_likelihood, noise_rate
 
-    quad = {"convex": 1, "exist_quadrangle": 1, "has_curve": 0}
-    a = [image(quad, 4)] * 5 + [image(quad | {"convex": 0}, 4)]
-    b = [image({"convex": 1, "exist_quadrangle": 0, "has_curve": 0}, 3)] * 3
-    b += [image({"convex": 0, "exist_quadrangle": 0, "has_curve": 0}, 4)] * 3
-    read = ProblemFacts(tuple(a), tuple(b), ())
+    read = ProblemFacts(*_one_image_of_a_read_not_convex(), ())
     true = replace(read, tolerant=False)
     assert noise_rate(read) == NOISE and noise_rate(true) == NOISE_TRUE_PROGRAMS < NOISE
     near = induce(read, encodings=ABSTRACT_ENCODINGS, all_fitting=True, max_rules=4096, max_errors=1)
