@@ -152,6 +152,51 @@ def _backwards_travel(segments: list[Segment]) -> list[Segment]:
     return back
 
 
+def _joints(shape: Shape) -> list[np.ndarray]:
+    """Where each action of a shape drawn from the origin (heading 0, scale 1) starts, and where the last ends."""
+    position, heading, joints = np.zeros(2), 0.0, [np.zeros(2)]
+    for action in shape.actions:
+        heading += action.turn
+        if action.kind is ActionKind.LINE:
+            h = math.radians(heading)
+            position = position + action.length * np.array([math.cos(h), math.sin(h)])
+        else:
+            position, heading = arc_point(position, heading, action.radius, action.angle)
+        joints.append(position)
+    return joints
+
+
+def loop_reversals(shape: Shape, tolerance: float = CLOSED_TOLERANCE) -> list[list[Segment]]:
+    """Travel forms that draw the same picture as `shape` with one of its loops walked the other way: a run of
+    actions that ends where it began (a triangle before a tail, a circle inside a path) may be traced either way
+    round at that point of the path, and the rest of the path is drawn as before. `travel_variants` gives only the
+    whole shape's other starts and direction; a loop inside an open shape is a writing neither gives. The runs are
+    those of `shape` as written; the whole of a closed shape is left to `travel_variants`."""
+    segments = to_travel_form(shape)
+    joints = _joints(shape)
+    n = len(segments)
+    start_dir, direction = [], 0.0  # travel direction at the start of each segment, absolute
+    for k, seg in enumerate(segments):
+        direction = direction + (seg.turn if k else 0.0)
+        start_dir.append(direction)
+        direction += seg.curvature if seg.kind is ActionKind.ARC else 0.0
+    end_dir = [d + (s.curvature if s.kind is ActionKind.ARC else 0.0) for d, s in zip(start_dir, segments)]
+    found = []
+    for i in range(n):
+        for j in range(i, n):
+            if (i, j) == (0, n - 1) or float(np.hypot(*(joints[j + 1] - joints[i]))) > tolerance:
+                continue
+            order = list(range(i)) + list(range(j, i - 1, -1)) + list(range(j + 1, n))
+            drawn = [(segments[k], start_dir[k]) if not i <= k <= j else (segments[k].reversed(0.0), end_dir[k] + 180.0)
+                     for k in order]
+            variant, previous_end = [], 0.0
+            for m, (seg, begins) in enumerate(drawn):
+                variant.append(seg.with_turn(0.0 if m == 0 else normalise_angle(begins - previous_end)))
+                previous_end = begins + (seg.curvature if seg.kind is ActionKind.ARC else 0.0)
+            found.append(variant)
+    return found
+
+
 def reversed_shape(shape: Shape) -> Shape:
     """The same drawing traced the other way: from the end of `shape` back to its start. The centreline is
     the same; stamps and zigzags, which show the direction of travel, and the order in which overlapping

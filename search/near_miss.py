@@ -24,13 +24,14 @@ import functools
 import itertools
 from dataclasses import dataclass
 
-from dsl.canonical import normalise_angle, reversed_shape, same_shape
+from dsl.canonical import normalise_angle, reversed_shape, same_shape, shape_key
 from dsl.types import Action, ActionKind, ImageProgram, Shape, StrokeType
 from search.neighbourhood import forward_free_form, free_form_action
 from search.pose import (FIT_EVALS, Placement, SparseProblem, fit, guesses, ink_groups, pixel_cost, polish, refine,
-                         shape_window, turned)
-from search.settings import (NEAR_MISS_TURN_CHANGE, NEAR_MISS_TURNS, SCREEN_EVALS, SCREEN_KEEP, SCREEN_REFINED,
-                             STROKE_POLISH_EVALS, SYMMETRY_EVALS, SYMMETRY_JUDGED, SYMMETRY_TURNS, SYMMETRY_TOLERANCE)
+                         shape_window, turned, turned_to)
+from search.settings import (HEADINGS, NEAR_MISS_TURN_CHANGE, NEAR_MISS_TURNS, SCREEN_EVALS, SCREEN_KEEP,
+                             SCREEN_REFINED, STROKE_POLISH_EVALS, SYMMETRY_EVALS, SYMMETRY_JUDGED, SYMMETRY_TURNS,
+                             SYMMETRY_TOLERANCE)
 from search.template import Target, template
 
 
@@ -178,33 +179,41 @@ def stroke_placements(program: ImageProgram, target: Target, judge=None) -> list
 
 
 def stroke_placements_many(program: ImageProgram, targets: list[Target], judge=None,
-                           polish_evals: int = STROKE_POLISH_EVALS, fitted: list | None = None) -> list[list[Placement]]:
+                           polish_evals: int = STROKE_POLISH_EVALS, fitted: list | None = None,
+                           enough: float | None = None) -> list[list[Placement]]:
     """`stroke_placements` of one program in several images, their symmetric poses judged together: `judge`
     takes a list of (image index, placement lists), one entry per image with poses to tell apart, and gives
     their scores, a list per entry (one batch of the decoder for all images, where it is the judge); the first
-    best score wins. `polish_evals=0`: the placements as judged, not polished. `fitted`: per image, the program's
-    centreline placements when already fitted on a fresh target of it (`Check.placements`; the same as fitting
-    them here), else empty."""
+    best score wins. The SYMMETRY_JUDGED poses best by the pixel score are judged; where none of them scores
+    `enough` (when given), every pose is judged (one more batch for those images): the pixel score may rank the
+    right pose of a circle with one stamped arc below others. `polish_evals=0`: the placements as judged, not
+    polished. `fitted`: per image, the program's centreline placements when already fitted on a fresh target of it
+    (`Check.placements`; the same as fitting them here), else empty."""
     normal = [template(shape.with_strokes(StrokeType.NORMAL)) for shape in program.shapes]
     drawn = [template(shape) for shape in program.shapes]
     fitted = fitted if fitted is not None else [()] * len(targets)
     placements = [list(known) if known else fit(normal, target)[0] for known, target in zip(fitted, targets)]
     if judge is not None and _one_walk(program):  # each shape drawn where the other lies fits the ink as well
-        asked = [(k, [found, found[::-1]]) for k, found in enumerate(placements)]
+        asked = [(k, [found, _swapped(program, normal, found, target)])
+                 for k, (found, target) in enumerate(zip(placements, targets))]
         for (k, options), found in zip(asked, judge(asked)):
             placements[k] = list(_first_best(options, found))
     for s in range(len(drawn)):
-        asked = {}
+        asked, every = {}, {}
         for k, target in enumerate(targets):
             options = _symmetric_options(normal, drawn, placements[k], target, s)
             if judge is not None and len(options) > 1:
-                asked[k] = options[:SYMMETRY_JUDGED]
+                asked[k], every[k] = options[:SYMMETRY_JUDGED], options
             placements[k][s] = options[0]
-        if asked:
+        while asked:
             scores = judge([(k, [placements[k][:s] + [o] + placements[k][s + 1:] for o in options])
                             for k, options in asked.items()])
+            again = {}
             for (k, options), found in zip(asked.items(), scores):
                 placements[k][s] = _first_best(options, found)
+                if enough is not None and max(found) < enough and len(every[k]) > len(options):
+                    again[k] = every[k]
+            asked = again
     if not polish_evals:
         return placements
     return [polish(drawn, found, target, polish_evals) for found, target in zip(placements, targets)]
@@ -216,11 +225,22 @@ def _first_best(options: list, scores: list):
 
 
 def _one_walk(program: ImageProgram) -> bool:
-    """Whether the program's two shapes walk one centreline (the same actions, strokes aside: the free-form generator
-    may draw a shape's moves twice, spec 3.2, a triangle or three quarter arcs beside another): their centreline
-    fit cannot tell which shape lies on which ink part, only their strokes can (`stroke_placements_many` judges
-    the two assignments as it judges a symmetric shape's poses)."""
-    return len(program.shapes) == 2 and len({shape.with_strokes(StrokeType.NORMAL) for shape in program.shapes}) == 1
+    """Whether the program's two shapes draw one centreline (the same picture, strokes aside, as written or written
+    otherwise: the free-form generator may draw a shape's moves twice, spec 3.2, a triangle or three quarter arcs
+    beside another, and H read from set A may write one of them from its other end): their centreline fit cannot
+    tell which shape lies on which ink part, only their strokes can (`stroke_placements_many` judges the two
+    assignments as it judges a symmetric shape's poses)."""
+    return len(program.shapes) == 2 and len({shape_key(shape, ignore_strokes=True) for shape in program.shapes}) == 1
+
+
+def _swapped(program: ImageProgram, normal: list, placements: list, target: Target) -> list[Placement]:
+    """Two shapes of one walk (`_one_walk`) each placed where the other lies: the other's placement when they are
+    written alike, else each turned about the other's centroid to the heading its centreline fits best there
+    (`search.pose.turned_to`) and the pair refined (a shape written from its other end starts elsewhere)."""
+    if len({shape.with_strokes(StrokeType.NORMAL) for shape in program.shapes}) == 1:
+        return placements[::-1]
+    moved = [turned_to(normal[s], normal[1 - s], placements[1 - s], target, HEADINGS) for s in range(2)]
+    return refine(normal, moved, target, SYMMETRY_EVALS)[0]
 
 
 def _symmetric_options(normal: list, drawn: list, placements: list, target: Target, s: int) -> list[Placement]:

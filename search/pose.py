@@ -154,6 +154,14 @@ def turned(tpl: Template, place: Placement, target: Target, keep: int, headings:
     return _scanned(tpl, (cx + a * gx - b * gy, cy - (b * gx + a * gy)), place.s, place.theta + headings, target, keep)
 
 
+def turned_to(tpl: Template, other: Template, place: Placement, target: Target, headings: np.ndarray) -> Placement:
+    """`tpl` at `other`'s scale with its centroid where `other`'s lies drawn at `place`, at the one of `headings`
+    whose centreline fits the ink best: a shape drawing the same picture as `other` laid on it."""
+    gx, gy = other.centroid
+    cx, cy, a, b = place.affine()
+    return _scanned(tpl, (cx + a * gx - b * gy, cy - (b * gx + a * gy)), place.s, headings, target, 1)[0]
+
+
 def _scanned(tpl: Template, centre, s: float, headings: np.ndarray, target: Target, keep: int) -> list[Placement]:
     """The placements of `tpl` at scale `s` with its centroid at `centre` (pixels) heading each of `headings`
     (degrees): the `keep` whose centreline fits the ink best (`kernels.best_sparse_scores`), best first."""

@@ -62,14 +62,14 @@ def check_problem(perception, images, results, positives: int, negatives: int, f
         if k not in formed.explained:
             results[k] = None
     queries = list(range(positives + negatives, len(images)))
+    context_fit = max(formed.checks[k].fit for k in formed.explained)  # px: H's worst fit on a set-A image it explains
     if submitted is None:
         submitted = Jobs(perception.pool)
-        submit_checks(submitted, perception, images, positives, negatives, hypothesis)
+        submit_checks(submitted, perception, images, positives, negatives, hypothesis, context_fit)
     chunks = check_chunks(positives, negatives, len(images))
     order = [k for chunk in chunks for k in chunk]
     found = (one for c in range(len(chunks)) for one in submitted.get(("check", c)))
     context_margin = min(reading.margin for reading in context) if context else None
-    context_fit = max(formed.checks[k].fit for k in formed.explained)  # px: H's worst fit on a set-A image it explains
     evidence = {}
     for k in order:
         with stages("check"):

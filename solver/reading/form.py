@@ -135,7 +135,8 @@ def decoded_and_formed(perception, images, positives: int, negatives: int, first
             if (ahead is None and all(x is not None for x in on_a[k]) and not found[k][2]
                     and sum(x.fit <= LEVEL_PX for x in on_a[k]) >= MIN_A_EXPLAINED):
                 ahead = found[k][1]
-                submit_checks(jobs, perception, images, positives, negatives, ahead)
+                submit_checks(jobs, perception, images, positives, negatives, ahead,
+                              max(x.fit for x in on_a[k] if x.fit <= LEVEL_PX))
 
     def unchecked() -> list:  # the set-A checks asked for and not back yet
         return [("a", k, j) for k in on_a for j in range(positives) if on_a[k][j] is None]

@@ -10,6 +10,7 @@ from dsl.canonical import (
     from_travel_form,
     image_key,
     is_closed,
+    loop_reversals,
     reversed_shape,
     same_image,
     shape_key,
@@ -137,3 +138,23 @@ def test_a_reversed_shape_draws_the_same_picture_backwards(shape):
     assert shape_key(backwards) == shape_key(shape)
     assert [a.stroke for a in backwards.actions] == [a.stroke for a in shape.actions][::-1]
     assert same_image(ImageProgram((reversed_shape(backwards),)), ImageProgram((shape,)), 1e-6, 1e-6)
+
+
+@pytest.mark.parametrize("name", list(load_library())[::7])
+def test_every_loop_walked_the_other_way_draws_the_same_figure(name):
+    shape = load_library()[name].shape
+    for variant in loop_reversals(shape):
+        assert_congruent(shape, from_travel_form(variant))
+
+
+def test_a_loop_before_a_tail_is_walked_either_way_round():
+    # a triangle and then a tail from the joint where it closes: started there, the triangle goes round either way
+    way = parse_shape(["line_triangle_1.000-0.500", "line_square_1.000-0.833", "line_square_1.000-0.833",
+                       "line_triangle_1.000-0.500"])
+    other_way = parse_shape(["line_square_1.000-0.500", "line_square_1.000-0.167", "line_triangle_1.000-0.167",
+                             "line_triangle_1.000-0.667"])
+    found = [from_travel_form(v) for v in loop_reversals(other_way)]
+    assert len(found) == 1 and shape_key(found[0]) == shape_key(way)
+    assert [a.stroke for a in found[0].actions] == [a.stroke for a in way.actions]
+    assert same_image(ImageProgram((found[0],)), ImageProgram((way,)))
+    assert loop_reversals(parse_shape(["line_normal_1.000-0.500", "line_normal_1.000-0.750"])) == []  # no loop

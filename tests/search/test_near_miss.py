@@ -3,7 +3,7 @@ import numpy as np
 from dsl.canonical import same_image
 from dsl.raster import render_program
 from dsl.syntax import parse_image
-from dsl.types import ActionKind, Pose
+from dsl.types import ActionKind, ImageProgram, Pose, StrokeType
 from search.near_miss import check, geometric_neighbours
 from search.template import make_target
 
@@ -72,6 +72,35 @@ def test_the_judge_chooses_among_the_poses_a_symmetric_shape_fits_equally():
     assert abs((chosen.theta - other.theta + 180.0) % 360.0 - 180.0) > 150.0  # the judge decides which way round
 
 
+def test_every_pose_of_a_circle_is_judged_when_none_of_the_first_is_enough():
+    # a circle of four quarter arcs fits its ink at every turn; the judge is asked about the SYMMETRY_JUDGED poses
+    # best by the pixel score, and about all of them when none of those scores `enough`
+    from search.near_miss import stroke_placements_many
+    from search.settings import SYMMETRY_JUDGED
+
+    circle = parse_image([["arc_triangle_0.500_0.625-0.500"] + ["arc_zigzag_0.500_0.625-0.500"] * 3])
+    target = make_target(render_program(circle, [Pose(-30.0, 10.0, 60.0, 110.0)]))
+    offered = []
+
+    def judge(asked, first_enough: bool):  # the first pose offered scores 0 (or none does), and the last of all
+        scores = []
+        for _, candidates in asked:
+            offered.append(len(candidates))
+            scores.append([0.0 if (j == 0 and first_enough) or j == SYMMETRY_JUDGED else -30.0
+                           for j in range(len(candidates))])
+        return scores
+
+    first = stroke_placements_many(circle, [target], lambda asked: judge(asked, True), polish_evals=0, enough=-2.0)
+    assert offered == [SYMMETRY_JUDGED]  # the first pose scores enough: no more asked
+    offered.clear()
+    every = stroke_placements_many(circle, [target], lambda asked: judge(asked, False), polish_evals=0, enough=-2.0)
+    assert offered[0] == SYMMETRY_JUDGED and len(offered) == 2 and offered[1] > SYMMETRY_JUDGED  # all asked again
+    assert every[0][0].theta != first[0][0].theta  # the pose after the first SYMMETRY_JUDGED, scored 0, chosen
+    offered.clear()
+    alone = stroke_placements_many(circle, [target], lambda asked: judge(asked, False), polish_evals=0)
+    assert offered == [SYMMETRY_JUDGED] and alone[0][0].theta == first[0][0].theta  # without `enough`, as before
+
+
 def test_the_judge_tells_which_of_two_shapes_of_one_walk_lies_where():
     # two shapes of three quarter arcs each (spec 3.2 may draw one move sequence twice), their strokes differing: the
     # centreline fit cannot tell which ink part is which shape's, the strokes can
@@ -95,6 +124,44 @@ def test_the_judge_tells_which_of_two_shapes_of_one_walk_lies_where():
     right = stroke_placements_many(twins, [target], lambda asked: judge(asked, False), polish_evals=0)[0]
     assert 2 in offered  # both assignments offered
     assert isinstance(left[0], Placement) and left[0].cx < left[1].cx and right[0].cx > right[1].cx
+
+
+def test_two_shapes_of_one_picture_written_from_other_ends_are_told_apart_by_the_judge():
+    # an L of three lines twice, one of them written from its other end (as H read from set A may write it): the
+    # centreline fit cannot tell which ink part is which shape's; the assignment swapped places each shape over the
+    # other's ink, started where its own writing starts, and the judge decides between the two
+    from dsl.canonical import reversed_shape
+    from search.near_miss import _one_walk, stroke_placements_many
+    from search.pose import SparseProblem
+    from search.template import template
+
+    shapes = parse_image([["line_normal_1.000-0.500", "line_normal_1.000-0.750", "line_circle_1.000-0.500"],
+                          ["line_triangle_1.000-0.500", "line_zigzag_1.000-0.750", "line_triangle_1.000-0.500"]])
+    drawn = ImageProgram(shapes.shapes)
+    read = ImageProgram((shapes.shapes[0], reversed_shape(shapes.shapes[1])))
+    assert _one_walk(read) and read.shapes[0].with_strokes(StrokeType.NORMAL) != read.shapes[1].with_strokes(StrokeType.NORMAL)
+    target = make_target(render_program(drawn, [Pose(-130.0, 0.0, 30.0, 80.0), Pose(100.0, 20.0, 200.0, 80.0)]))
+    middle = target.dt.shape[1] / 2
+    offered = []
+
+    def judge(asked, first_on_left: bool = True):  # prefers the assignment putting shape 0 on the left ink part
+        scores = []
+        for _, candidates in asked:
+            offered.append(candidates)
+            scores.append([0.0 if (_centre(c[0], 0) < middle) == first_on_left else -30.0 for c in candidates])
+        return scores
+
+    def _centre(place, s):  # px: where shape s's centroid lies at `place`
+        cx, cy, a, b = place.affine()
+        gx, gy = normal[s].centroid
+        return cx + a * gx - b * gy
+
+    normal = [template(shape.with_strokes(StrokeType.NORMAL)) for shape in read.shapes]
+    left = stroke_placements_many(read, [target], judge, polish_evals=0)[0]
+    options = offered[0]
+    assert len(options) == 2 and all(SparseProblem(normal, target).cost(o) < 1.0 for o in options)  # both fit the ink
+    right = stroke_placements_many(read, [target], lambda asked: judge(asked, False), polish_evals=0)[0]
+    assert _centre(left[0], 0) < middle < _centre(left[1], 1) and _centre(right[1], 1) < middle < _centre(right[0], 0)
 
 
 def test_a_change_that_draws_the_same_centreline_is_no_neighbour():
