@@ -89,9 +89,10 @@ def from_travel_form(segments: list[Segment]) -> Shape:
     return Shape(tuple(actions))
 
 
-def _trace(shape: Shape) -> tuple[np.ndarray, float]:
-    """End point and end heading of a shape drawn from the origin, heading 0, scale 1."""
-    position, heading = np.zeros(2), 0.0
+def _walk(shape: Shape) -> tuple[list[np.ndarray], float]:
+    """A shape drawn from the origin, heading 0, scale 1: where each action starts and the last ends, and the end
+    heading."""
+    position, heading, joints = np.zeros(2), 0.0, [np.zeros(2)]
     for action in shape.actions:
         heading += action.turn
         if action.kind is ActionKind.LINE:
@@ -99,7 +100,14 @@ def _trace(shape: Shape) -> tuple[np.ndarray, float]:
             position = position + action.length * np.array([math.cos(h), math.sin(h)])
         else:
             position, heading = arc_point(position, heading, action.radius, action.angle)
-    return position, heading
+        joints.append(position)
+    return joints, heading
+
+
+def _trace(shape: Shape) -> tuple[np.ndarray, float]:
+    """End point and end heading of a shape drawn from the origin, heading 0, scale 1."""
+    joints, heading = _walk(shape)
+    return joints[-1], heading
 
 
 def is_closed(shape: Shape, tolerance: float = CLOSED_TOLERANCE) -> bool:
@@ -152,20 +160,6 @@ def _backwards_travel(segments: list[Segment]) -> list[Segment]:
     return back
 
 
-def _joints(shape: Shape) -> list[np.ndarray]:
-    """Where each action of a shape drawn from the origin (heading 0, scale 1) starts, and where the last ends."""
-    position, heading, joints = np.zeros(2), 0.0, [np.zeros(2)]
-    for action in shape.actions:
-        heading += action.turn
-        if action.kind is ActionKind.LINE:
-            h = math.radians(heading)
-            position = position + action.length * np.array([math.cos(h), math.sin(h)])
-        else:
-            position, heading = arc_point(position, heading, action.radius, action.angle)
-        joints.append(position)
-    return joints
-
-
 def loop_reversals(shape: Shape, tolerance: float = CLOSED_TOLERANCE) -> list[list[Segment]]:
     """Travel forms that draw the same picture as `shape` with one of its loops walked the other way: a run of
     actions that ends where it began (a triangle before a tail, a circle inside a path) may be traced either way
@@ -173,7 +167,7 @@ def loop_reversals(shape: Shape, tolerance: float = CLOSED_TOLERANCE) -> list[li
     whole shape's other starts and direction; a loop inside an open shape is a writing neither gives. The runs are
     those of `shape` as written; the whole of a closed shape is left to `travel_variants`."""
     segments = to_travel_form(shape)
-    joints = _joints(shape)
+    joints, _ = _walk(shape)
     n = len(segments)
     start_dir, direction = [], 0.0  # travel direction at the start of each segment, absolute
     for k, seg in enumerate(segments):
