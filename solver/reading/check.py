@@ -9,7 +9,7 @@ from dsl.canonical import same_image
 from dsl.features import remember_features
 from dsl.types import ImageProgram
 from search.categories import remember_categories
-from solver.reading.form import Formed
+from solver.reading.form import Formed, worst_explained_fit
 from solver.reading.jobs import Jobs, Stages
 from solver.reading.readings import Perceived
 from solver.reading.verdicts import check_chunks, set_a_margin, submit_checks, judged_reading
@@ -62,7 +62,7 @@ def check_problem(perception, images, results, positives: int, negatives: int, f
         if k not in formed.explained:
             results[k] = None
     queries = list(range(positives + negatives, len(images)))
-    context_fit = max(formed.checks[k].fit for k in formed.explained)  # px: H's worst fit on a set-A image it explains
+    context_fit = worst_explained_fit(formed.checks)
     if submitted is None:
         submitted = Jobs(perception.pool)
         submit_checks(submitted, perception, images, positives, negatives, hypothesis, context_fit)

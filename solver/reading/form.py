@@ -38,6 +38,12 @@ class Formed:
     strokes_read: tuple | None = None  # the stroke readings of the images H explains along H, at the placements of
 
 
+def worst_explained_fit(checks: list) -> float:
+    """H's worst centreline fit (px) on a set-A image it explains (within LEVEL_PX), of its `checks` on set A: how
+    badly H may fit an image that draws it."""
+    return max(found.fit for found in checks if found.fit <= LEVEL_PX)
+
+
 def _candidate(program: ImageProgram) -> tuple | None:
     """A decoded reading as a free-form hypothesis -> (its `image_key`, the hypothesis, how many of its quarter arcs'
     strokes are a guess), or None when it is not free-form: in quarter arcs, in the generator's direction of travel,
@@ -135,8 +141,7 @@ def decoded_and_formed(perception, images, positives: int, negatives: int, first
             if (ahead is None and all(x is not None for x in on_a[k]) and not found[k][2]
                     and sum(x.fit <= LEVEL_PX for x in on_a[k]) >= MIN_A_EXPLAINED):
                 ahead = found[k][1]
-                submit_checks(jobs, perception, images, positives, negatives, ahead,
-                              max(x.fit for x in on_a[k] if x.fit <= LEVEL_PX))
+                submit_checks(jobs, perception, images, positives, negatives, ahead, worst_explained_fit(on_a[k]))
 
     def unchecked() -> list:  # the set-A checks asked for and not back yet
         return [("a", k, j) for k in on_a for j in range(positives) if on_a[k][j] is None]
