@@ -194,10 +194,21 @@ def stroke_placements_many(program: ImageProgram, targets: list[Target], judge=N
     fitted = fitted if fitted is not None else [()] * len(targets)
     placements = [list(known) if known else fit(normal, target)[0] for known, target in zip(fitted, targets)]
     if judge is not None and _one_walk(program):  # each shape drawn where the other lies fits the ink as well
-        asked = [(k, [found, _swapped(program, normal, found, target)])
-                 for k, (found, target) in enumerate(zip(placements, targets))]
-        for (k, options), found in zip(asked, judge(asked)):
-            placements[k] = list(_first_best(options, found))
+        swapped = [list(_swapped(program, normal, found, target)) for found, target in zip(placements, targets)]
+        for assigned in (placements, swapped):  # each assignment judged at its shapes' best poses
+            _posed(normal, drawn, assigned, targets, judge, enough)
+        asked = [(k, list(options)) for k, options in enumerate(zip(placements, swapped))]
+        placements = [list(_first_best(options, found)) for (_, options), found in zip(asked, judge(asked))]
+    else:
+        _posed(normal, drawn, placements, targets, judge, enough)
+    if not polish_evals:
+        return placements
+    return [polish(drawn, found, target, polish_evals) for found, target in zip(placements, targets)]
+
+
+def _posed(normal: list, drawn: list, placements: list, targets: list[Target], judge, enough: float | None) -> None:
+    """Each shape of `placements` (per image, changed in place) moved to its symmetric pose (`_symmetric_options`)
+    the judge finds best (the pixel score's best without a judge), shape after shape (`stroke_placements_many`)."""
     for s in range(len(drawn)):
         asked, every = {}, {}
         for k, target in enumerate(targets):
@@ -214,9 +225,6 @@ def stroke_placements_many(program: ImageProgram, targets: list[Target], judge=N
                 if enough is not None and max(found) < enough and len(every[k]) > len(options):
                     again[k] = every[k]
             asked = again
-    if not polish_evals:
-        return placements
-    return [polish(drawn, found, target, polish_evals) for found, target in zip(placements, targets)]
 
 
 def _first_best(options: list, scores: list):
@@ -229,7 +237,9 @@ def _one_walk(program: ImageProgram) -> bool:
     otherwise: the free-form generator may draw a shape's moves twice, spec 3.2, a triangle or three quarter arcs
     beside another, and H read from set A may write one of them from its other end): their centreline fit cannot
     tell which shape lies on which ink part, only their strokes can (`stroke_placements_many` judges the two
-    assignments as it judges a symmetric shape's poses)."""
+    assignments, each at the poses judged best for its shapes: two circles of four quarter arcs fit any turn, and
+    at the turns the centreline fit gives them neither assignment reads their strokes, generated seed 61101,
+    ff_nact4_4_0037)."""
     return len(program.shapes) == 2 and len({shape_key(shape, ignore_strokes=True) for shape in program.shapes}) == 1
 
 

@@ -164,6 +164,39 @@ def test_two_shapes_of_one_picture_written_from_other_ends_are_told_apart_by_the
     assert _centre(left[0], 0) < middle < _centre(left[1], 1) and _centre(right[1], 1) < middle < _centre(right[0], 0)
 
 
+def test_two_shapes_of_one_walk_are_assigned_to_their_ink_at_their_judged_poses():
+    # two circles of four quarter arcs, one stamp each (generated seed 61101, ff_nact4_4_0037): which circle lies on
+    # which ink part is judged after each circle's turn is, not at the arbitrary turns the centreline fit gives them
+    from search.near_miss import stroke_placements_many
+    from search.pose import fit
+    from search.template import template
+
+    quarter = "arc_{}_0.500_0.625-0.500"
+    twins = parse_image([[quarter.format(s) for s in ("triangle", "normal", "normal", "normal")],
+                         [quarter.format(s) for s in ("square", "normal", "normal", "normal")]])
+    target = make_target(render_program(twins, [Pose(-120.0, 0.0, 30.0, 90.0), Pose(110.0, 20.0, 200.0, 90.0)]))
+    normal = [template(shape.with_strokes(StrokeType.NORMAL)) for shape in twins.shapes]
+    middle = target.dt.shape[1] / 2
+
+    def centre(place):  # px: where a circle's centroid lies at `place`
+        cx, cy, a, b = place.affine()
+        gx, gy = normal[0].centroid
+        return cx + a * gx - b * gy
+
+    def apart(a, b):  # degrees between two headings
+        return abs((a - b + 180.0) % 360.0 - 180.0)
+
+    fitted = fit(normal, target)[0]
+    want = next(p for p in fitted if centre(p) < middle).theta + 90.0  # a quarter turn from the fit's, on the left
+
+    def judge(asked):  # shape 0 on the left at `want`: best; shape 0 on the right at any turn: second
+        return [[(0.0 if apart(c[0].theta, want) < 10.0 else -30.0) if centre(c[0]) < middle else -5.0
+                 for c in candidates] for _, candidates in asked]
+
+    chosen = stroke_placements_many(twins, [target], judge, polish_evals=0, enough=-2.0)[0]
+    assert centre(chosen[0]) < middle < centre(chosen[1]) and apart(chosen[0].theta, want) < 10.0
+
+
 def test_a_change_that_draws_the_same_centreline_is_no_neighbour():
     # an L of two equal arms turned right instead of left is the same L (walked the other way): spec 3.2 may make
     # that negative, but no centreline fit can tell it from H
