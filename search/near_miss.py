@@ -29,9 +29,9 @@ from dsl.types import Action, ActionKind, ImageProgram, Shape, StrokeType
 from search.neighbourhood import forward_free_form, free_form_action
 from search.pose import (FIT_EVALS, Placement, SparseProblem, fit, guesses, ink_groups, pixel_cost, polish, refine,
                          shape_window, turned, turned_to)
-from search.settings import (HEADINGS, NEAR_MISS_TURN_CHANGE, NEAR_MISS_TURNS, SCREEN_EVALS, SCREEN_KEEP,
-                             SCREEN_REFINED, STROKE_POLISH_EVALS, SYMMETRY_EVALS, SYMMETRY_JUDGED, SYMMETRY_TURNS,
-                             SYMMETRY_TOLERANCE)
+from search.settings import (FIT_GUESSES, HEADINGS, NEAR_MISS_TURN_CHANGE, NEAR_MISS_TURNS, RETRY_GUESSES,
+                             SCREEN_EVALS, SCREEN_KEEP, SCREEN_REFINED, STROKE_POLISH_EVALS, SYMMETRY_EVALS,
+                             SYMMETRY_JUDGED, SYMMETRY_TURNS, SYMMETRY_TOLERANCE)
 from search.template import Target, template
 
 
@@ -117,13 +117,23 @@ def neighbours_drawn(program: ImageProgram) -> tuple:
 
 
 def centreline_fit(program: ImageProgram, target: Target, max_evals: int = FIT_EVALS,
-                   templates: list | None = None, regroup: bool = False) -> tuple[float, list]:
+                   templates: list | None = None, regroup: bool = False,
+                   keep: int = FIT_GUESSES) -> tuple[float, list]:
     """Mean centreline distance (px) of `program` drawn with normal strokes, its pose fitted -> (fit, placements).
     `templates`: its `centreline_templates`, when already made; `regroup`: `program` is the hypothesis checked on
-    the image (`search.pose.fit`)."""
+    the image; `keep`: heading guesses refined per shape (`search.pose.fit`)."""
     placements, value = fit(centreline_templates(program) if templates is None else templates, target, max_evals,
-                            regroup)
+                            regroup, keep)
     return value, placements
+
+
+def retried(program: ImageProgram, target: Target, fit_px: float, placements: list) -> tuple[float, list]:
+    """`program`'s centreline fit (`fit_px`, at `placements`) and its fit from RETRY_GUESSES heading guesses per
+    shape on the image's ink groups as they stand (`search.pose.fit`) -> the better (fit, placements). For a
+    hypothesis about to lose an image it may draw: the best FIT_GUESSES headings by the coarse score may all miss the
+    basin of an open or S-like shape."""
+    again, found = centreline_fit(program, target, keep=RETRY_GUESSES)
+    return (again, found) if again < fit_px else (fit_px, placements)
 
 
 def centreline_refit(program: ImageProgram, target: Target, placements: list[Placement],

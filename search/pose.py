@@ -248,42 +248,45 @@ def refine(
     return [Placement(*map(float, row)) for row in params], float(value)
 
 
-def fit_one(tpl: Template, ink: np.ndarray, target: Target, max_evals: int = 60) -> tuple[Placement, float]:
-    """One shape fitted from scratch to one ink group: the best FIT_GUESSES heading guesses refined."""
-    starts = guesses(tpl, ink, target, keep=FIT_GUESSES)
+def fit_one(tpl: Template, ink: np.ndarray, target: Target, max_evals: int = 60,
+            keep: int = FIT_GUESSES) -> tuple[Placement, float]:
+    """One shape fitted from scratch to one ink group: the best `keep` heading guesses refined."""
+    starts = guesses(tpl, ink, target, keep=keep)
     placements, cost = min((refine([tpl], [start], target, max_evals) for start in starts),
                            key=lambda r: r[1])
     return placements[0], cost
 
 
-def _fit_one_memo(tpl: Template, group: int, n_groups: int, target: Target, max_evals: int) -> Placement:
-    key = ("fit", id(tpl), group, n_groups)
+def _fit_one_memo(tpl: Template, group: int, n_groups: int, target: Target, max_evals: int,
+                  keep: int = FIT_GUESSES) -> Placement:
+    key = ("fit", id(tpl), keep, group, n_groups)
     if key not in target.memo:  # the template is stored with the result, so its id is not reused
         ink = ink_groups(target, n_groups)[group]
-        target.memo[key] = (tpl, fit_one(tpl, ink, target, max_evals)[0] if len(ink) else Placement(0, 0, 0, 1))
+        target.memo[key] = (tpl, fit_one(tpl, ink, target, max_evals, keep)[0] if len(ink) else Placement(0, 0, 0, 1))
     return target.memo[key][1]
 
 
 def fit(templates: list[Template], target: Target, max_evals: int = FIT_EVALS,
-        regroup: bool = False) -> tuple[list[Placement], float]:
+        regroup: bool = False, keep: int = FIT_GUESSES) -> tuple[list[Placement], float]:
     """Fit every shape's pose from scratch: each shape to each ink group on its own (memoised per image,
     so shapes shared by many candidates are fitted once), the best assignment refined jointly. `regroup`: the
     shapes are a problem's hypothesis checked on the image, and which ink is whose is decided by them when the ink
-    groups explain the image poorly (`_regrouped`), once an image."""
+    groups explain the image poorly (`_regrouped`), once an image. `keep`: the heading guesses refined for each
+    shape on each ink group (`fit_one`)."""
     n = len(templates)
     if n == 1:
-        place = _fit_one_memo(templates[0], 0, 1, target, max_evals)
+        place = _fit_one_memo(templates[0], 0, 1, target, max_evals, keep)
         return [place], SparseProblem(templates, target).cost([place])
-    found = _fit_grouped(templates, target, max_evals)
+    found = _fit_grouped(templates, target, max_evals, keep)
     if regroup and n == 2 and ("grouping decided", n) not in target.memo:
         target.memo[("grouping decided", n)] = True
         if found[1] > REGROUP_ABOVE_PX:
-            return _regrouped(templates, target, max_evals, found)
+            return _regrouped(templates, target, max_evals, found, keep)
     return found
 
 
 def _regrouped(templates: list[Template], target: Target, max_evals: int,
-               found: tuple) -> tuple[list[Placement], float]:
+               found: tuple, keep: int = FIT_GUESSES) -> tuple[list[Placement], float]:
     """Which ink belongs to which shape, decided by a two-shape hypothesis: when its fit on the image's ink groups
     (`ink_groups`: the two largest parts, or 2-means of one part) explains the ink poorly (above REGROUP_ABOVE_PX),
     the other ways of splitting the ink in two are tried (`search.ink.other_splits`), each shape fitted to each side
@@ -292,7 +295,7 @@ def _regrouped(templates: list[Template], target: Target, max_evals: int,
     problem_best = found
     best_groups = None
     for groups in other_splits(target):
-        fits = [[fit_one(tpl, ink, target, max_evals)[0] for ink in groups] for tpl in templates]
+        fits = [[fit_one(tpl, ink, target, max_evals, keep)[0] for ink in groups] for tpl in templates]
         for order in ((0, 1), (1, 0)):
             placements, value = refine(templates, [fits[0][order[0]], fits[1][order[1]]], target, max_evals // 2)
             if value < problem_best[1] - 1e-9:
@@ -306,18 +309,20 @@ def _regrouped(templates: list[Template], target: Target, max_evals: int,
     return problem_best
 
 
-def _fit_grouped(templates: list[Template], target: Target, max_evals: int) -> tuple[list[Placement], float]:
+def _fit_grouped(templates: list[Template], target: Target, max_evals: int,
+                 keep: int = FIT_GUESSES) -> tuple[list[Placement], float]:
     """`fit` of several shapes on the image's ink groups as they stand."""
     n = len(templates)
     problem = SparseProblem(templates, target)
     orders = list(itertools.permutations(range(n)))
     known = target.memo.get(("order", n))  # the assignment that won for an earlier candidate: tried first
     if known is not None:
-        placements = [_fit_one_memo(tpl, g, n, target, max_evals) for tpl, g in zip(templates, known[0])]
+        placements = [_fit_one_memo(tpl, g, n, target, max_evals, keep) for tpl, g in zip(templates, known[0])]
         cost = problem.cost(placements)
         if cost <= known[1] * ORDER_REUSE_TOLERANCE and cost <= ORDER_REUSE_LIMIT:
             return refine(templates, placements, target, max_evals // 2)
-    starts = [[_fit_one_memo(tpl, g, n, target, max_evals) for tpl, g in zip(templates, order)] for order in orders]
+    starts = [[_fit_one_memo(tpl, g, n, target, max_evals, keep) for tpl, g in zip(templates, order)]
+              for order in orders]
     costs = [problem.cost(p) for p in starts]
     best = int(np.argmin(costs))
     target.memo[("order", n)] = (orders[best], costs[best])

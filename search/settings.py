@@ -43,6 +43,13 @@ FIT_GUESSES = 2  # heading guesses (the best of the HEADINGS scan by the coarse 
 # 1554 shapes right on 4141 (64 -> 59 misread), but every fit from scratch costs about 3x (the checks of free-form
 # problems fit from scratch too): median s per problem on tuning seed 3131 rose 14 % (ff) and 30 % (bd) at the same
 # accuracy and rule_match, so 2 is kept
+RETRY_GUESSES = 8  # heading guesses refined per shape (`pose.fit`'s keep) when a problem's hypothesis H, fitted from
+# FIT_GUESSES, is about to lose a query (a library problem's H explains it no better than LEVEL_PX; a free-form H's
+# neighbour fits it better): H is fitted once more from these, on the ink groups as they stand (`near_miss.retried`).
+# Generated tuning seeds 60201 + 60301 + 60401 (basic, 720 problems): of 12 positive queries H did not explain, 2 / 8 /
+# 36 guesses (the ink regrouped too) brought 0 / 5 / 6 within LEVEL_PX, 36 at about 3 x the time of 8; regrouping
+# the ink in the retry cost 27 % of the median time, and without it 4 of those 5 are labelled right. Free-form seed
+# 61101, ff_nact3_5_0020: a positive query H fitted at 2.08 px from 2 guesses, a neighbour at 1.40, H 0.42 from 8
 NEAR_HEADINGS = np.arange(-30.0, 31.0, 15.0)  # degrees: heading guesses around a known pose
 STEPS = (1.5, 1.5, 4.0, 0.04)  # first step sizes of the local search: cx, cy (px), theta (degrees), log s
 POLISH_STEPS = (0.5, 0.5, 1.0, 0.01)  # ... when polishing a pose, same units

@@ -13,8 +13,8 @@ from dsl.features import shape_features
 from dsl.free_form import FREE_FORM_SETTINGS
 from dsl.types import DATASET_STROKE_TYPES, Action, ActionKind, ImageProgram, Shape, StrokeType
 from search.categories import known_categories
-from search.near_miss import (Check, centreline_templates, check, nearest_neighbour, neighbours_drawn, screened,
-                              stroke_placements_many)
+from search.near_miss import (Check, centreline_templates, check, nearest_neighbour, neighbours_drawn, retried,
+                              screened, stroke_placements_many)
 from search.pose import FIT_EVALS, SparseProblem, anchored, refine
 from search.neighbourhood import forward_free_form
 from search.template import make_target
@@ -82,9 +82,13 @@ def checked_many(job: tuple) -> list[tuple]:
     queries = rest[1] if len(rest) > 1 else len(images)
     context_fit = rest[2] if len(rest) > 2 else None
     targets = [make_target(image) for image in images]
-    decided = []
+    decided, refitted = [], {}
     for k, target in enumerate(targets):
         checked = check(hypothesis, target, near_misses)
+        if k < queries and (checked.neighbour_fit < checked.fit or checked.fit > LEVEL_PX):  # H about to lose a query
+            again = _retried(checked, hypothesis, target)
+            if again.fit < checked.fit:  # its strokes are judged where H fits from more headings
+                checked, refitted[k] = again, again.placements
         found = verdict(checked, hypothesis)
         if found.program is None and near_misses:  # no neighbour of H as written explains it: H written otherwise?
             found = _otherwise_written(hypothesis, target, found, checked)
@@ -98,10 +102,27 @@ def checked_many(job: tuple) -> list[tuple]:
                                categories=known_categories(found.program) if found.program is not None else ()))
         # of its shapes, here in the worker
     read = [k for k, found in enumerate(decided) if found.program is not None and found.evidence["verdict"] == "hypothesis"]
-    judged = dict(zip(read, judged_readings(checkpoint, [images[k] for k in read], hypothesis,
-                                             [targets[k] for k in read]))) if read else {}
+    judged = dict(zip(read, judged_readings(checkpoint, [images[k] for k in read], hypothesis, [targets[k] for k in read],
+                                             [refitted.get(k, ()) for k in read]))) if read else {}
     return [(replace(found, poses=judged[k][0]), judged[k][1]) if k in judged else (found, None)
             for k, found in enumerate(decided)]
+
+
+def _retried(checked: Check, hypothesis: ImageProgram, target) -> Check:
+    """A query's check with H fitted once more from more heading guesses (`search.near_miss.retried`) where that fits
+    better: H fitted from the first headings may miss its basin and lose the query to a neighbour (generated seed
+    61101, ff_nact3_5_0020: a positive query, H at 2.08 px, a neighbour at 1.40; from more headings H fits 0.42).
+    Where H so overtakes the neighbour, the neighbour is fitted from as many headings, the two compared alike."""
+    fit_px, placements = retried(hypothesis, target, checked.fit, list(checked.placements))
+    if fit_px >= checked.fit:
+        return checked
+    out = replace(checked, fit=fit_px, poses=tuple(p.pose(target) for p in placements), placements=tuple(placements))
+    if checked.neighbour is not None and fit_px <= checked.neighbour_fit < checked.fit:  # H overtook its neighbour:
+        # the neighbour is fitted from as many headings too
+        again, found = retried(checked.neighbour, target, checked.neighbour_fit, [])
+        if again < checked.neighbour_fit:
+            out = replace(out, neighbour_fit=again, neighbour_poses=tuple(p.pose(target) for p in found))
+    return out
 
 
 def _closer(found: Verdict, other: Verdict, within: float) -> Verdict:

@@ -400,3 +400,40 @@ def test_a_near_miss_of_a_loop_walked_the_other_way_is_explained_where_h_fits_a_
     assert results[8].evidence["verdict"] == "hypothesis"
     assert results[9].evidence["verdict"] in ("neighbour", "read") and "written" in results[9].evidence
     assert same_image(results[9].program, near_miss, ignore_strokes=True)
+
+
+def test_h_losing_a_query_is_fitted_again_from_more_headings_and_a_neighbour_it_overtakes_too(monkeypatch):
+    import solver.reading.verdicts as verdicts
+
+    asked = []
+
+    def retried(program, target, fit_px, placements):  # from more headings: H fits 0.4 px, its neighbour 1.0 px
+        asked.append(program)
+        return (0.4 if program == H else 1.0), []
+
+    monkeypatch.setattr(verdicts, "retried", retried)
+    target = make_target(_drawn(H, np.random.default_rng(5)))
+    found = verdicts._retried(_check(2.1, 1.4), H, target)  # H lost to its neighbour from the first headings
+    assert asked == [H, TURNED] and (found.fit, found.neighbour_fit) == (0.4, 1.0)
+    assert verdict(found, H).program == H  # the query is H's
+    asked.clear()
+    found = verdicts._retried(_check(2.1, 0.2), H, target)  # the neighbour still fits better: not refitted
+    assert asked == [H] and (found.fit, found.neighbour_fit) == (0.4, 0.2)
+
+
+def test_a_fit_from_more_headings_is_kept_only_where_it_is_better(monkeypatch):
+    import search.near_miss as near_miss
+    from search.settings import FIT_GUESSES, RETRY_GUESSES
+
+    image = _drawn(H, np.random.default_rng(6))
+    kept = []
+    real = near_miss.centreline_fit
+
+    def fitting(program, target, *args, keep=FIT_GUESSES, **kwargs):
+        kept.append(keep)
+        return real(program, target, *args, keep=keep, **kwargs)
+
+    monkeypatch.setattr(near_miss, "centreline_fit", fitting)
+    value, placements = near_miss.retried(H, make_target(image), 9.0, ["first"])  # the first fit missed: the new
+    assert kept == [RETRY_GUESSES] and value < 1.0 and len(placements) == 1 and placements != ["first"]  # one is kept
+    assert near_miss.retried(H, make_target(image), 0.0, ["first"]) == (0.0, ["first"])  # nothing fits better than 0

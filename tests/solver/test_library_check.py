@@ -92,3 +92,23 @@ def test_h_is_taken_over_a_reading_it_fits_better_by_any_margin():
     found = {"fit": 1.0, "read_fit": 1.1, "neighbour_fit": 0.5}
     assert takes_hypothesis(found)  # a near miss better by less than CHECK_MARGIN_PX: a look-alike, H by the odds
     assert not takes_hypothesis({"fit": 2.0, "read_fit": 2.1, "neighbour_fit": 0.9})  # a near miss clearly better
+
+
+def test_a_hypothesis_that_fails_from_the_first_headings_is_fitted_again_from_more(monkeypatch):
+    import search.near_miss
+    import solver.reading.library_check as check
+    from search.settings import RETRY_GUESSES
+    from solver.settings import LEVEL_PX
+
+    asked = []
+    real = search.near_miss.centreline_fit
+
+    def fitting(program, target, *args, keep=2, **kwargs):  # the first headings miss: H explains nothing
+        asked.append(keep)
+        value, placements = real(program, target, *args, keep=keep, **kwargs)
+        return (value if keep == RETRY_GUESSES else LEVEL_PX + 5.0), placements
+
+    monkeypatch.setattr(check, "centreline_fit", fitting)
+    monkeypatch.setattr(search.near_miss, "centreline_fit", fitting)
+    found = check_job((_drawn(PAIR, 3), tuple(sorted(PAIR)), None))
+    assert RETRY_GUESSES in asked and found["fit"] < 1.0 and takes_hypothesis(found)
