@@ -197,8 +197,8 @@ def stroke_placements_many(program: ImageProgram, targets: list[Target], judge=N
     best score wins. The SYMMETRY_JUDGED poses best by the pixel score are judged; where none of them scores
     `enough` (when given), every pose is judged (one more batch for those images): the pixel score may rank the
     right pose of a circle with one stamped arc below others. `polish_evals=0`: the placements as judged, not
-    polished. `fitted`: per image, the program's centreline placements when already fitted on a fresh target of it
-    (`Check.placements`; the same as fitting them here), else empty."""
+    polished. `fitted`: per image, the program's centreline placements when already fitted (`Check.placements`, the
+    same as fitting them here, or a fit from more headings, `retried`), else empty."""
     normal = [template(shape.with_strokes(StrokeType.NORMAL)) for shape in program.shapes]
     drawn = [template(shape) for shape in program.shapes]
     fitted = fitted if fitted is not None else [()] * len(targets)

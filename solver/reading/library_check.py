@@ -79,8 +79,8 @@ def check_job(job: tuple) -> dict:
     where the reading's shapes lie (`centreline_refit`: a reading that names a look-alike of one of H's shapes has
     placed it near H's pose, which a fit from scratch may miss); the better fit counts. Where H explains the query no
     better than LEVEL_PX, H is fitted again from more heading guesses (`search.near_miss.retried`), and where that
-    makes H rival the reading or the best near miss, they are fitted again alike (generated tuning seed 60401: H
-    fitted from more headings than a near miss beat it on a negative query)."""
+    makes H rival the reading or the best near miss, they are fitted again alike: H fitted from more headings is not
+    weighed against rivals fitted from fewer."""
     image, names, reading, *rest = job
     target = make_target(image)
     program = library_program(names)

@@ -321,8 +321,8 @@ def judged_readings(checkpoint, images: list, hypothesis: ImageProgram, targets:
     turned round was taken on tuning seed 1212 for most set-A images of ff_nact2_5_0001 and ff_nact4_0001 (a straight
     two-line shape, a square), whose strokes then looked like near misses of H (-25 to -35 nats; +5 to +7 at the pose
     the decoder prefers). `targets`: the images' `make_target`s, when made; `fitted`: H's centreline placements in
-    each image, when fitted on a fresh target (`Check.placements` of `formed_from`'s checks: set A's poses are not
-    fitted twice)."""
+    each image, when fitted (`Check.placements` of `formed_from`'s checks: set A's poses are not fitted twice; a
+    query's fit from more headings, `_retried`), else empty."""
     targets = [make_target(image) for image in images] if targets is None else targets
     judged: dict = {}  # image -> the reading of the pose its judge chose (the last shape judged: at its final poses)
 
