@@ -250,11 +250,14 @@ def abstract_concepts() -> list[tuple[str, ...]]:
     """The 220 abstract concepts: 26 single attributes, then the 194 pairs (i < j in column order) whose
     pools {1,1}, {1,0} and {0,1} each hold at least 10 shapes."""
     singles = [(a,) for a in ATTRIBUTES]
+    table = np.array([[s.attributes[a] for a in ATTRIBUTES] for s in load_library().values()])  # (shapes, attributes)
+    has = {v: (table == v).astype(np.int64) for v in (0, 1)}  # a shape's attribute equal to v (as attribute_pool)
+    pool = {(x, y): has[x].T @ has[y] for x, y in ((1, 1), (1, 0), (0, 1))}  # pool sizes of {a: x, b: y}, (a, b)
     pairs = [
         (a, b)
         for i, a in enumerate(ATTRIBUTES)
-        for b in ATTRIBUTES[i + 1 :]
-        if all(len(attribute_pool({a: x, b: y})) >= ABSTRACT_POOL_MIN for x, y in ((1, 1), (1, 0), (0, 1)))
+        for j, b in enumerate(ATTRIBUTES[i + 1 :], i + 1)
+        if all(pool[x, y][i, j] >= ABSTRACT_POOL_MIN for x, y in ((1, 1), (1, 0), (0, 1)))
     ]
     return singles + pairs
 

@@ -17,10 +17,14 @@ import functools
 import hashlib
 import os
 import sys
+import io
 import tempfile
+import zipfile
 from pathlib import Path
+from typing import Callable
 
 import numba
+import numpy as np
 
 APP = "bongard-solver"
 KEYED_PACKAGES = ("dsl", "search")  # the packages whose sources the compiled kernels depend on
@@ -84,6 +88,31 @@ def cached_file(stem: str) -> Path | None:
         return folder / f"{stem}-{_sources_key()}-{data.hexdigest()[:16]}.npz"
     except OSError:
         return None
+
+
+def stored_arrays(stem: str, build: Callable[[], dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """Arrays derived from the sources and the shape tables alone: `build()`'s, read from `cached_file(stem)` when
+    stored there before and whole (numpy arrays only, no pickle), else built and stored there (whole or not at all,
+    `dsl.owned.write_atomically`). Built in every process when no folder can be written; a file that cannot be read is
+    built again and replaced. Tables a fresh process would spend a second of CPU on (issue 53)."""
+    from dsl.owned import WriteError, write_atomically
+
+    path = cached_file(stem)
+    if path is not None:
+        try:
+            with np.load(path, allow_pickle=False) as found:
+                return {key: found[key] for key in found.files}
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):  # not there yet, or not whole
+            pass
+    arrays = build()
+    if path is not None and path.parent.is_dir():
+        buffer = io.BytesIO()
+        np.savez(buffer, **arrays)
+        try:
+            write_atomically(path, buffer.getvalue())
+        except (OSError, WriteError):  # the cache is an aid: a failure to write it is no error
+            pass
+    return arrays
 
 
 def njit(*args, **options):

@@ -16,7 +16,6 @@ within TIE_DISTANCE are one group (`ShapeMatch.names`), reported together rather
 from __future__ import annotations
 
 import functools
-import io
 import math
 from dataclasses import dataclass
 
@@ -24,9 +23,8 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from dsl.geometry import resample_uniform, shape_pieces
-from dsl.jit import cached_file, njit
+from dsl.jit import njit, stored_arrays
 from dsl.library import load_library
-from dsl.owned import WriteError, write_atomically
 from dsl.types import ImageProgram, Shape
 
 from search.settings import ANGLE_BINS, MATCH_POINTS, PREFILTER, RADIUS_BINS, ROTATION_PEAKS, SCORE_SCALE, TIE_DISTANCE
@@ -235,45 +233,23 @@ class LibraryIndex:
 @functools.cache
 def library_index() -> LibraryIndex:
     """Point sets and pre-filter summaries of all library shapes: read from the user cache folder when made there
-    before (`dsl.jit.cached_file`, named for the sources and the shape tables), else computed (0.7 s of CPU, in every
+    before (`dsl.jit.stored_arrays`, named for the sources and the shape tables), else computed (0.7 s of CPU, in every
     process that matches a shape: issue 53) and stored there."""
     library = load_library()
     names = tuple(library)
-    path = cached_file("library_index")
-    stored = _stored_index(path, names) if path is not None else None
-    if stored is not None:
-        return stored
+    found = stored_arrays("library_index", lambda: _index_arrays(names))
+    if tuple(found["names"].tolist()) != names:  # not this library's (the file is named for the shape tables)
+        found = _index_arrays(names)
+    return LibraryIndex(names, np.split(found["points"], found["offsets"][1:-1]), found["invariants"])
+
+
+def _index_arrays(names: tuple[str, ...]) -> dict[str, np.ndarray]:
+    """The index of the library shapes `names`, computed, as arrays: names, the point sets end to end with their
+    offsets, the invariants."""
+    library = load_library()
     index = LibraryIndex(names, [_normalised_points(library[n].shape) for n in names])
-    if path is not None:
-        _store_index(path, index)
-    return index
-
-
-def _stored_index(path, names: tuple[str, ...]) -> LibraryIndex | None:
-    """The index stored at `path` (numpy arrays only, no pickle), or None when there is none or it is not whole."""
-    try:
-        with np.load(path, allow_pickle=False) as found:
-            if tuple(found["names"].tolist()) != names:
-                return None
-            points = np.split(found["points"], found["offsets"][1:-1])
-            return LibraryIndex(names, points, found["invariants"])
-    except (OSError, ValueError, KeyError, EOFError):
-        return None
-
-
-def _store_index(path, index: LibraryIndex) -> None:
-    """`index` written to `path` whole or not at all (`dsl.owned.write_atomically`); a failure leaves no file, and
-    nothing is written where the folder is gone."""
-    if not path.parent.is_dir():
-        return
-    offsets = np.cumsum([0] + [len(p) for p in index.points])
-    buffer = io.BytesIO()
-    np.savez(buffer, names=np.array(index.names), points=np.concatenate(index.points), offsets=offsets,
-             invariants=index.invariants)
-    try:
-        write_atomically(path, buffer.getvalue())
-    except (OSError, WriteError):  # the cache is an aid: a failure to write it is no error
-        pass
+    return {"names": np.array(names), "points": np.concatenate(index.points),
+            "offsets": np.cumsum([0] + [len(p) for p in index.points]), "invariants": index.invariants}
 
 
 def match_shape(shape: Shape, top: int = 5) -> list[ShapeMatch]:
