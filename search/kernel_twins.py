@@ -131,10 +131,44 @@ def trace_step_reference(local, x, y, theta, u, dt, samples, covered, cap, max_f
     return forward, new
 
 
-def trace_steps_reference(local, states, u, dt, samples, covered, cap, max_forward, reach):
-    out = [trace_step_reference(local, x, y, theta, u, dt, samples, done, cap, max_forward, reach)
-           for (x, y, theta), done in zip(states, covered)]
-    return [forward for forward, _ in out], [new for _, new in out]
+def trace_beam_reference(local_first, moves_first, local_all, moves_all, start, u, dt, samples, cap, max_forward, reach,
+                         tables, arc_side, weights, arcs_agree, beam, max_actions):
+    """`kernels.trace_beam` as a list of the walks kept, in the order kept: (score, moves, x, y, theta, forward,
+    covered, side, deviations, arc side)."""
+    n = len(samples)
+    frontier = [((), float(start[0]), float(start[1]), float(start[2]), 0.0, [False] * n, 0, 0, 0)]
+    kept = []
+    for step in range(max_actions):
+        local, moves = (local_first, moves_first) if step == 0 else (local_all, moves_all)
+        options = []
+        for walk in frontier:
+            done, x, y, theta, past, covered, side, deviations, arcs = walk
+            forward, new = trace_step_reference(local, x, y, theta, u, dt, samples, covered, cap, max_forward, reach)
+            for k, move in enumerate(int(m) for m in moves):
+                if forward[k] > max_forward or (arcs_agree and arcs * int(arc_side[move]) < 0):
+                    continue
+                move_side, off, ex, ey, eheading = (float(v) for v in tables[move])
+                union = [a or b for a, b in zip(covered, new[k])]
+                clash = move_side != 0 and side != 0 and move_side != side
+                dev = deviations + int(off) + int(clash)
+                score = weights[0] * (past + forward[k]) + weights[1] * (step + 1) + weights[2] * dev - sum(union) / n
+                c, s = math.cos(theta), math.sin(theta)
+                end = (x + u * (c * ex - s * ey), y + u * (s * ex + c * ey), theta + eheading)
+                options.append((score, (done + (move,), *end, past + forward[k], union, side or int(move_side), dev,
+                                        arcs or int(arc_side[move]))))
+        if not options:
+            break
+        frontier, seen = [], set()
+        for score, walk in sorted(options, key=lambda o: o[0]):  # stable: ties in the order of the options
+            key = (round(walk[1] / 3.0), round(walk[2] / 3.0), round(math.degrees(walk[3]) / 10.0) % 36, sum(walk[5]) // 3)
+            if key in seen:
+                continue
+            seen.add(key)
+            frontier.append(walk)
+            kept.append((score, *walk))
+            if len(frontier) >= beam:
+                break
+    return kept
 
 
 def posed_marks_reference(points, offsets, kinds, shape_marks, affines, dc, dr, size, reach):

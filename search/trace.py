@@ -12,7 +12,7 @@ directions and units are nearly always right; the tracer starts from them.
 
 Per start (the forward and the backward start of every shape of the decoder's best readings,
 `dsl.walk.variant_starts`, with their poses fitted): a beam search over the moves
-(`kernels.trace_steps`). A move is allowed only if it runs along ink (mean distance to the ink at most
+(`kernels.trace_beam`). A move is allowed only if it runs along ink (mean distance to the ink at most
 MAX_FORWARD units); a partial trace is scored by
 
     J = FORWARD_WEIGHT x sum of its moves' mean distances to the ink (units) + ACTION_COST x actions
@@ -100,6 +100,9 @@ ARC_SIDE = np.array([int(math.copysign(1, seg.curvature)) if seg.kind is ActionK
 FIRST = np.array([k for k, s in enumerate(SEGMENTS[:GRID]) if s.turn == 0.0])
 FIRST_FROM_END = np.concatenate([FIRST, np.arange(GRID, len(SEGMENTS))])
 ALL = np.arange(GRID)
+LOCAL_FIRST, LOCAL_FIRST_FROM_END, LOCAL_ALL = (np.ascontiguousarray(LOCAL[m]) for m in (FIRST, FIRST_FROM_END, ALL))
+MOVE_TABLE = np.column_stack([GRAMMAR_SIDE, GRAMMAR_OFF, ENDS]).astype(np.float64)  # per move: side, off, end
+COSTS = np.array([FORWARD_WEIGHT, ACTION_COST, DEVIATION_COST])  # the weights of J (`_cost`)
 
 
 def _cost(forward, actions, deviations):
@@ -170,53 +173,21 @@ def _advance(w: Walk, move: int, u: float, forward: float, new: np.ndarray) -> W
     )
 
 
-def trace_shape(ink: _Ink, start: State, beam: int = BEAM, from_end: bool = False) -> list[Walk]:
-    """Beam search from `start` (crop frame): every partial trace kept on the way, best first. `from_end`:
-    the start's heading is only estimated, the first move may turn up to 30 degrees."""
-    n, u = len(ink.samples), start.u
-    frontier = [Walk((), start.x, start.y, start.theta, 0.0, np.zeros(n, dtype=np.bool_))]
-    kept: list[tuple[float, Walk]] = []
-    for step in range(MAX_ACTIONS):
-        moves = (FIRST_FROM_END if from_end else FIRST) if step == 0 else ALL
-        states = np.array([(w.x, w.y, w.theta) for w in frontier])
-        covered = np.array([w.covered for w in frontier])
-        forward, new = kernels.trace_steps(
-            LOCAL[moves], states, u, ink.dt, ink.samples, covered, TRACE_CAP, MAX_FORWARD, TRACE_REACH
-        )
-        allowed = forward <= MAX_FORWARD
-        if ink.arcs_agree:  # no arc turning the other way from the walk's arcs
-            arc_sides = np.array([w.arc_side for w in frontier])[:, None]
-            allowed &= arc_sides * ARC_SIDE[moves][None, :] >= 0  # sides are -1, 0 (none) or +1
-        owner, pick = np.nonzero(allowed)  # every allowed move of every walk, scored before any is built
-        if len(owner) == 0:
-            break
-        chosen = moves[pick]
-        sides = np.array([w.side for w in frontier])[owner]
-        count = covered.sum(axis=1)[owner] + new[owner, pick].sum(axis=1)
-        clash = (GRAMMAR_SIDE[chosen] != 0) & (sides != 0) & (GRAMMAR_SIDE[chosen] != sides)
-        deviations = np.array([w.deviations for w in frontier])[owner] + GRAMMAR_OFF[chosen] + clash
-        past = np.array([w.forward for w in frontier])[owner]
-        score = _cost(past + forward[owner, pick], step + 1, deviations) - count / n
-        c, s = np.cos(states[owner, 2]), np.sin(states[owner, 2])
-        ex, ey = ENDS[chosen, 0], ENDS[chosen, 1]
-        ends = np.stack([states[owner, 0] + u * (c * ex - s * ey), states[owner, 1] + u * (s * ex + c * ey),
-                         states[owner, 2] + ENDS[chosen, 2]], 1)
-        frontier_next, seen = [], set()
-        for j in np.argsort(score, kind="stable"):
-            key = (round(ends[j, 0] / 3.0), round(ends[j, 1] / 3.0), round(math.degrees(ends[j, 2]) / 10.0) % 36,
-                   int(count[j]) // 3)
-            if key in seen:
-                continue
-            seen.add(key)
-            i, k = int(owner[j]), int(pick[j])
-            w = _advance(frontier[i], int(moves[k]), u, float(forward[i, k]), new[i, k])
-            frontier_next.append(w)
-            kept.append((float(score[j]), w))
-            if len(frontier_next) >= beam:
-                break
-        frontier = frontier_next
-    kept.sort(key=lambda o: o[0])
-    return [w for _, w in kept]
+def trace_shape(ink: _Ink, start: State, beam: int = BEAM, from_end: bool = False,
+                top: int | None = None) -> list[Walk]:
+    """Beam search from `start` (crop frame): every partial trace kept on the way, best first (the `top` best). Per
+    step every allowed move of every walk of the frontier is scored (J, the module docstring) and the `beam` best
+    whose ends differ (3 px, 10 degrees, 3 ink samples covered) are kept (`kernels.trace_beam`, compiled whole).
+    `from_end`: the start's heading is only estimated, the first move may turn up to 30 degrees."""
+    local_first, first = (LOCAL_FIRST_FROM_END, FIRST_FROM_END) if from_end else (LOCAL_FIRST, FIRST)
+    score, moves, counts, states, covered, ints = kernels.trace_beam(
+        local_first, first, LOCAL_ALL, ALL, np.array([start.x, start.y, start.theta]), start.u, ink.dt, ink.samples,
+        TRACE_CAP, MAX_FORWARD, TRACE_REACH, MOVE_TABLE, ARC_SIDE, COSTS, ink.arcs_agree, beam, MAX_ACTIONS,
+    )
+    order = np.argsort(score, kind="stable")[:top]  # by score, ties in the order kept
+    return [Walk(tuple(moves[r, :counts[r]].tolist()), float(states[r, 0]), float(states[r, 1]), float(states[r, 2]),
+                 float(states[r, 3]), covered[r], int(ints[r, 0]), int(ints[r, 1]), False, int(ints[r, 2]))
+            for r in order.tolist()]
 
 
 def follow(ink: _Ink, start: State, segments: list[Segment], decoded: bool = True) -> Walk | None:
@@ -312,7 +283,7 @@ def trace_free_form(
         for m in UNIT_MULTIPLES:
             seed = State(state.x, state.y, state.theta, state.u * m)
             if FREE_FORM_UNITS[0] <= seed.u <= FREE_FORM_UNITS[1]:
-                found = trace_shape(ink, seed)[:15]
+                found = trace_shape(ink, seed, top=15)
                 walks += found
                 origin += [seed] * len(found)
     other = _best(walks, origin, ink, units)
@@ -346,7 +317,7 @@ def _trace(
                        for q in seeds):
                     continue
                 seeds.append(state)
-                found = trace_shape(ink, state)[:15]
+                found = trace_shape(ink, state, top=15)
                 walks += found
                 origin += [state] * len(found)
         first_seeds = first_seeds or len(seeds)
@@ -358,7 +329,7 @@ def _trace(
         ends = ink_ends(target)
         for state in seeds[:first_seeds] + ends:
             for u in UNITS:
-                found = trace_shape(ink, State(state.x, state.y, state.theta, u), from_end=state in ends)[:15]
+                found = trace_shape(ink, State(state.x, state.y, state.theta, u), from_end=state in ends, top=15)
                 walks += found
                 origin += [_turned(State(state.x, state.y, state.theta, u), w) for w in found]
         best = _best(walks, origin, ink, units)
@@ -372,7 +343,7 @@ def _trace(
         for shape_starts in starts(program, target):
             for segments, state in shape_starts:
                 found = [w for w in [follow(ink, state, segments, decoded=False)] if w is not None]
-                found += trace_shape(ink, state)[:15]
+                found += trace_shape(ink, state, top=15)
                 walks += found
                 origin += [state] * len(found)
     return _best(walks, origin, ink, units), walks, origin

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
+from scipy import ndimage
 
 from search import kernel_twins, kernels, pixel_kernels
 
@@ -172,18 +173,30 @@ def test_trace_step_matches_reference(seed):
 
 
 @settings(max_examples=20, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1))
-def test_trace_steps_matches_reference(seed):
+@given(seed=st.integers(0, 2**32 - 1), arcs_agree=st.booleans())
+def test_trace_beam_matches_reference(seed, arcs_agree):
     rng = np.random.default_rng(seed)
-    dt = rng.uniform(0.0, 12.0, size=(40, 50))
-    local = rng.uniform(-1.0, 1.0, size=(4, 6, 2))
-    samples = rng.uniform(0.0, 50.0, size=(30, 2))
-    states = np.column_stack([rng.uniform(0, 50, 3), rng.uniform(0, 40, 3), rng.uniform(-4, 4, 3)])
-    covered = rng.random((3, len(samples))) < 0.3
-    forward, new = kernels.trace_steps(local, states, 12.0, dt, samples, covered, 0.3, 0.3, 0.2)
-    forward_ref, new_ref = kernel_twins.trace_steps_reference(local, states, 12.0, dt, samples, covered, 0.3, 0.3, 0.2)
-    np.testing.assert_allclose(forward, forward_ref, rtol=1e-9, atol=1e-12)
-    np.testing.assert_array_equal(new, np.array(new_ref, dtype=bool))
+    ink = np.zeros((60, 70), dtype=bool)  # a few ink strokes, their distance transform (pixels) as the tracer's
+    for _ in range(3):
+        r, c = rng.integers(5, 55), rng.integers(5, 65)
+        ink[r, c:c + int(rng.integers(5, 30))] = True
+        ink[r:r + int(rng.integers(5, 30)), c] = True
+    dt = ndimage.distance_transform_edt(~ink)
+    samples = np.argwhere(ink)[:, ::-1] + 0.5
+    moves = np.arange(6)
+    local = np.cumsum(rng.uniform(-0.2, 0.4, size=(6, 5, 2)), axis=1)  # six moves of five points, in units
+    tables = np.column_stack([rng.integers(-1, 2, 6), rng.integers(0, 2, 6), local[:, -1], rng.uniform(-2, 2, 6)])
+    arc_side = rng.integers(-1, 2, 6)
+    start = np.array([samples[0, 0], samples[0, 1], rng.uniform(-3, 3)])
+    args = (local[:3].copy(), moves[:3].copy(), local, moves, start, 12.0, dt, samples, 0.3, 0.2, 0.2, tables.astype(float),
+            arc_side, np.array([1.0, 0.05, 0.3]), arcs_agree, 4, 5)
+    score, walked, count, state, covered, ints = kernels.trace_beam(*args)
+    reference = kernel_twins.trace_beam_reference(*args)
+    assert len(reference) == len(score)
+    for r, (s, done, x, y, theta, forward, union, side, deviations, arcs) in enumerate(reference):
+        assert tuple(walked[r, :count[r]]) == done
+        np.testing.assert_allclose([score[r], *state[r]], [s, x, y, theta, forward], rtol=1e-9, atol=1e-12)
+        assert covered[r].tolist() == union and tuple(ints[r]) == (side, deviations, arcs)
 
 
 @settings(max_examples=40, deadline=None)
