@@ -1,6 +1,7 @@
-"""The plain-Python reference twins of the scoring kernels (`search.kernels`, `search.pixel_kernels`): the same
-functions with Python loops and the `math` module only (numpy for arrays in and out), slow and easy to read. The
-tests compare each kernel with its twin; the decoder benchmark times `sparse_score` against `sparse_score_reference`."""
+"""The plain-Python reference twins of the scoring kernels (`search.kernels`, `search.pixel_kernels`,
+`search.trace_kernels`): the same functions with Python loops and the `math` module only (numpy for arrays in and
+out), slow and easy to read. The tests compare each kernel with its twin; the decoder benchmark times `sparse_score`
+against `sparse_score_reference`."""
 
 from __future__ import annotations
 
@@ -133,7 +134,7 @@ def trace_step_reference(local, x, y, theta, u, dt, samples, covered, cap, max_f
 
 def trace_beam_reference(local_first, moves_first, local_all, moves_all, start, u, dt, samples, cap, max_forward, reach,
                          tables, arc_side, weights, arcs_agree, beam, max_actions):
-    """`kernels.trace_beam` as a list of the walks kept, in the order kept: (score, moves, x, y, theta, forward,
+    """`trace_kernels.trace_beam` as a list of the walks kept, in the order kept: (score, moves, x, y, theta, forward,
     covered, side, deviations, arc side)."""
     n = len(samples)
     frontier = [((), float(start[0]), float(start[1]), float(start[2]), 0.0, [False] * n, 0, 0, 0)]

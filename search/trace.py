@@ -12,7 +12,7 @@ directions and units are nearly always right; the tracer starts from them.
 
 Per start (the forward and the backward start of every shape of the decoder's best readings,
 `dsl.walk.variant_starts`, with their poses fitted): a beam search over the moves
-(`kernels.trace_beam`). A move is allowed only if it runs along ink (mean distance to the ink at most
+(`trace_kernels.trace_beam`). A move is allowed only if it runs along ink (mean distance to the ink at most
 MAX_FORWARD units); a partial trace is scored by
 
     J = FORWARD_WEIGHT x sum of its moves' mean distances to the ink (units) + ACTION_COST x actions
@@ -53,7 +53,7 @@ import numpy as np
 from dsl.canonical import Segment, from_travel_form, same_image, shape_key
 from dsl.types import ActionKind, ImageProgram, StrokeType
 from dsl.walk import State, variant_starts, walk
-from search import kernels
+from search import trace_kernels
 from search.paths import centrelines, chamfer, ink_ends, path_gap
 from search.pose import fit
 from search.settings import (ACTION_COST, ARCS_AGREE, BEAM, DECODER_BONUS, DEVIATION_COST, FORWARD_WEIGHT,
@@ -157,7 +157,7 @@ class _Ink:
         self.samples = np.ascontiguousarray(points[:: max(1, int(math.ceil(len(points) / MAX_SAMPLES)))])
 
     def step(self, w: Walk, u: float, moves: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return kernels.trace_step(
+        return trace_kernels.trace_step(
             LOCAL[moves], w.x, w.y, w.theta, u, self.dt, self.samples, w.covered, TRACE_CAP, MAX_FORWARD, TRACE_REACH
         )
 
@@ -177,10 +177,10 @@ def trace_shape(ink: _Ink, start: State, beam: int = BEAM, from_end: bool = Fals
                 top: int | None = None) -> list[Walk]:
     """Beam search from `start` (crop frame): every partial trace kept on the way, best first (the `top` best). Per
     step every allowed move of every walk of the frontier is scored (J, the module docstring) and the `beam` best
-    whose ends differ (3 px, 10 degrees, 3 ink samples covered) are kept (`kernels.trace_beam`, compiled whole).
+    whose ends differ (3 px, 10 degrees, 3 ink samples covered) are kept (`trace_kernels.trace_beam`, compiled whole).
     `from_end`: the start's heading is only estimated, the first move may turn up to 30 degrees."""
     local_first, first = (LOCAL_FIRST_FROM_END, FIRST_FROM_END) if from_end else (LOCAL_FIRST, FIRST)
-    score, moves, counts, states, covered, ints = kernels.trace_beam(
+    score, moves, counts, states, covered, ints = trace_kernels.trace_beam(
         local_first, first, LOCAL_ALL, ALL, np.array([start.x, start.y, start.theta]), start.u, ink.dt, ink.samples,
         TRACE_CAP, MAX_FORWARD, TRACE_REACH, MOVE_TABLE, ARC_SIDE, COSTS, ink.arcs_agree, beam, MAX_ACTIONS,
     )
@@ -199,7 +199,7 @@ def follow(ink: _Ink, start: State, segments: list[Segment], decoded: bool = Tru
         if move is None or (ink.arcs_agree and w.arc_side * ARC_SIDE[move] < 0):  # not a grid move; an arc turning
             # the other way from the reading's arcs (ARCS_AGREE: the reading is no free-form program)
             return None
-        forward, new = kernels.trace_step(
+        forward, new = trace_kernels.trace_step(
             LOCAL[move:move + 1], w.x, w.y, w.theta, start.u, ink.dt, ink.samples, w.covered, TRACE_CAP, np.inf,
             TRACE_REACH,
         )

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from scipy import ndimage
 
-from search import kernel_twins, kernels, pixel_kernels
+from search import kernel_twins, kernels, pixel_kernels, trace_kernels
 
 
 def _random_case(rng: np.random.Generator, shapes: int):
@@ -166,7 +166,7 @@ def test_trace_step_matches_reference(seed):
     x, y = rng.uniform(0, w), rng.uniform(0, h)
     theta, u = rng.uniform(-4, 4), rng.uniform(5, 30)
     max_forward = float(rng.uniform(0.05, 0.5))
-    forward, new = kernels.trace_step(local, x, y, theta, u, dt, samples, covered, 0.3, max_forward, 0.2)
+    forward, new = trace_kernels.trace_step(local, x, y, theta, u, dt, samples, covered, 0.3, max_forward, 0.2)
     forward_ref, new_ref = kernel_twins.trace_step_reference(local, x, y, theta, u, dt, samples, covered, 0.3, max_forward, 0.2)
     np.testing.assert_allclose(forward, forward_ref, rtol=1e-9, atol=1e-12)
     np.testing.assert_array_equal(new, np.array(new_ref, dtype=bool))
@@ -190,7 +190,7 @@ def test_trace_beam_matches_reference(seed, arcs_agree):
     start = np.array([samples[0, 0], samples[0, 1], rng.uniform(-3, 3)])
     args = (local[:3].copy(), moves[:3].copy(), local, moves, start, 12.0, dt, samples, 0.3, 0.2, 0.2, tables.astype(float),
             arc_side, np.array([1.0, 0.05, 0.3]), arcs_agree, 4, 5)
-    score, walked, count, state, covered, ints = kernels.trace_beam(*args)
+    score, walked, count, state, covered, ints = trace_kernels.trace_beam(*args)
     reference = kernel_twins.trace_beam_reference(*args)
     assert len(reference) == len(score)
     for r, (s, done, x, y, theta, forward, union, side, deviations, arcs) in enumerate(reference):
