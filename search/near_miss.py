@@ -129,15 +129,11 @@ def centreline_fit(program: ImageProgram, target: Target, max_evals: int = FIT_E
 
 def retried(program: ImageProgram, target: Target, fit_px: float, placements: list) -> tuple[float, list]:
     """`program`'s centreline fit (`fit_px`, at `placements`) and its fit from RETRY_GUESSES heading guesses per
-    shape, the better of them refined once more (RETRY_EVALS) -> the best (fit, placements). For a hypothesis about to
-    lose an image it may draw: the best FIT_GUESSES headings by the coarse score may all miss the basin of an open or
-    S-like shape, and a long shape whose scale was guessed a few per cent off may still be moving when FIT_EVALS run
-    out. A two-shape hypothesis decides there which ink is whose (`search.pose.fit`'s regroup, once an image, where
-    the ink groups as they stand leave it above REGROUP_ABOVE_PX): the split found is the image's for every candidate
-    fitted after, its rival's refit too (generated tuning seed 62101, ff_nact3_3_0010: a positive query, two shapes
-    touching, H 4.33 px on the 2-means split, 0.70 regrouped). A free-form check does not regroup before (it traded
-    errors on official test_ff and seed 58101, 0a1c534)."""
-    again, found = centreline_fit(program, target, keep=RETRY_GUESSES, regroup=True)
+    shape on the image's ink groups as they stand (`search.pose.fit`), the better of them refined once more
+    (RETRY_EVALS) -> the best (fit, placements). For a hypothesis about to lose an image it may draw: the best
+    FIT_GUESSES headings by the coarse score may all miss the basin of an open or S-like shape, and a long shape whose
+    scale was guessed a few per cent off may still be moving when FIT_EVALS run out."""
+    again, found = centreline_fit(program, target, keep=RETRY_GUESSES)
     start = placements if placements and fit_px <= again else found
     polished, value = refine(centreline_templates(program), list(start), target, RETRY_EVALS)
     again, found = min((again, found), (value, polished), key=lambda fitted: fitted[0])

@@ -178,14 +178,3 @@ def test_a_good_first_fit_keeps_the_ink_groups():
     groups = pose.ink_groups(target, 2)
     _, value = pose.fit(centreline_templates(program), target, regroup=True)
     assert value < 1.0 and pose.ink_groups(target, 2) is groups
-
-
-def test_a_hypothesis_about_to_lose_an_image_decides_which_ink_is_whose():
-    from search.near_miss import centreline_fit, retried
-    from search.template import make_target
-
-    program, image = _touching()
-    target = make_target(image)
-    first, placements = centreline_fit(program, target)  # a free-form check: the fixed 2-means split
-    value, _ = retried(program, target, first, placements)
-    assert first > 2.5 and value < 1.0 and target.memo[("grouping decided", 2)]
