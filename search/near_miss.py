@@ -29,7 +29,7 @@ from dsl.types import Action, ActionKind, ImageProgram, Shape, StrokeType
 from search.neighbourhood import forward_free_form, free_form_action
 from search.pose import (FIT_EVALS, Placement, SparseProblem, fit, guesses, ink_groups, pixel_cost, polish, refine,
                          shape_window, turned, turned_to)
-from search.settings import (FIT_GUESSES, HEADINGS, NEAR_MISS_TURN_CHANGE, NEAR_MISS_TURNS, RETRY_EVALS, RETRY_GUESSES,
+from search.settings import (FIT_GUESSES, HEADINGS, NEAR_MISS_TURN_CHANGE, NEAR_MISS_TURNS, RETRY_GUESSES,
                              SCREEN_EVALS, SCREEN_KEEP, SCREEN_REFINED, STROKE_POLISH_EVALS, SYMMETRY_EVALS,
                              SYMMETRY_JUDGED, SYMMETRY_TURNS, SYMMETRY_TOLERANCE)
 from search.template import Target, template
@@ -129,14 +129,10 @@ def centreline_fit(program: ImageProgram, target: Target, max_evals: int = FIT_E
 
 def retried(program: ImageProgram, target: Target, fit_px: float, placements: list) -> tuple[float, list]:
     """`program`'s centreline fit (`fit_px`, at `placements`) and its fit from RETRY_GUESSES heading guesses per
-    shape on the image's ink groups as they stand (`search.pose.fit`), the better of them refined once more
-    (RETRY_EVALS) -> the best (fit, placements). For a hypothesis about to lose an image it may draw: the best
-    FIT_GUESSES headings by the coarse score may all miss the basin of an open or S-like shape, and a long shape whose
-    scale was guessed a few per cent off may still be moving when FIT_EVALS run out."""
+    shape on the image's ink groups as they stand (`search.pose.fit`) -> the better (fit, placements). For a
+    hypothesis about to lose an image it may draw: the best FIT_GUESSES headings by the coarse score may all miss the
+    basin of an open or S-like shape."""
     again, found = centreline_fit(program, target, keep=RETRY_GUESSES)
-    start = placements if placements and fit_px <= again else found
-    polished, value = refine(centreline_templates(program), list(start), target, RETRY_EVALS)
-    again, found = min((again, found), (value, polished), key=lambda fitted: fitted[0])
     return (again, found) if again < fit_px else (fit_px, placements)
 
 

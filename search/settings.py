@@ -50,10 +50,6 @@ RETRY_GUESSES = 8  # heading guesses refined per shape (`pose.fit`'s keep) when 
 # 36 guesses (the ink regrouped too) brought 0 / 5 / 6 within LEVEL_PX, 36 at about 3 x the time of 8; regrouping
 # the ink in the retry cost 27 % of the median time, and without it 4 of those 5 are labelled right. Free-form seed
 # 61101, ff_nact3_5_0020: a positive query H fitted at 2.08 px from 2 guesses, a neighbour at 1.40, H 0.42 from 8
-RETRY_EVALS = 200  # sparse-score evaluations refining the better of H's fits once more in that retry
-# (`near_miss.retried`; FIT_EVALS = 60 refine each guess): a long shape whose scale the ink's moments guess a few per cent off (stamps widen
-# the ink) is still moving when the search stops. Generated tuning seed 62101, ff_nact3_5_0001: a positive query, H
-# at 4.16 px from 2 and from 8 guesses, refined once more 1.53 px (200) or 1.37 (800); the neighbour that won, 2.50.
 NEAR_HEADINGS = np.arange(-30.0, 31.0, 15.0)  # degrees: heading guesses around a known pose
 STEPS = (1.5, 1.5, 4.0, 0.04)  # first step sizes of the local search: cx, cy (px), theta (degrees), log s
 POLISH_STEPS = (0.5, 0.5, 1.0, 0.01)  # ... when polishing a pose, same units

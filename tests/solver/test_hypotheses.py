@@ -1,7 +1,6 @@
 """Problem perception from a hypothesis: H formed from set A, every other image checked against it and its near misses."""
 
 import math
-from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -422,7 +421,7 @@ def test_h_losing_a_query_is_fitted_again_from_more_headings_and_a_neighbour_it_
     assert asked == [H] and (found.fit, found.neighbour_fit) == (0.4, 0.2)
 
 
-def test_a_fit_from_more_headings_and_refined_longer_is_kept_only_where_it_is_better(monkeypatch):
+def test_a_fit_from_more_headings_is_kept_only_where_it_is_better(monkeypatch):
     import search.near_miss as near_miss
     from search.settings import FIT_GUESSES, RETRY_GUESSES
 
@@ -434,15 +433,7 @@ def test_a_fit_from_more_headings_and_refined_longer_is_kept_only_where_it_is_be
         kept.append(keep)
         return real(program, target, *args, keep=keep, **kwargs)
 
-    target = make_target(image)
-    _, first = real(H, target)
     monkeypatch.setattr(near_miss, "centreline_fit", fitting)
-    value, placements = near_miss.retried(H, target, 9.0, ["first"])  # the first fit missed: the new
+    value, placements = near_miss.retried(H, make_target(image), 9.0, ["first"])  # the first fit missed: the new
     assert kept == [RETRY_GUESSES] and value < 1.0 and len(placements) == 1 and placements != ["first"]  # one is kept
-    assert near_miss.retried(H, target, 0.0, first) == (0.0, first)  # nothing fits better than 0
-    off = [replace(first[0], s=first[0].s * 1.08, theta=first[0].theta + 3.0)]  # fits that stopped short of their
-    # basin's floor (a scale 8 % off), from the first headings and from more: refined once more, H fits better
-    there = near_miss.SparseProblem(near_miss.centreline_templates(H), target).cost(off)
-    monkeypatch.setattr(near_miss, "centreline_fit", lambda program, target, *args, **kwargs: (there, off))
-    value, placements = near_miss.retried(H, target, there, off)
-    assert value < there - 0.5 and placements != off
+    assert near_miss.retried(H, make_target(image), 0.0, ["first"]) == (0.0, ["first"])  # nothing fits better than 0
