@@ -18,6 +18,17 @@ from search.kernels import _bilinear
 RAD_TO_DEG = 180.0 / math.pi  # as Python's math.degrees multiplies (the tracer's end keys, `trace_beam`)
 
 
+@njit(cache=True, inline="always")
+def _near(cols: np.ndarray, rows: np.ndarray, n: int, qx: float, qy: float, reach2: float) -> bool:
+    """Whether the point (qx, qy) lies within sqrt(reach2) of any of the first `n` points (cols, rows): an ink sample a
+    move covers."""
+    for p in range(n):
+        dx, dy = cols[p] - qx, rows[p] - qy
+        if dx * dx + dy * dy < reach2:
+            return True
+    return False
+
+
 @njit(cache=True)
 def trace_step(
     local: np.ndarray,
@@ -61,11 +72,7 @@ def trace_step(
             qx, qy = samples[q, 0], samples[q, 1]
             if qx < low_c or qx > high_c or qy < low_r or qy > high_r:
                 continue
-            for k in range(n_points):
-                dx, dy = cols[k] - qx, rows[k] - qy
-                if dx * dx + dy * dy < limit * limit:
-                    new[o, q] = True
-                    break
+            new[o, q] = _near(cols, rows, n_points, qx, qy, limit * limit)
     return forward, new
 
 
@@ -174,11 +181,7 @@ def trace_beam(
                 qx, qy = samples[q, 0], samples[q, 1]
                 if qy < low_r or qy > high_r:
                     continue
-                for p in range(points):
-                    dx, dy = cols[p] - qx, rows_p[p] - qy
-                    if dx * dx + dy * dy < limit * limit:
-                        new[j, q] = True
-                        break
+                new[j, q] = _near(cols, rows_p, points, qx, qy, limit * limit)
         base = np.empty(f, dtype=np.int64)
         for i in range(f):
             base[i] = covered[i].sum()
