@@ -156,11 +156,6 @@ class _Ink:
         points = target.ink_points
         self.samples = np.ascontiguousarray(points[:: max(1, int(math.ceil(len(points) / MAX_SAMPLES)))])
 
-    def step(self, w: Walk, u: float, moves: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return trace_kernels.trace_step(
-            LOCAL[moves], w.x, w.y, w.theta, u, self.dt, self.samples, w.covered, TRACE_CAP, MAX_FORWARD, TRACE_REACH
-        )
-
 
 def _advance(w: Walk, move: int, u: float, forward: float, new: np.ndarray) -> Walk:
     ex, ey, etheta = ENDS[move]
