@@ -37,6 +37,55 @@ from search.settings import BLOCK, LIST_SLACK, SKIP_MARGIN
 
 
 
+@njit(cache=True)
+def stable_argsort(keys: np.ndarray) -> np.ndarray:
+    """The indices that sort the 1-D `keys` ascending, equal keys in their order (as np.argsort(kind="stable")
+    gives, NaN not expected): a merge sort written out (runs of RUN sorted by insertion, then merged bottom-up,
+    the keys moved with their indices), because Numba's np.argsort compiles for seconds on a first run (its
+    quicksort and its mergesort each about 2.5 s of CPU in every kernel using them, issue 53)."""
+    n = keys.shape[0]
+    order, key = np.arange(n), keys.copy()
+    for low in range(0, n, RUN):
+        for k in range(low + 1, min(low + RUN, n)):
+            v, i, j = key[k], order[k], k
+            while j > low and key[j - 1] > v:
+                key[j], order[j] = key[j - 1], order[j - 1]
+                j -= 1
+            key[j], order[j] = v, i
+    spare, spare_key = np.empty(n, dtype=np.int64), np.empty(n)
+    width = RUN
+    while width < n:
+        for low in range(0, n, 2 * width):
+            middle, high = min(low + width, n), min(low + 2 * width, n)
+            i, j = low, middle
+            for k in range(low, high):
+                if i < middle and (j >= high or key[i] <= key[j]):
+                    spare[k], spare_key[k] = order[i], key[i]
+                    i += 1
+                else:
+                    spare[k], spare_key[k] = order[j], key[j]
+                    j += 1
+        order, spare, key, spare_key = spare, order, spare_key, key
+        width *= 2
+    return order
+
+
+RUN = 16  # stable_argsort's insertion-sorted runs (elements): any size sorts the same; 16 is the usual cut-off
+
+
+@njit(cache=True, inline="always")
+def bisect(sorted_keys: np.ndarray, value: float, right: bool) -> int:
+    """np.searchsorted(sorted_keys, value, "right" if right else "left"), written out for the compile time."""
+    low, high = 0, sorted_keys.shape[0]
+    while low < high:
+        mid = (low + high) // 2
+        if sorted_keys[mid] < value or (right and sorted_keys[mid] == value):
+            low = mid + 1
+        else:
+            high = mid
+    return low
+
+
 @njit(cache=True, inline="always")
 def _bilinear(dt: np.ndarray, col: float, row: float, cap: float) -> float:
     """Distance transform (indexed by pixel, sampled at pixel centres) at a continuous point, <= cap."""
@@ -285,7 +334,7 @@ def best_sparse_scores(
         forward[p] = _forward_mean(cols, rows, dt, cap)
     out = np.full(n, np.inf)
     best = np.full(max(keep, 1), np.inf)  # the lowest totals so far, ascending
-    for p in np.argsort(forward):
+    for p in stable_argsort(forward):
         if forward[p] > best[-1]:
             break
         cols, rows = _posed(points, owner, pose_sets[p])

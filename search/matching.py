@@ -27,6 +27,7 @@ from dsl.jit import njit, stored_arrays
 from dsl.library import load_library
 from dsl.types import ImageProgram, Shape
 
+from search.kernels import stable_argsort
 from search.settings import ANGLE_BINS, MATCH_POINTS, PREFILTER, RADIUS_BINS, ROTATION_PEAKS, SCORE_SCALE, TIE_DISTANCE
 
 
@@ -142,8 +143,8 @@ def chamfers_at(a: np.ndarray, b: np.ndarray, angles: np.ndarray) -> np.ndarray:
     """Per angle t: the symmetric mean nearest-point distance between the point set `a` turned by t and `b`
     (exact nearest points, as a k-d tree's, by sweeps along x: `_mean_nearest`)."""
     out = np.empty(angles.shape[0])
-    a_order, b_order = np.argsort(a[:, 0].copy()), np.argsort(b[:, 0].copy())  # contiguous copies: the one
-    # argsort `kernels.best_sparse_scores` compiles (a strided column is another signature: seconds of a first run)
+    a_order, b_order = stable_argsort(a[:, 0].copy()), stable_argsort(b[:, 0].copy())  # the order of equal x does
+    # not change a nearest distance
     for k in range(angles.shape[0]):
         c, s = math.cos(angles[k]), math.sin(angles[k])
         out[k] = 0.5 * (_mean_nearest(a, b, b_order, c, s) + _mean_nearest(b, a, a_order, c, -s))

@@ -13,7 +13,7 @@ import math
 import numpy as np
 from dsl.jit import njit
 
-from search.kernels import _bilinear
+from search.kernels import _bilinear, bisect, stable_argsort
 
 RAD_TO_DEG = 180.0 / math.pi  # as Python's math.degrees multiplies (the tracer's end keys, `trace_beam`)
 
@@ -113,7 +113,7 @@ def trace_beam(
     k_covered = np.zeros((most, n), dtype=np.bool_)
     k_ints = np.zeros((most, 3), dtype=np.int64)
     kept = 0
-    x_order = np.argsort(samples[:, 0], kind="mergesort")  # the samples by x: a move's box is a slice of them
+    x_order = stable_argsort(samples[:, 0].copy())  # the samples by x: a move's box is a slice of them
     by_x = samples[x_order, 0].copy()
     # the frontier: rows of the kept arrays (the start is no kept walk: its own arrays)
     f_rows = np.empty(0, dtype=np.int64)
@@ -133,7 +133,8 @@ def trace_beam(
             for i in range(f):
                 r = f_rows[i]
                 states[i, 0], states[i, 1], states[i, 2] = k_state[r, 0], k_state[r, 1], k_state[r, 2]
-                covered[i] = k_covered[r]
+                for q in range(n):  # a loop: an array assigned to a row compiles Numba's shape-mismatch message
+                    covered[i, q] = k_covered[r, q]
                 past[i] = k_state[r, 3]
                 sides[i], devs[i], arcs[i] = k_ints[r, 0], k_ints[r, 1], k_ints[r, 2]
         m, points = moves.shape[0], local.shape[1]
@@ -174,7 +175,7 @@ def trace_beam(
                 rows_p[p] = states[i, 1] + u * (s * lx + c * ly)
             low_c, high_c = cols.min() - limit, cols.max() + limit
             low_r, high_r = rows_p.min() - limit, rows_p.max() + limit
-            for t in range(np.searchsorted(by_x, low_c, "left"), np.searchsorted(by_x, high_c, "right")):
+            for t in range(bisect(by_x, low_c, False), bisect(by_x, high_c, True)):
                 q = x_order[t]  # the samples with low_c <= x <= high_c, by x
                 if covered[i, q]:
                     continue
@@ -203,7 +204,7 @@ def trace_beam(
             ends[j, 0] = states[i, 0] + u * (c * ex - s * ey)
             ends[j, 1] = states[i, 1] + u * (s * ex + c * ey)
             ends[j, 2] = states[i, 2] + tables[move, 4]
-        order = np.argsort(score, kind="mergesort")
+        order = stable_argsort(score)
         seen = np.empty((beam, 4), dtype=np.int64)
         taken = 0
         rows = np.empty(beam, dtype=np.int64)
@@ -225,7 +226,8 @@ def trace_beam(
             side = int(tables[move, 0])
             if step > 0:
                 r = f_rows[i]
-                k_moves[kept, :step] = k_moves[r, :step]
+                for t in range(step):  # a loop, not a slice assigned: that compiles Numba's shape-mismatch message
+                    k_moves[kept, t] = k_moves[r, t]
             k_moves[kept, step] = move
             k_count[kept] = step + 1
             k_state[kept, 0], k_state[kept, 1], k_state[kept, 2] = ends[j, 0], ends[j, 1], ends[j, 2]

@@ -273,3 +273,14 @@ def test_rendered_l1_shifted_is_window_l1_shifted_of_the_render(seed, shift):
     integral = pixel_kernels.darkness_integral(image, r0 - shift, c0 - shift, size + 2 * shift, size + 2 * shift)
     fast = pixel_kernels.rendered_l1_shifted(points, offsets, kinds, size, 1.3, 0.9, image, r0, c0, shift, integral)
     assert fast == pixel_kernels.window_l1_shifted(rendered, image, r0, c0, shift)
+
+
+def test_stable_argsort_and_bisect_match_numpy():
+    rng = np.random.default_rng(7)
+    for n in (0, 1, 2, 3, 7, 64, 301):
+        keys = np.round(rng.normal(size=n), 1)  # rounded: many equal keys, whose order must be kept
+        assert np.array_equal(kernels.stable_argsort(keys), np.argsort(keys, kind="stable"))
+        ordered = np.sort(keys)
+        for value in list(keys[:5]) + [-9.0, 9.0, 0.05]:
+            for right, side in ((False, "left"), (True, "right")):
+                assert kernels.bisect(ordered, value, right) == np.searchsorted(ordered, value, side)
