@@ -33,6 +33,7 @@ TRUE_LABELS = [True, False]  # the positive query, then the negative query
 
 def solve_command(args: argparse.Namespace) -> int:
     from dsl.dataset import DatasetError
+    from search import warm
     from solver.app import guard
     from solver.reading import PerceptionError, PixelPerception
     from solver.solving import solve_folder, solve_problem
@@ -42,6 +43,7 @@ def solve_command(args: argparse.Namespace) -> int:
         if args.oracle:
             solution = solve_problem(args.problem, oracle=True, time_limit=args.time_limit)
         else:
+            warm.start()  # on a first run, a helper compiles kernels beside this process (search.warm)
             with PixelPerception(args.checkpoint, workers=args.workers) as perception:
                 solution = solve_folder(args.problem, perception, time_limit=args.time_limit).solution
     except (DatasetError, PerceptionError, ValueError) as error:

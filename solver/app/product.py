@@ -52,6 +52,7 @@ def solved_record(solved) -> dict:
 def run_explain(args: argparse.Namespace) -> int:
     from dsl.dataset import DatasetError
     from dsl.owned import check_output_folder, check_replaceable
+    from search import warm
     from solver.app import guard
     from solver.explaining import write_report
     from solver.reading import PerceptionError, PixelPerception
@@ -62,6 +63,8 @@ def run_explain(args: argparse.Namespace) -> int:
     name = Path(args.problem).resolve().name
     check_replaceable(out / f"{name}.html", "--out")
     check_replaceable(out / f"{name}.json", "--out")
+    if not args.oracle:
+        warm.start()  # on a first run, a helper compiles kernels beside this process (search.warm)
     perception = None if args.oracle else PixelPerception(args.checkpoint, workers=args.workers)
     try:
         solved = solve_folder(args.problem, perception, oracle=args.oracle)
@@ -84,6 +87,7 @@ def run_demo(args: argparse.Namespace) -> int:
     from dsl.dataset import DatasetError, list_problems, problem_folder
     from dsl.generate import ProblemKind
     from dsl.owned import check_output_folder, check_replaceable
+    from search import warm
     from solver.app import guard
     from solver.explaining import write_index, write_report
     from solver.reading import PerceptionError, PixelPerception
@@ -94,6 +98,8 @@ def run_demo(args: argparse.Namespace) -> int:
     data = out / "data"
     check_replaceable(out / "reports" / "index.html", "--out")
     counts = {ProblemKind.FREE_FORM: args.n, ProblemKind.BASIC: args.n, ProblemKind.ABSTRACT: args.n}
+    if not args.oracle:
+        warm.start()  # on a first run, a helper compiles the solver's kernels while this process generates
     print(f"generating {3 * args.n} problems (seed {args.seed}) into {data}")
     write_dataset(data, counts, seed=args.seed, workers=args.workers)
     perception = None if args.oracle else PixelPerception(args.checkpoint, workers=args.workers)

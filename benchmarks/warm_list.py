@@ -1,0 +1,108 @@
+"""The kernels a first run compiles, and for how long: the list `search.warm`'s helper compiles ahead (issue 53).
+
+    bongard-solver bench warm_list [--seed 2026] [--ff 20] [--basic 2] [--abstract 2] [--out FILE] [--json OUT]
+
+In a fresh process with an empty cache of compiled kernels (NUMBA_CACHE_DIR a new folder, the helper off):
+problems generated with `--seed` (default the demo's) and solved from pixels one by one, every kernel that Python
+calls, and each kernel compiled inside one, recorded as Numba starts compiling it (module, function, argument
+types) with its compile seconds (its own and those of the kernels compiled inside it, shown indented below it). Printed as a table; `--out` writes the list
+`search.warm` reads (search/data/warm_kernels.json in a checkout), `--json` the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from dsl.options import count, path_text, seed
+from dsl.owned import check_output_file, marked_json
+
+CHECKOUT = Path(__file__).resolve().parents[1]
+OWN = ("dsl", "search")  # the packages whose kernels the list names
+DEMO_SEED = 2026  # `bongard-solver demo`'s seed (solver.app.product.DEMO_SEED): the first run a new user makes
+
+CHILD = r"""
+import json, sys, time
+from numba.core import event
+
+first = []
+class Recorder(event.Listener):
+    def __init__(self):
+        self.started = []
+    def on_start(self, ev):
+        kernel = ev.data["dispatcher"].py_func
+        first.append({"module": kernel.__module__, "function": kernel.__name__,
+                      "types": repr(tuple(ev.data["args"])), "depth": len(self.started)})
+        self.started.append((len(first) - 1, time.perf_counter()))
+    def on_end(self, ev):
+        row, start = self.started.pop()
+        first[row]["seconds"] = round(time.perf_counter() - start, 3)
+event.register("numba:compile", Recorder())
+
+from dsl.commands import write_dataset
+from dsl.dataset import list_problems, problem_folder
+from dsl.generate import ProblemKind
+from solver.reading import PixelPerception
+from solver.solving import solve_folder
+
+root, seed, ff, basic, abstract = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+counts = {ProblemKind.FREE_FORM: ff, ProblemKind.BASIC: basic, ProblemKind.ABSTRACT: abstract}
+write_dataset(root, counts, seed=seed, workers=1, progress=False)
+with PixelPerception(None) as perception:
+    for name in list_problems(root):
+        solve_folder(problem_folder(root, name), perception)
+print(json.dumps(first))
+"""
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="bongard-solver bench warm_list", description=__doc__.splitlines()[0])
+    parser.add_argument("--seed", type=seed, default=DEMO_SEED, help="generator seed (default: the demo's)")
+    parser.add_argument("--ff", type=count(0, 100), default=20, help="free-form problems")
+    parser.add_argument("--basic", type=count(0, 100), default=2, help="basic problems")
+    parser.add_argument("--abstract", type=count(0, 100), default=2, help="abstract problems")
+    parser.add_argument("--out", type=path_text, default=None, help="write the list search.warm reads here")
+    parser.add_argument("--json", type=path_text, default=None, help="write the figures here")
+    return parser.parse_args(argv)
+
+
+def record(args: argparse.Namespace) -> list[dict]:
+    """The kernels compiled by a first run of the workload, in the order of first call (see the module's text)."""
+    with tempfile.TemporaryDirectory(prefix="warm-list-") as scratch:
+        env = dict(os.environ, NUMBA_CACHE_DIR=str(Path(scratch) / "numba"),
+                   PYTHONPATH=os.pathsep.join(filter(None, [str(CHECKOUT), os.environ.get("PYTHONPATH")])))
+        (Path(scratch) / "numba").mkdir()
+        (Path(scratch) / "numba" / "warm.done").touch()  # no helper: the list is what this process compiles
+        command = [sys.executable, "-c", CHILD, str(Path(scratch) / "data"), str(args.seed), str(args.ff),
+                   str(args.basic), str(args.abstract)]
+        done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"bongard-solver bench warm_list: the recording run failed:\n{done.stderr[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    for path in (args.out, args.json):
+        if path is not None:
+            check_output_file(path, "--out" if path is args.out else "--json")
+    compiled = record(args)
+    print(f"{'seconds':>8}  kernel (first run, seed {args.seed}: {args.ff} ff, {args.basic} basic, {args.abstract} abstract)")
+    for row in compiled:
+        print(f"{row['seconds']:8.2f}  {'  ' * row['depth']}{row['module']}.{row['function']}")
+    outer = [row for row in compiled if row["depth"] == 0]
+    print(f"{sum(row['seconds'] for row in outer):8.2f}  in all: {len(outer)} kernels called from Python, "
+          f"{len(compiled) - len(outer)} compiled inside them")
+    if args.out is not None:
+        listed = [{key: row[key] for key in ("module", "function", "types")} for row in compiled
+                  if row["module"].split(".")[0] in OWN  # Numba's own functions compile inside ours
+                  and "Literal" not in row["types"]]  # a constant argument of a call inside a kernel: compiled there
+        Path(args.out).write_text(marked_json({"seed": args.seed, "kernels": listed}) + "\n")
+    if args.json is not None:
+        Path(args.json).write_text(marked_json({"benchmark": "warm_list", "seed": args.seed, "kernels": compiled}))
+    return 0

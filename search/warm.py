@@ -1,0 +1,126 @@
+"""The kernels compiled ahead of their first use, in a helper process, while the cache of compiled kernels is
+cold (issue 53: the first run after an install compiles for about 25 s of CPU on one core while the other waits).
+
+`start()` (the commands that solve in their own process call it: solve, explain, demo) does nothing once the cache folder holds
+DONE; else it starts `python -m search.warm FOLDER`, which compiles the kernels of WARM_LIST into Numba's cache
+in the reverse of the order a problem first calls them, at a lower priority, and writes DONE when all are
+there. The command's own process compiles from the other end: a kernel one process has stored, the other loads
+from the cache instead of compiling it (Numba looks in the cache each time a kernel meets new argument types), so
+the two meet in the middle. One helper at a time (a lock on LOCK in the folder); the command stops its helper
+when it ends (`atexit`): Numba writes each cache file whole, so a stopped helper leaves none damaged, and the
+next cold command starts again from the kernels not yet stored.
+
+WARM_LIST (`search/data/warm_kernels.json`) names each kernel that Python calls (module, function) with the
+argument types a problem calls it with, as Numba spells them, in the order of first call; `bongard-solver bench
+warm_list --out search/data/warm_kernels.json` records it from a first run (`benchmarks/warm_list.py`), and
+`tests/search/test_warm.py` checks it against the kernels a solve calls. A kernel missing from it is compiled
+where it is first called, as before: the list changes when things are compiled, never what they compute.
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+WARM_LIST = Path(__file__).resolve().parent / "data" / "warm_kernels.json"
+DONE = "warm.done"  # in the cache folder: every kernel of WARM_LIST is stored there
+LOCK = "warm.lock"  # in the cache folder: held by the helper compiling into it
+PR_SET_PDEATHSIG = 1  # Linux prctl option: the signal this process gets when its parent ends
+NICENESS = 10  # the helper's priority below the command's (Unix nice increment): on a busy machine it yields
+
+
+def kernels(listed: Path = WARM_LIST) -> list[tuple[str, str, str]]:
+    """The entries of a list of kernels (WARM_LIST): (module, function, argument types), in the order a problem
+    first calls them."""
+    return [(row["module"], row["function"], row["types"]) for row in json.loads(listed.read_text())["kernels"]]
+
+
+def signature(types: str) -> tuple:
+    """The argument types spelled as Numba's repr spells them ("(Array(float64, 2, 'C', False, aligned=True),
+    int64)") as Numba types."""
+    from numba.core import types as numba_types
+
+    value = eval(types, {"__builtins__": {}}, vars(numba_types))  # names of Numba's types only
+    return tuple(value) if isinstance(value, tuple) else (value,)
+
+
+def compile_all(order: list[tuple[str, str, str]]) -> None:
+    """Each kernel of `order` compiled for its types (or found in the cache), in that order; one that cannot be
+    (the list older than the code) is left to be compiled where it is called."""
+    for module, function, types in order:
+        try:
+            getattr(importlib.import_module(module), function).compile(signature(types))
+        except Exception:  # noqa: BLE001 - a stale entry: the kernel compiles at its first call, as without a list
+            continue
+
+
+def start() -> subprocess.Popen | None:
+    """The helper started when the cache folder is cold (no DONE), else None; stopped when this process ends.
+    Nothing is started where no cache folder can be written, on a platform without fork-free `nice`/`flock`
+    (not POSIX), or when WARM_LIST is missing."""
+    from dsl.jit import cache_folder
+
+    folder = cache_folder()
+    if folder is None or os.name != "posix" or (folder / DONE).exists() or not WARM_LIST.is_file():
+        return None
+    root = Path(__file__).resolve().parent.parent
+    environment = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])))
+    try:
+        helper = subprocess.Popen(
+            [sys.executable, "-m", "search.warm", str(folder)], env=environment, stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+    except OSError:  # no process can be started: the command compiles on its own, as before
+        return None
+    atexit.register(_stop, helper)
+    return helper
+
+
+def _stop(helper: subprocess.Popen) -> None:
+    if helper.poll() is None:
+        helper.terminate()
+        try:
+            helper.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            helper.kill()
+
+
+def _end_with_parent() -> None:
+    """On Linux, this process is sent SIGTERM when the command that started it ends, however it ends."""
+    import ctypes
+    import ctypes.util
+    import signal
+
+    try:
+        ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):
+        pass  # not Linux: a helper outliving its command still ends when its list is compiled
+
+
+def _run(folder: Path, listed: Path = WARM_LIST) -> int:
+    """The helper's work: under LOCK, every kernel of `listed` compiled into `folder`, the last called first."""
+    import fcntl
+
+    _end_with_parent()
+    os.nice(NICENESS)
+    with open(folder / LOCK, "a") as lock:
+        try:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return 0  # another helper is at it
+        from dsl.jit import cache_folder
+
+        if cache_folder() != folder:
+            return 1  # this process would compile into another folder (its environment differs): no use
+        compile_all(kernels(listed)[::-1])
+        (folder / DONE).touch()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_run(*map(Path, sys.argv[1:3])))
