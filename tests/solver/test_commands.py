@@ -74,3 +74,20 @@ def test_cli_eval_writes_summary(small_root: Path, tmp_path: Path, capsys):
     summary = json.loads(out.read_text())
     assert {"accuracy", "n_queries", "rule_match", "seconds", "problems"} <= set(summary)
     assert summary["n_queries"] == 2
+
+
+def test_the_console_script_runs_main_and_leaves_the_process_objects_out_of_the_exit_collection(monkeypatch):
+    import gc
+    import tomllib
+    from pathlib import Path
+
+    from solver.app import cli
+
+    scripts = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["bongard-solver"] == "solver.app.cli:entry"
+    monkeypatch.setattr(cli, "main", lambda: 3)
+    try:
+        assert cli.entry() == 3
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()  # this test process goes on
