@@ -5,8 +5,9 @@
 In a fresh process with an empty cache of compiled kernels (NUMBA_CACHE_DIR a new folder, the helper off):
 problems generated with `--seed` (default the demo's) and solved from pixels one by one, every kernel that Python
 calls, and each kernel compiled inside one, recorded as Numba starts compiling it (module, function, argument
-types) with its compile seconds (its own and those of the kernels compiled inside it, shown indented below it). Printed as a table; `--out` writes the list
-`search.warm` reads (search/data/warm_kernels.json in a checkout), `--json` the figures.
+types) with its compile seconds (its own and those of the kernels compiled inside it, shown indented below it).
+Printed as a table; `--out` writes the list `search.warm` reads (search/data/warm_kernels.json in a checkout),
+`--json` the figures.
 """
 
 from __future__ import annotations
@@ -92,7 +93,8 @@ def main(argv: list[str] | None = None) -> int:
         if path is not None:
             check_output_file(path, "--out" if path is args.out else "--json")
     compiled = record(args)
-    print(f"{'seconds':>8}  kernel (first run, seed {args.seed}: {args.ff} ff, {args.basic} basic, {args.abstract} abstract)")
+    workload = f"seed {args.seed}: {args.ff} ff, {args.basic} basic, {args.abstract} abstract"
+    print(f"{'seconds':>8}  kernel (first run, {workload})")
     for row in compiled:
         print(f"{row['seconds']:8.2f}  {'  ' * row['depth']}{row['module']}.{row['function']}")
     outer = [row for row in compiled if row["depth"] == 0]

@@ -35,6 +35,7 @@ from dsl.jit import njit
 
 from search.settings import BLOCK, LIST_SLACK, SKIP_MARGIN
 
+RUN = 16  # stable_argsort's insertion-sorted runs (elements): any size sorts the same; 16 is the usual cut-off
 
 
 @njit(cache=True)
@@ -68,9 +69,6 @@ def stable_argsort(keys: np.ndarray) -> np.ndarray:
         order, spare, key, spare_key = spare, order, spare_key, key
         width *= 2
     return order
-
-
-RUN = 16  # stable_argsort's insertion-sorted runs (elements): any size sorts the same; 16 is the usual cut-off
 
 
 @njit(cache=True, inline="always")

@@ -1,20 +1,20 @@
 """The kernels compiled ahead of their first use, in a helper process, while the cache of compiled kernels is
 cold (issue 53: the first run after an install compiles for about 25 s of CPU on one core while the other waits).
 
-`start()` (the commands that solve in their own process call it: solve, explain, demo) does nothing once the cache folder holds
-DONE; else it starts `python -m search.warm FOLDER`, which compiles the kernels of WARM_LIST into Numba's cache
-in the reverse of the order a problem first calls them, at a lower priority, and writes DONE when all are
-there. The command's own process compiles from the other end: a kernel one process has stored, the other loads
+`start()` (called by the commands that solve in their own process: solve, explain, demo) does nothing once the
+cache folder holds DONE; else it starts `python -m search.warm FOLDER`, which compiles the kernels of WARM_LIST into
+Numba's cache in the reverse of the order a problem first calls them, at a lower priority, and writes DONE when all
+are there. The command's own process compiles from the other end: a kernel one process has stored, the other loads
 from the cache instead of compiling it (Numba looks in the cache each time a kernel meets new argument types), so
 the two meet in the middle. One helper at a time (a lock on LOCK in the folder); the command stops its helper
 when it ends (`atexit`): Numba writes each cache file whole, so a stopped helper leaves none damaged, and the
 next cold command starts again from the kernels not yet stored.
 
-WARM_LIST (`search/data/warm_kernels.json`) names each kernel that Python calls (module, function) with the
-argument types a problem calls it with, as Numba spells them, in the order of first call; `bongard-solver bench
-warm_list --out search/data/warm_kernels.json` records it from a first run (`benchmarks/warm_list.py`), and
-`tests/search/test_warm.py` checks it against the kernels a solve calls. A kernel missing from it is compiled
-where it is first called, as before: the list changes when things are compiled, never what they compute.
+WARM_LIST (`search/data/warm_kernels.json`) names each kernel a first run compiles (module, function) with its
+argument types as Numba spells them, in the order they were first compiled; `bongard-solver bench warm_list --out
+search/data/warm_kernels.json` records it (`benchmarks/warm_list.py`), and `tests/search/test_warm.py` checks that
+it names kernels of the code with as many types as they take. A kernel missing from it is compiled where it is first
+called, as before: the list changes when things are compiled, never what they compute.
 """
 
 from __future__ import annotations
@@ -61,8 +61,8 @@ def compile_all(order: list[tuple[str, str, str]]) -> None:
 
 def start() -> subprocess.Popen | None:
     """The helper started when the cache folder is cold (no DONE), else None; stopped when this process ends.
-    Nothing is started where no cache folder can be written, on a platform without fork-free `nice`/`flock`
-    (not POSIX), or when WARM_LIST is missing."""
+    Nothing is started where no cache folder can be written, off POSIX (the helper uses `nice` and `flock`), or
+    when WARM_LIST is missing."""
     from dsl.jit import cache_folder
 
     folder = cache_folder()

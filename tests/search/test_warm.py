@@ -79,3 +79,19 @@ def test_no_helper_once_the_folder_is_marked(tmp_path, monkeypatch):
     assert warm.start() is None
     monkeypatch.setattr(dsl.jit, "cache_folder", lambda: None)  # no folder can be written: nothing to warm
     assert warm.start() is None
+
+
+def test_bench_warm_list_records_a_list_the_helper_reads(tmp_path):
+    from benchmarks import warm_list
+
+    out = tmp_path / "kernels.json"
+    assert warm_list.main(["--ff", "1", "--basic", "0", "--abstract", "0", "--out", str(out),
+                           "--json", str(tmp_path / "figures.json")]) == 0
+    listed = warm.kernels(out)
+    names = {f"{module}.{function}" for module, function, _ in listed}
+    assert "search.kernels.best_sparse_scores" in names  # the first pose fit of a free-form reading
+    assert all(module.split(".")[0] in ("dsl", "search") for module, _, _ in listed)
+    for _, _, types in listed:
+        warm.signature(types)
+    figures = json.loads((tmp_path / "figures.json").read_text())
+    assert all(row["seconds"] >= 0 for row in figures["kernels"])
