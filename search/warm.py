@@ -66,8 +66,9 @@ def start() -> subprocess.Popen | None:
     from dsl.jit import cache_folder
 
     folder = cache_folder()
-    if folder is None or os.name != "posix" or (folder / DONE).exists() or not WARM_LIST.is_file():
-        return None
+    if (folder is None or os.name != "posix" or not sys.executable or (folder / DONE).exists()
+            or not WARM_LIST.is_file()):
+        return None  # sys.executable is empty where Python is embedded: no interpreter to start
     root = Path(__file__).resolve().parent.parent
     environment = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])))
     try:
@@ -75,7 +76,7 @@ def start() -> subprocess.Popen | None:
             [sys.executable, "-m", "search.warm", str(folder)], env=environment, stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
-    except OSError:  # no process can be started: the command compiles on its own, as before
+    except (OSError, ValueError):  # no process can be started: the command compiles on its own, as before
         return None
     atexit.register(_stop, helper)
     return helper

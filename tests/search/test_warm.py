@@ -95,3 +95,11 @@ def test_bench_warm_list_records_a_list_the_helper_reads(tmp_path):
         warm.signature(types)
     figures = json.loads((tmp_path / "figures.json").read_text())
     assert all(row["seconds"] >= 0 for row in figures["kernels"])
+
+
+def test_no_helper_without_an_interpreter_to_start(tmp_path, monkeypatch):
+    import dsl.jit
+
+    monkeypatch.setattr(dsl.jit, "cache_folder", lambda: tmp_path)
+    monkeypatch.setattr(sys, "executable", "")  # embedded Python
+    assert warm.start() is None
