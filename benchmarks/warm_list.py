@@ -22,10 +22,10 @@ from pathlib import Path
 
 from dsl.options import count, path_text, seed
 from dsl.owned import check_output_file, marked_json
+from solver.app.product import DEMO_SEED  # the demo is the first run a new user makes
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 OWN = ("dsl", "search")  # the packages whose kernels the list names
-DEMO_SEED = 2026  # `bongard-solver demo`'s seed (solver.app.product.DEMO_SEED): the first run a new user makes
 
 CHILD = r"""
 import json, sys, time

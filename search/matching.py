@@ -143,8 +143,8 @@ def chamfers_at(a: np.ndarray, b: np.ndarray, angles: np.ndarray) -> np.ndarray:
     """Per angle t: the symmetric mean nearest-point distance between the point set `a` turned by t and `b`
     (exact nearest points, as a k-d tree's, by sweeps along x: `_mean_nearest`)."""
     out = np.empty(angles.shape[0])
-    a_order, b_order = stable_argsort(a[:, 0].copy()), stable_argsort(b[:, 0].copy())  # the order of equal x does
-    # not change a nearest distance
+    a_order, b_order = stable_argsort(a[:, 0].copy()), stable_argsort(b[:, 0].copy())  # contiguous copies (a strided
+    # column would be another signature to compile); the order of equal x does not change a nearest distance
     for k in range(angles.shape[0]):
         c, s = math.cos(angles[k]), math.sin(angles[k])
         out[k] = 0.5 * (_mean_nearest(a, b, b_order, c, s) + _mean_nearest(b, a, a_order, c, -s))

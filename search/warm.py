@@ -1,14 +1,15 @@
 """The kernels compiled ahead of their first use, in a helper process, while the cache of compiled kernels is
 cold (issue 53: the first run after an install compiles for about 25 s of CPU on one core while the other waits).
 
-`start()` (called by the commands that solve in their own process: solve, explain, demo) does nothing once the
-cache folder holds DONE; else it starts `python -m search.warm FOLDER`, which compiles the kernels of WARM_LIST into
-Numba's cache in the reverse of the order a problem first calls them, at a lower priority, and writes DONE when all
-are there. The command's own process compiles from the other end: a kernel one process has stored, the other loads
-from the cache instead of compiling it (Numba looks in the cache each time a kernel meets new argument types), so
-the two meet in the middle. One helper at a time (a lock on LOCK in the folder); the command stops its helper
-when it ends (`atexit`): Numba writes each cache file whole, so a stopped helper leaves none damaged, and the
-next cold command starts again from the kernels not yet stored.
+`start()` (called by the commands that solve in their own process: solve, explain, demo) does nothing once the cache
+folder holds DONE; else it starts `python -m search.warm FOLDER PID` (PID: the command's), which compiles the
+kernels of WARM_LIST into Numba's cache in the reverse of the order a problem first calls them, at a lower priority,
+and writes DONE when all are there. The command's own process compiles from the other end: a kernel one process has
+stored, the other loads from the cache instead of compiling it (Numba looks in the cache each time a kernel meets
+new argument types), so the two meet in the middle. One helper at a time (a lock on LOCK in the folder); the command
+stops its helper when it ends (`atexit`; a command killed takes its helper with it, `dsl.processes.worker_setup`):
+Numba writes each cache file whole, so a stopped helper leaves none damaged, and the next cold command starts again
+from the kernels not yet stored.
 
 WARM_LIST (`search/data/warm_kernels.json`) names each kernel a first run compiles (module, function) with its
 argument types as Numba spells them, in the order they were first compiled; `bongard-solver bench warm_list --out
@@ -30,7 +31,6 @@ from pathlib import Path
 WARM_LIST = Path(__file__).resolve().parent / "data" / "warm_kernels.json"
 DONE = "warm.done"  # in the cache folder: every kernel of WARM_LIST is stored there
 LOCK = "warm.lock"  # in the cache folder: held by the helper compiling into it
-PR_SET_PDEATHSIG = 1  # Linux prctl option: the signal this process gets when its parent ends
 NICENESS = 10  # the helper's priority below the command's (Unix nice increment): on a busy machine it yields
 
 
@@ -70,11 +70,12 @@ def start() -> subprocess.Popen | None:
             or not WARM_LIST.is_file()):
         return None  # sys.executable is empty where Python is embedded: no interpreter to start
     root = Path(__file__).resolve().parent.parent
-    environment = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])))
+    path = os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))
+    environment = dict(os.environ, PYTHONPATH=path)
     try:
         helper = subprocess.Popen(
-            [sys.executable, "-m", "search.warm", str(folder)], env=environment, stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            [sys.executable, "-m", "search.warm", str(folder), str(os.getpid())], env=environment,
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
     except (OSError, ValueError):  # no process can be started: the command compiles on its own, as before
         return None
@@ -91,23 +92,14 @@ def _stop(helper: subprocess.Popen) -> None:
             helper.kill()
 
 
-def _end_with_parent() -> None:
-    """On Linux, this process is sent SIGTERM when the command that started it ends, however it ends."""
-    import ctypes
-    import ctypes.util
-    import signal
-
-    try:
-        ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-    except (OSError, AttributeError):
-        pass  # not Linux: a helper outliving its command still ends when its list is compiled
-
-
-def _run(folder: Path, listed: Path = WARM_LIST) -> int:
-    """The helper's work: under LOCK, every kernel of `listed` compiled into `folder`, the last called first."""
+def _run(folder: Path, parent: int, listed: Path = WARM_LIST) -> int:
+    """The helper's work: under LOCK, every kernel of `listed` compiled into `folder`, the last called first. Like a
+    pool's worker (`dsl.processes.worker_setup`) it leaves Ctrl-C to the command `parent` and ends with it."""
     import fcntl
 
-    _end_with_parent()
+    from dsl.processes import worker_setup
+
+    worker_setup(parent)
     os.nice(NICENESS)
     with open(folder / LOCK, "a") as lock:
         try:
@@ -124,4 +116,4 @@ def _run(folder: Path, listed: Path = WARM_LIST) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(_run(*map(Path, sys.argv[1:3])))
+    sys.exit(_run(Path(sys.argv[1]), int(sys.argv[2]), *map(Path, sys.argv[3:4])))

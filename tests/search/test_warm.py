@@ -30,7 +30,7 @@ def test_the_list_names_kernels_of_the_code_with_types_numba_reads():
 
 def _helper(folder: Path, listed: Path) -> subprocess.CompletedProcess:
     env = dict(os.environ, NUMBA_CACHE_DIR=str(folder), PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-m", "search.warm", str(folder), str(listed)], env=env,
+    return subprocess.run([sys.executable, "-m", "search.warm", str(folder), str(os.getpid()), str(listed)], env=env,
                           capture_output=True, text=True, timeout=600)
 
 
