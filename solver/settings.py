@@ -190,6 +190,8 @@ SURE_NEIGHBOUR_MARGIN_PX = 0.25  # px of centreline fit by which a query's neigh
 # Generated ff tuning seeds 58101 + 59001 (480 problems): the one positive query with a neighbour verdict in doubt had it
 # by 0.07 px (earlier seeds 12121 + 13131: 4, by 0.05 px or less); a negative whose near miss walks a circle on past its
 # start and off it, by 0.35 px (ff_nact4_5_0017 of 58101)
+RIVALS = 3  # near misses fitted as carefully as H where H beats a library query's reading beyond LEVEL_PX (the best
+# by a fit from scratch; `solver.reading.library_check.rivalled`). Set by hand, not fitted: see that function
 LEVEL_PX = 2.5  # px of centreline fit (`search.pose.fit`, 512 px images) within which a hypothesis or neighbour
 # explains an image (tuning set, seed 3131: set-A images fit their true program at 0.3-2.2 px; a hypothesis read
 # wrongly fits set A at 3.8-5.4 px)
