@@ -88,7 +88,10 @@ def test_h_is_taken_over_a_reading_it_fits_better_by_any_margin():
     # labelled B; the generator draws H in a query far more often than any one near miss
     assert beats_reading(1.33, 2.26) and beats_reading(0.199, 0.212)
     assert not beats_reading(2.34, 1.89)  # a near miss read as itself fits better than H: it keeps its reading
-    assert beats_reading(LEVEL_PX + 3.5, 9.0)  # at any level: two shapes that touch fit H short of its best pose
+    from solver.settings import LOOSE_LEVEL_PX
+
+    assert beats_reading(LEVEL_PX + 1.5, 9.0)  # beyond LEVEL_PX: two shapes that touch fit H short of its best pose
+    assert not beats_reading(LOOSE_LEVEL_PX + 0.1, 9.0)  # H must explain the query at all
     found = {"fit": 1.0, "read_fit": 1.1, "neighbour_fit": 0.5}
     assert takes_hypothesis(found)  # a near miss better by less than CHECK_MARGIN_PX: a look-alike, H by the odds
     assert not takes_hypothesis({"fit": 2.0, "read_fit": 2.1, "neighbour_fit": 0.9})  # a near miss clearly better
