@@ -179,8 +179,8 @@ DRAWABLE_A = 3  # set-A images (of 6) whose classifier names a library shape a f
 MIN_A_EXPLAINED = 4  # set-A images (of 6) a hypothesis must explain to be taken as the problem's program
 STROKE_LOGP_SLACK = 2.0  # nats: an action takes the decoder's stroke when it prefers it to H's by more than this
 # (tuning set, seed 3131, 40 problems, true H: 2 of 40 positive queries flagged, 1 of 91 stroke near misses missed)
-CHECK_MARGIN_PX = 1.0  # px of centreline fit: a library problem's query takes set A's shapes H when H fits it better
-# than its own reading, and no near miss of H fits it better by more than this
+CHECK_MARGIN_PX = 1.0  # px of centreline fit: a library problem's query takes set A's shapes H when H fits it within
+# LEVEL_PX and better than its own reading, and no near miss of H fits it better by more than this
 # (`solver.reading.library_check`). Generated tuning seed 5111 (basic): see the module. H had to beat the reading by
 # this margin too until generated tuning seed 60201 (240 basic problems): 4 of its 11 wrong positive queries were read
 # as a near miss that H fitted better by 0.01-0.93 px, while every negative query read as its near miss fitted that
@@ -190,12 +190,6 @@ SURE_NEIGHBOUR_MARGIN_PX = 0.25  # px of centreline fit by which a query's neigh
 # Generated ff tuning seeds 58101 + 59001 (480 problems): the one positive query with a neighbour verdict in doubt had it
 # by 0.07 px (earlier seeds 12121 + 13131: 4, by 0.05 px or less); a negative whose near miss walks a circle on past its
 # start and off it, by 0.35 px (ff_nact4_5_0017 of 58101)
-RIVALS = 3  # near misses fitted as carefully as H where H beats a library query's reading beyond LEVEL_PX (the best
-# by a fit from scratch; `solver.reading.library_check.rivalled`). Set by hand, not fitted: see that function
-LOOSE_LEVEL_PX = 5.0  # px of centreline fit within which a library problem's set-A shapes H may explain a query whose
-# two shapes touch or whose stamps spread the ink from the centreline (`solver.reading.library_check.beats_reading`):
-# twice LEVEL_PX, set by hand from generated images of one pair drawn touching (necked_six_lines4 + open_triangle6, 49
-# images, H fitted as the check fits it: 0.9-5.1 px, 48 within 5.0; drawn at their true poses up to 3.6 px)
 LEVEL_PX = 2.5  # px of centreline fit (`search.pose.fit`, 512 px images) within which a hypothesis or neighbour
 # explains an image (tuning set, seed 3131: set-A images fit their true program at 0.3-2.2 px; a hypothesis read
 # wrongly fits set A at 3.8-5.4 px)

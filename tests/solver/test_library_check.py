@@ -88,10 +88,7 @@ def test_h_is_taken_over_a_reading_it_fits_better_by_any_margin():
     # labelled B; the generator draws H in a query far more often than any one near miss
     assert beats_reading(1.33, 2.26) and beats_reading(0.199, 0.212)
     assert not beats_reading(2.34, 1.89)  # a near miss read as itself fits better than H: it keeps its reading
-    from solver.settings import LOOSE_LEVEL_PX
-
-    assert beats_reading(LEVEL_PX + 1.5, 9.0)  # beyond LEVEL_PX: two shapes that touch fit H short of its best pose
-    assert not beats_reading(LOOSE_LEVEL_PX + 0.1, 9.0)  # H must explain the query at all
+    assert not beats_reading(LEVEL_PX + 0.1, 9.0)  # H must explain the query at all
     found = {"fit": 1.0, "read_fit": 1.1, "neighbour_fit": 0.5}
     assert takes_hypothesis(found)  # a near miss better by less than CHECK_MARGIN_PX: a look-alike, H by the odds
     assert not takes_hypothesis({"fit": 2.0, "read_fit": 2.1, "neighbour_fit": 0.9})  # a near miss clearly better
@@ -115,39 +112,3 @@ def test_a_hypothesis_that_fails_from_the_first_headings_is_fitted_again_from_mo
     monkeypatch.setattr(search.near_miss, "centreline_fit", fitting)
     found = check_job((_drawn(PAIR, 3), tuple(sorted(PAIR)), None))
     assert RETRY_GUESSES in asked and found["fit"] < 1.0 and takes_hypothesis(found)
-
-
-
-STROKES = ("normal", "zigzag", "circle", "square", "triangle")  # the stroke types a library shape may be drawn with
-
-
-def _touching(names: tuple, rng: np.random.Generator) -> np.ndarray:
-    """`names` drawn as the basic generator draws a query (a stroke type per shape, a placement), where the two
-    shapes touch: the ink in one part."""
-    from dsl.types import StrokeType
-    from search.ink import _parts
-    from search.template import make_target
-
-    program = ImageProgram(tuple(shape.with_strokes(StrokeType(STROKES[int(rng.integers(len(STROKES)))]))
-                                 for shape in library_program(names).shapes))
-    image = render_program(program, place(rng, program, ProblemKind.BASIC.scale_range))
-    assert _parts(make_target(image))[1] == 1  # the two shapes touch
-    return image
-
-
-def test_two_shapes_that_touch_take_h_beyond_the_level_and_a_touching_near_miss_does_not():
-    from dsl.library import look_alikes
-    from solver.settings import LEVEL_PX
-
-    names = ("necked_six_lines4", "open_triangle6")
-    one_for_both = library_program((names[0],))  # what the classifier makes of one ink part: one shape
-    found = check_job((_touching(names, np.random.default_rng(7)), names, one_for_both))
-    assert found["fit"] > LEVEL_PX and takes_hypothesis(found)  # stroke types and the touch: no fit within the level
-    rng = np.random.default_rng(1018)  # a near miss drawn touching (generated as `dsl.generate` draws set B)
-    slot = int(rng.integers(2))
-    others = look_alikes(names[slot])
-    swapped = tuple(others[int(rng.integers(len(others)))] if k == slot else name for k, name in enumerate(names))
-    assert swapped == ("necked_six_lines4", "no_acute_angle_four_lines2")
-    found = check_job((_touching(swapped, rng), names, one_for_both))
-    assert found["fit"] < found["read_fit"] and not takes_hypothesis(found)  # H beats the reading; the near miss, H
-    assert found["neighbour"] == swapped[1]  # fitted as carefully as H, beats both
