@@ -32,11 +32,11 @@ from pathlib import Path
 
 from dsl.options import count, path_text, workers
 from dsl.owned import check_output_file, marked_json
+from dsl.processes import checkout_path
 
 TYPES = ("ff", "bd", "hd")
 SEED = 5353  # the generated problems' seed when no --data is given
 SLOWEST = 0.1  # the share of a split's problems whose stages are shown (the tail)
-CHECKOUT = Path(__file__).resolve().parents[1]  # the code this benchmark measures, put first on the fresh processes' path
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -56,7 +56,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def timed_solve(folder: Path, oracle: bool, scratch: Path, numba_cache: str | None = None) -> dict:
     """Wall and CPU seconds of `bongard-solver solve FOLDER` in a fresh process (NUMBA_CACHE_DIR `numba_cache` if
     given); its output is checked to hold a rule and the queries' labels."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(CHECKOUT), os.environ.get("PYTHONPATH")])))
+    env = dict(os.environ, PYTHONPATH=checkout_path())  # the code this benchmark measures, first on the path
     if numba_cache is not None:
         env["NUMBA_CACHE_DIR"] = numba_cache
     command = [sys.executable, "-m", "solver.app.cli", "solve", str(folder), "--json"] + (["--oracle"] if oracle else [])

@@ -22,9 +22,9 @@ from pathlib import Path
 
 from dsl.options import count, path_text, seed
 from dsl.owned import check_output_file, marked_json
+from dsl.processes import checkout_path
 from solver.app.product import DEMO_SEED  # the demo is the first run a new user makes
 
-CHECKOUT = Path(__file__).resolve().parents[1]
 OWN = ("dsl", "search")  # the packages whose kernels the list names
 
 CHILD = r"""
@@ -76,7 +76,7 @@ def record(args: argparse.Namespace) -> list[dict]:
     """The kernels compiled by a first run of the workload, in the order of first call (see the module's text)."""
     with tempfile.TemporaryDirectory(prefix="warm-list-") as scratch:
         env = dict(os.environ, NUMBA_CACHE_DIR=str(Path(scratch) / "numba"),
-                   PYTHONPATH=os.pathsep.join(filter(None, [str(CHECKOUT), os.environ.get("PYTHONPATH")])))
+                   PYTHONPATH=checkout_path())
         (Path(scratch) / "numba").mkdir()
         (Path(scratch) / "numba" / "warm.done").touch()  # no helper: the list is what this process compiles
         command = [sys.executable, "-c", CHILD, str(Path(scratch) / "data"), str(args.seed), str(args.ff),

@@ -13,16 +13,12 @@ another worker, RAY_RETRIES times. Ray is an optional extra: it is imported only
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable, Iterator
-from pathlib import Path
+
+from dsl.processes import checkout_path
 
 RAY_LOCAL = "local"
 RAY_RETRIES = 3  # runs of a task whose worker process died, after the first
-
-
-def _project_root() -> str:
-    return str(Path(__file__).resolve().parents[1])
 
 
 def start_ray(address: str, workers: int):
@@ -35,8 +31,7 @@ def start_ray(address: str, workers: int):
         return ray
     settings = {"include_dashboard": False, "log_to_driver": False, "configure_logging": False}
     if address == RAY_LOCAL:
-        path = os.pathsep.join([_project_root(), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-        ray.init(num_cpus=max(1, workers), runtime_env={"env_vars": {"PYTHONPATH": path}},
+        ray.init(num_cpus=max(1, workers), runtime_env={"env_vars": {"PYTHONPATH": checkout_path()}},
                  _system_config={"worker_niceness": 0}, **settings)  # (Ray's default 15 yields the CPU to the rest)
     else:
         ray.init(address=address, **settings)

@@ -5,6 +5,8 @@ KeyboardInterrupt inside a queue read left the pool's lock taken and its `termin
 therefore ignore SIGINT (the parent alone is interrupted and shuts the pool down), and ask the kernel
 (Linux: PR_SET_PDEATHSIG) for SIGTERM when their parent dies, so a killed parent leaves no orphans.
 `worker_setup` is the pools' initializer: `Pool(n, initializer=worker_setup, initargs=(os.getpid(),))`.
+A child started as a new interpreter (`python -m ...`, Ray's workers) imports this checkout's code when its
+PYTHONPATH is `checkout_path()`.
 """
 
 from __future__ import annotations
@@ -14,8 +16,16 @@ import ctypes.util
 import os
 import signal
 import sys
+from pathlib import Path
 
 _PR_SET_PDEATHSIG = 1
+CHECKOUT = Path(__file__).resolve().parents[1]  # the folder holding this code's packages
+
+
+def checkout_path() -> str:
+    """PYTHONPATH for a new interpreter that must run this checkout's code (not another installed copy): the
+    checkout first, then this process's PYTHONPATH."""
+    return os.pathsep.join(filter(None, [str(CHECKOUT), os.environ.get("PYTHONPATH")]))
 
 
 def _die_with_parent() -> None:

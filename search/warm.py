@@ -69,9 +69,9 @@ def start() -> subprocess.Popen | None:
     if (folder is None or os.name != "posix" or not sys.executable or (folder / DONE).exists()
             or not WARM_LIST.is_file()):
         return None  # sys.executable is empty where Python is embedded: no interpreter to start
-    root = Path(__file__).resolve().parent.parent
-    path = os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))
-    environment = dict(os.environ, PYTHONPATH=path)
+    from dsl.processes import checkout_path
+
+    environment = dict(os.environ, PYTHONPATH=checkout_path())
     try:
         helper = subprocess.Popen(
             [sys.executable, "-m", "search.warm", str(folder), str(os.getpid())], env=environment,
