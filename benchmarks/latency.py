@@ -5,7 +5,9 @@
 
 Cold: `bongard-solver solve PROBLEM` in a fresh process, `--runs` times for one problem of each type (ROOT's first
 problem of that type; without --data one generated problem per type, seed SEED): the median wall and CPU (user +
-system, the solve process and its children) seconds. Before them, unless --no-first, the first run after the
+system, the solve process and its children) seconds, each run in its own process (no resident solver) and then
+`--runs` runs answered by a resident solver (`solver.app.server`: one run starts it, the timed runs begin when it
+listens; the CPU is the command's own, not the server's). Before them, unless --no-first, the first run after the
 compiled kernels' cache is cleared: the same command with NUMBA_CACHE_DIR a new empty folder, so every kernel it uses
 is compiled again (Python's own .pyc files stay: an install writes them once).
 
@@ -53,10 +55,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def timed_solve(folder: Path, oracle: bool, scratch: Path, numba_cache: str | None = None) -> dict:
+def timed_solve(folder: Path, oracle: bool, scratch: Path, numba_cache: str | None = None,
+                served: bool = False) -> dict:
     """Wall and CPU seconds of `bongard-solver solve FOLDER` in a fresh process (NUMBA_CACHE_DIR `numba_cache` if
-    given); its output is checked to hold a rule and the queries' labels."""
-    env = dict(os.environ, PYTHONPATH=checkout_path())  # the code this benchmark measures, first on the path
+    given; with `served`, a resident solver's runtime folder in `scratch`, else none); its output is checked to hold
+    a rule and the queries' labels."""
+    env = _env(scratch, served)
     if numba_cache is not None:
         env["NUMBA_CACHE_DIR"] = numba_cache
     command = [sys.executable, "-m", "solver.app.cli", "solve", str(folder), "--json"] + (["--oracle"] if oracle else [])
@@ -74,13 +78,47 @@ def timed_solve(folder: Path, oracle: bool, scratch: Path, numba_cache: str | No
     return {"wall": round(wall, 3), "cpu": round(cpu, 3), "labels": solution["labels"]}
 
 
+def _env(scratch: Path, served: bool) -> dict:
+    """The environment of the commands measured: this checkout's code first on the path, and a resident solver
+    (`solver.app.server`) in `scratch` if `served`, else switched off."""
+    return dict(os.environ, PYTHONPATH=checkout_path(), XDG_RUNTIME_DIR=str(scratch / "run"),
+                BONGARD_SOLVER_SERVER="on" if served else "off")
+
+
+def _server(scratch: Path, action: str) -> str:
+    command = [sys.executable, "-m", "solver.app.cli", "server", action]
+    return subprocess.run(command, env=_env(scratch, True), capture_output=True, text=True, timeout=60).stdout
+
+
+def served_runs(folder: Path, runs: int, oracle: bool, scratch: Path) -> dict:
+    """`runs` fresh-process solves of `folder` answered by a resident solver: one solve starts it (not timed), the
+    runs begin once it listens, and it is stopped after them."""
+    timed_solve(folder, oracle, scratch, served=True)
+    deadline = time.monotonic() + 600
+    while "running" not in _server(scratch, "status"):
+        if time.monotonic() > deadline:
+            raise SystemExit(f"bench latency: the resident solver did not start ({_server(scratch, 'status')})")
+        time.sleep(0.5)
+    try:
+        timings = [timed_solve(folder, oracle, scratch, served=True) for _ in range(runs)]
+        answered = _server(scratch, "status")
+    finally:
+        _server(scratch, "stop")
+    if f"{runs} commands answered" not in answered:
+        raise SystemExit(f"bench latency: the resident solver did not answer the {runs} runs ({answered.strip()})")
+    return {"served_runs": [{"wall": t["wall"], "cpu": t["cpu"]} for t in timings],
+            "served_median_wall": round(statistics.median(t["wall"] for t in timings), 3),
+            "served_median_cpu": round(statistics.median(t["cpu"] for t in timings), 3),
+            "served_labels": timings[0]["labels"]}
+
+
 def cold_start(problems: dict[str, Path], runs: int, oracle: bool, first: bool, scratch: Path) -> dict:
     """Per type: the first run after clearing the kernels' cache (unless not `first`), then `runs` runs and their
     medians."""
     from tqdm import tqdm
 
     figures = {}
-    bar = tqdm(total=len(problems) * (runs + first), desc="cold solves", unit="process")
+    bar = tqdm(total=len(problems) * (2 * runs + first + 1), desc="cold solves", unit="process")
     for kind, folder in problems.items():
         entry = {"problem": folder.name, "load_before": round(os.getloadavg()[0], 2)}
         if first:
@@ -94,7 +132,9 @@ def cold_start(problems: dict[str, Path], runs: int, oracle: bool, first: bool, 
         entry.update(runs=[{"wall": t["wall"], "cpu": t["cpu"]} for t in timings],
                      median_wall=round(statistics.median(t["wall"] for t in timings), 3),
                      median_cpu=round(statistics.median(t["cpu"] for t in timings), 3),
-                     labels=timings[0]["labels"], load_after=round(os.getloadavg()[0], 2))
+                     labels=timings[0]["labels"])
+        entry.update(served_runs(folder, runs, oracle, scratch), load_after=round(os.getloadavg()[0], 2))
+        bar.update(runs + 1)
         figures[kind] = entry
     bar.close()
     return figures
@@ -164,12 +204,15 @@ def first_of_each_type(root: Path, types: list[str]) -> dict[str, Path]:
 
 def table(result: dict) -> str:
     lines = ["cold start: fresh-process `bongard-solver solve` (seconds, wall / CPU)",
-             f"{'type':<5}{'problem':<44}{'first (empty cache)':>22}{'median of ' + str(result['runs']):>20}{'load':>12}"]
+             f"{'type':<5}{'problem':<40}{'first (empty cache)':>21}{'median of ' + str(result['runs']):>15}"
+             f"{'served':>15}{'load':>11}"]
     for kind, entry in result["cold"].items():
         first = f"{entry['first']['wall']:.2f} / {entry['first']['cpu']:.2f}" if "first" in entry else "-"
         median = f"{entry['median_wall']:.2f} / {entry['median_cpu']:.2f}"
+        served = f"{entry['served_median_wall']:.2f} / {entry['served_median_cpu']:.2f}"
         load = f"{entry['load_before']:.2f}-{entry['load_after']:.2f}"
-        lines.append(f"{kind:<5}{entry['problem'][:43]:<44}{first:>22}{median:>20}{load:>12}")
+        lines.append(f"{kind:<5}{entry['problem'][:39]:<40}{first:>21}{median:>15}{served:>15}{load:>11}")
+    lines.append("(median: each run in its own process, no resident solver; served: answered by one, median of as many)")
     if result.get("warm"):
         lines += ["", f"warm: eval --workers {result['workers']} (seconds per problem)",
                   f"{'split':<16}{'problems':>9}{'median':>8}{'mean':>8}{'p90':>8}{'max':>8}{'load':>7}  slowest 10 %: stages"]

@@ -27,6 +27,7 @@ COMMAND_MODULES = (
     "solver.app.commands",
     "solver.facts_in.commands",
     "solver.app.product",
+    "solver.app.resident",
     "benchmarks.commands",
 )
 
@@ -74,8 +75,16 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run one subcommand inside the error boundary (`solver.app.guard.run_guarded`): a failure is one line
     on stderr and exit code 1, a usage error exit code 2, Ctrl-C exit code 130. The command modules import the
-    solver's libraries inside their commands, so building the parser (and `--help`) loads none of them."""
+    solver's libraries inside their commands, so building the parser (and `--help`) loads none of them. `solve`
+    and `explain` run in this environment's resident solver when one runs, and leave one behind when none does
+    (`solver.app.resident`)."""
     _fewer_malloc_arenas()
+    from solver.app import resident
+
+    given = list(sys.argv[1:] if argv is None else argv)
+    code = resident.forwarded(given)  # `solve` and `explain` in a resident solver, when one runs (it parses them)
+    if code is not None:
+        return code
     try:
         parser = build_parser()  # imports every command's module: Ctrl-C may come here too
         args = parser.parse_args(argv)
@@ -87,10 +96,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bongard-solver: cannot start: {_startup_fault(error)}", file=sys.stderr)
         return 1
     try:
-        return run_guarded(args.command, lambda: args.func(args))
+        code = run_guarded(args.command, lambda: args.func(args))
     except (MemoryError, OSError, ImportError, RuntimeError) as error:  # the guard could not load what it names
         print(f"bongard-solver: cannot start: {_startup_fault(error)}", file=sys.stderr)  # errors with (a memory cap)
         return 1
+    resident.start_behind(given, args.command)  # for the next one
+    return code
 
 
 def entry() -> int:
