@@ -13,8 +13,9 @@ is compiled again (Python's own .pyc files stay: an install writes them once).
 
 Warm: `eval` (this process, `--workers` processes, warmed up untimed as eval is) over the first `--limit` problems of
 each benchmark split of ROOT (`solver.app.paper_table.benchmark_splits`; without --data, --limit generated problems
-per type): seconds per problem from the records (`seconds`), the median, mean, p90 and max, and what the slowest
-10 % of each split spend their time on (the mean of their `stage_seconds`). The load average is given with each part:
+per type): seconds per problem from the records (`seconds`), the median, mean, p90 and max, the run's wall clock per
+problem (what a benchmark of many problems takes: with several workers, problems run side by side), and what the
+slowest 10 % of each split spend their time on (the mean of their `stage_seconds`). The load average is given with each part:
 on a busy machine the seconds are longer.
 """
 
@@ -177,7 +178,9 @@ def warm(root: Path, limit: int, workers_: int, oracle: bool, scratch: Path) -> 
                           "mean": round(statistics.fmean(seconds), 3) if seconds else None,
                           "p90": round(percentile(seconds, 0.9), 3) if seconds else None,
                           "max": round(max(seconds), 3) if seconds else None,
-                          "wall": summary["seconds"], "tail": tail_stages(records) if records else None}
+                          "wall": summary["seconds"],
+                          "wall_per_problem": round(summary["seconds"] / max(len(summary["problems"]), 1), 3),
+                          "tail": tail_stages(records) if records else None}
     return figures
 
 
@@ -215,11 +218,14 @@ def table(result: dict) -> str:
     lines.append("(median: each run in its own process, no resident solver; served: answered by one, median of as many)")
     if result.get("warm"):
         lines += ["", f"warm: eval --workers {result['workers']} (seconds per problem)",
-                  f"{'split':<16}{'problems':>9}{'median':>8}{'mean':>8}{'p90':>8}{'max':>8}{'load':>7}  slowest 10 %: stages"]
+                  f"{'split':<16}{'problems':>9}{'median':>8}{'mean':>8}{'p90':>8}{'max':>8}{'wall':>8}{'load':>7}"
+                  f"  slowest 10 %: stages"]
         for split, f in result["warm"].items():
             stages = ", ".join(f"{k} {v:.2f}" for k, v in list((f["tail"] or {}).get("stages", {}).items())[:4])
             lines.append(f"{split:<16}{f['problems']:>9}{f['median']:>8.3f}{f['mean']:>8.3f}{f['p90']:>8.3f}"
-                         f"{f['max']:>8.3f}{f['load_before']:>7.2f}  {stages}")
+                         f"{f['max']:>8.3f}{f['wall_per_problem']:>8.3f}{f['load_before']:>7.2f}  {stages}")
+        lines.append("(median ... max: the records' seconds, one problem's own; wall: the run's wall clock, warm-up"
+                     " included, per problem)")
     return "\n".join(lines)
 
 
