@@ -35,7 +35,8 @@ def solve_command(args: argparse.Namespace) -> int:
     from dsl.dataset import DatasetError
     from search import warm
     from solver.app import guard
-    from solver.reading import PerceptionError, PixelPerception
+    from solver.app.resident import perception as command_perception
+    from solver.reading import PerceptionError
     from solver.solving import solve_folder, solve_problem
 
     guard.check_decoder(args.checkpoint)
@@ -44,7 +45,7 @@ def solve_command(args: argparse.Namespace) -> int:
             solution = solve_problem(args.problem, oracle=True, time_limit=args.time_limit)
         else:
             warm.start()  # on a first run, a helper compiles kernels beside this process (search.warm)
-            with PixelPerception(args.checkpoint, workers=args.workers) as perception:
+            with command_perception(args.checkpoint, args.workers) as perception:
                 solution = solve_folder(args.problem, perception, time_limit=args.time_limit).solution
     except (DatasetError, PerceptionError, ValueError) as error:
         print(f"bongard-solver solve: {error}", file=sys.stderr)
@@ -273,9 +274,9 @@ def register(subcommands: argparse._SubParsersAction) -> None:
     solve.add_argument("--oracle", action="store_true", help="use the ground-truth action programs")
     solve.add_argument("--json", action="store_true", help="print the solution as JSON")
     solve.add_argument("--time-limit", type=seconds, default=DEFAULT_TIME_LIMIT, help="seconds per problem")
-    solve.add_argument("--workers", type=workers, default=1,
+    solve.add_argument("--workers", type=workers, default=None,
                        help="processes perceiving the problem (default 1: this process; more start worker processes "
-                            "that each load the models again, slower for one problem)")
+                            "that each load the models again, slower for one problem; the resident solver: 2)")
     solve.add_argument("--checkpoint", type=Path, default=None, help="decoder checkpoint (default: shipped)")
     solve.set_defaults(func=solve_command)
 

@@ -4,6 +4,7 @@ record. A problem folder is solved by `solver.solving.solve_folder` (the path ev
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import time
 from pathlib import Path
@@ -55,7 +56,8 @@ def run_explain(args: argparse.Namespace) -> int:
     from search import warm
     from solver.app import guard
     from solver.explaining import write_report
-    from solver.reading import PerceptionError, PixelPerception
+    from solver.app.resident import perception as command_perception
+    from solver.reading import PerceptionError
     from solver.solving import solve_folder
 
     out = check_output_folder(args.out, "--out")
@@ -65,15 +67,12 @@ def run_explain(args: argparse.Namespace) -> int:
     check_replaceable(out / f"{name}.json", "--out")
     if not args.oracle:
         warm.start()  # on a first run, a helper compiles kernels beside this process (search.warm)
-    perception = None if args.oracle else PixelPerception(args.checkpoint, workers=args.workers)
     try:
-        solved = solve_folder(args.problem, perception, oracle=args.oracle)
+        with (contextlib.nullcontext() if args.oracle else command_perception(args.checkpoint, args.workers)) as seen:
+            solved = solve_folder(args.problem, seen, oracle=args.oracle)
     except (DatasetError, PerceptionError, ValueError) as error:
         print(f"bongard-solver explain: {error}", file=sys.stderr)
         return 1
-    finally:
-        if perception is not None:
-            perception.close()
     page = write_report(out, solved.name, solved.images, solved.solution.to_dict())
     print(solved.solution.explanation.to_text())
     for warning in solved.solution.warnings:
@@ -131,8 +130,9 @@ def register(subcommands: argparse._SubParsersAction) -> None:
     explain.add_argument("--out", type=path_text, required=True, help="folder for <problem>.html and <problem>.json")
     explain.add_argument("--oracle", action="store_true", help="use the dataset's programs instead of perception")
     explain.add_argument("--checkpoint", type=Path, default=None, help="decoder checkpoint (default: shipped)")
-    explain.add_argument("--workers", type=workers, default=1,
-                         help="processes perceiving the problem (default 1: this process, the quickest for one problem)")
+    explain.add_argument("--workers", type=workers, default=None,
+                         help="processes perceiving the problem (default 1: this process, the quickest for one problem; "
+                              "the resident solver: 2)")
     explain.set_defaults(func=run_explain)
 
     demo = subcommands.add_parser("demo", help="generate a few problems of each type, solve them, write reports")

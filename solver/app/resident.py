@@ -226,6 +226,39 @@ def busy(path: Path) -> bool:
         return False
 
 
+# --- the perception of a command -------------------------------------------------------------------------------
+
+KEPT: dict | None = None  # in the resident solver (set by it): (checkpoint, workers) -> a PixelPerception kept open
+SERVED_WORKERS = 2  # perception processes of a command the resident solver runs without --workers (its pool kept)
+
+
+@contextlib.contextmanager
+def perception(checkpoint, workers: int | None):
+    """The `PixelPerception` of one `solve` or `explain` from pixels. In a process of its own: a new one on `workers`
+    processes (default 1: a pool would load the models and kernels again for one problem), closed after the command.
+    In the resident solver: one kept open from command to command, on `workers` processes or SERVED_WORKERS (at most
+    the CPUs), its pool loaded once, so a command shares its problem's images out (the labels are the same whatever
+    the workers: `tests/solver/test_execution_local.py`)."""
+    from solver.reading import PixelPerception
+
+    if KEPT is None:
+        with PixelPerception(checkpoint, workers=workers or 1) as opened:
+            yield opened
+        return
+    key = (None if checkpoint is None else str(checkpoint), workers or min(SERVED_WORKERS, os.cpu_count() or 1))
+    if key not in KEPT:
+        KEPT[key] = PixelPerception(checkpoint, workers=key[1])
+    yield KEPT[key]
+
+
+def forget() -> None:
+    """The kept perceptions closed (after a command that failed or was interrupted: a pool in an unknown state)."""
+    while KEPT:
+        _, kept = KEPT.popitem()
+        with contextlib.suppress(Exception):
+            kept.close()
+
+
 # --- `bongard-solver server` -------------------------------------------------------------------------------
 
 

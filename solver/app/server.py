@@ -14,6 +14,7 @@ import sys
 import warnings
 from pathlib import Path
 
+from solver.app import resident
 from solver.app.cli import main as cli_main
 from solver.app.resident import (IDLE_ENV, IDLE_SECONDS, PER_COMMAND_ENV, SWITCH_ENV, busy, file_stamps, lock_file,
                                  owner)
@@ -63,8 +64,10 @@ def _idle_seconds() -> float:
     return seconds if 0 < seconds < 10**7 else IDLE_SECONDS
 
 
-def _run(argv: list[str], cwd: str, env: dict) -> dict:
-    """One command run here as `bongard-solver ARGV` from `cwd`: its exit code and output."""
+def _run(argv: list[str], cwd: str, env: dict, discard: bool = False) -> dict:
+    """One command run here as `bongard-solver ARGV` from `cwd`: its exit code and output. A command that did not
+    end well leaves no kept perception behind (`resident.forget`). `discard`: a `solve` of ARGV's problem instead,
+    nothing written."""
     pieces: list[list] = []
     for name in PER_COMMAND_ENV:
         if env.get(name) is None:
@@ -76,7 +79,7 @@ def _run(argv: list[str], cwd: str, env: dict) -> dict:
         with contextlib.redirect_stdout(_Stream(pieces, 1)), contextlib.redirect_stderr(_Stream(pieces, 2)), \
                 warnings.catch_warnings():  # and each warning shown again, as in a process of its own
             try:
-                code = cli_main(argv)
+                code = cli_main(_solve_only(argv) if discard else argv)
             except SystemExit as ended:  # argparse's usage errors
                 code = ended.code if isinstance(ended.code, int) else (0 if ended.code is None else 2)
             except KeyboardInterrupt:
@@ -85,17 +88,35 @@ def _run(argv: list[str], cwd: str, env: dict) -> dict:
     except OSError as error:  # the command's folder is gone
         pieces.append([2, f"bongard-solver: cannot run in {cwd}: {error.strerror}\n"])
         code = 1
+    if code != 0:
+        resident.forget()
     return {"code": code, "output": pieces}
 
 
-def _warm_up(argv: list[str]) -> None:
-    """Solve the problem of the command that started this server, its output discarded: the models loaded, the
-    kernels that problem calls loaded or compiled."""
+def _solve_only(argv: list[str]) -> list[str]:
+    """`solve PROBLEM` with the options of ARGV that `solve` takes (an `explain`'s --out dropped)."""
     from solver.app.cli import build_parser
+
+    args = build_parser().parse_args(argv)
+    kept = ["--oracle"] if args.oracle else []
+    kept += ["--checkpoint", str(args.checkpoint)] if args.checkpoint is not None else []
+    kept += ["--workers", str(args.workers)] if args.workers is not None else []
+    return ["solve", str(args.problem), *kept]
+
+
+def _warm_up(argv: list[str]) -> None:
+    """The kept perception loaded and warmed up (`solver.app.product.warm_up`: one built-in problem per generator, in
+    its pool's processes too), then the problem of the command that started this server solved, its output
+    discarded."""
+    from solver.app.cli import build_parser
+    from solver.app.product import warm_up
 
     with contextlib.suppress(Exception, SystemExit):
         args = build_parser().parse_args(argv)
-        _run(["solve", str(args.problem)] + (["--oracle"] if args.oracle else []), os.getcwd(), {})
+        if not args.oracle:
+            with resident.perception(args.checkpoint, args.workers) as kept:
+                warm_up(kept)
+        _run(argv, os.getcwd(), {}, discard=True)
 
 
 def _listening(path: Path) -> socket.socket:
@@ -154,6 +175,7 @@ def serve(path: Path, argv: list[str]) -> int:
     os.write(descriptor, str(os.getpid()).encode())
     os.close(descriptor)
     os.environ[SWITCH_ENV] = "off"  # its commands (and their helpers) run here, never forwarded
+    resident.KEPT = {}  # its commands' perceptions kept from one to the next
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     idle = _idle_seconds()
@@ -178,6 +200,7 @@ def serve(path: Path, argv: list[str]) -> int:
     except _Stopped:
         pass
     finally:
+        resident.forget()
         if listener is not None:
             listener.close()
             if owner(path) == os.getpid():
