@@ -40,8 +40,11 @@ def _die_with_parent() -> None:
 
 def worker_setup(parent: int | None = None) -> None:
     """Pool initializer: ignore SIGINT, end with the parent (`parent`: its pid, to catch a parent that
-    died before the request was made)."""
+    died before the request was made). SIGTERM ends the worker even when its parent handles it in Python (the
+    resident solver, `solver.app.server`): a handler inherited through the fork would wait for the worker's main
+    thread, blocked on its task queue, and the pool's `terminate` (which sends SIGTERM) would wait for ever."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _die_with_parent()
     if parent is not None and os.getppid() != parent:
         os._exit(1)

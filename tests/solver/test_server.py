@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -81,6 +82,15 @@ def test_a_command_answered_by_the_server_prints_what_its_own_process_prints(pro
         usage = [_cli("solve", str(problem), "--no-such-option", env=env, cwd=tmp_path) for env in (off, on)]
         assert usage[0].returncode == usage[1].returncode == 2 and usage[0].stderr == usage[1].stderr
         assert "4 commands answered" in _status(on, tmp_path)
+        waiting = subprocess.Popen([sys.executable, "-m", "solver.app.cli", "solve", str(problem)], cwd=tmp_path,
+                                   env=on, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                   preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        time.sleep(0.3)
+        waiting.send_signal(signal.SIGINT)  # Ctrl-C: the command (and the server's run of it) interrupted
+        _, said = waiting.communicate(timeout=120)
+        assert waiting.returncode == 130 and said.endswith("interrupted\n")
+        again = _cli("solve", str(problem), env=on, cwd=tmp_path)  # the server goes on
+        assert again.stdout == text_own.stdout
     finally:
         stopped = _cli("server", "stop", env=on, cwd=tmp_path)
     assert stopped.stdout.startswith("stopped")
