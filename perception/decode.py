@@ -162,6 +162,7 @@ class StrokeReading:
     margin: float  # nats: the log-probability of the program's stroke less the best other's, worst action
     program: ImageProgram  # the program as traced, the worst action with the decoder's stroke when it prefers another
     logp: float = 0.0  # nats: the log-probability of the program's strokes, summed over its actions
+    margins: tuple = ()  # nats: per action, as traced, the log-probability of its stroke less the best other's
 
 
 @torch.inference_mode()
@@ -180,13 +181,15 @@ def read_strokes(model: Decoder, images: list[np.ndarray], program: ImageProgram
     for found, image_poses in zip(teacher_forced(model, images, steps, strokes_only=True), poses):
         tracing = [list(segments) for segments, _ in target_tracing(list(program.shapes), list(image_poses))]
         where = [(s, i) for s, segments in enumerate(tracing) for i in range(len(segments))]
-        worst, total = (math.inf, None, None), 0.0
+        worst, total, margins = (math.inf, None, None), 0.0, []
         for (s, i), logp in zip(where, found["stroke_logp"]):
             own = DATASET_STROKE_TYPES.index(tracing[s][i].stroke)
             other = max((c for c in range(len(logp)) if c != own), key=lambda c: logp[c])
             worst = min(worst, (logp[own] - logp[other], (s, i), other), key=lambda w: w[0])
             total += float(logp[own])
+            margins.append(float(logp[own] - logp[other]))
         margin, (s, i), other = worst
         tracing[s][i] = dataclasses.replace(tracing[s][i], stroke=DATASET_STROKE_TYPES[other])
-        out.append(StrokeReading(float(margin), ImageProgram(tuple(from_travel_form(t) for t in tracing)), total))
+        out.append(StrokeReading(float(margin), ImageProgram(tuple(from_travel_form(t) for t in tracing)), total,
+                                 tuple(margins)))
     return out
