@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import pkgutil
 
 import benchmarks
@@ -23,8 +22,6 @@ def run(args: argparse.Namespace) -> int:
     names = available()
     if args.name not in names:
         raise SystemExit(f"bongard-solver bench: unknown benchmark {args.name!r}; available: {', '.join(names)}")
-    if args.name != "latency":  # the commands a benchmark starts run in their own process (latency: both ways)
-        os.environ["BONGARD_SOLVER_SERVER"] = "off"
     module = importlib.import_module(f"benchmarks.{args.name}")
     return int(module.main(args.rest) or 0)
 

@@ -220,6 +220,10 @@ def replay(path: Path, scratch: Path, timeout: float = 60.0) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from solver.app.resident import own_process
+
+    own_process()  # the commands' own process is what is tried
+
     from dsl.options import count, path_text, positive_number, seed
 
     parser = argparse.ArgumentParser(prog="bongard-solver bench fuzz", description=__doc__.splitlines()[0])

@@ -160,6 +160,9 @@ def summarise(results: list[dict]) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from solver.app.resident import own_process
+
+    own_process()  # the commands' own process is what is tried
     parser = argparse.ArgumentParser(prog="bongard-solver bench hostile", description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, required=True, help="a small generated dataset to break copies of")
     parser.add_argument("--work", type=Path, required=True, help="scratch folder (emptied)")

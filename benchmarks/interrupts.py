@@ -137,6 +137,9 @@ def compare(out: Path, reference: Path) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from solver.app.resident import own_process
+
+    own_process()  # the commands' own process is what is tried
     parser = argparse.ArgumentParser(prog="bongard-solver bench interrupts", description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, required=True)
     parser.add_argument("--split", required=True)

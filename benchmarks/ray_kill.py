@@ -69,6 +69,9 @@ def check(out: Path, expected: int, reference: Path | None) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from solver.app.resident import own_process
+
+    own_process()  # the commands' own process is what is tried
     parser = argparse.ArgumentParser(prog="bongard-solver bench ray_kill", description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, required=True)
     parser.add_argument("--split", required=True)

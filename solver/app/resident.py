@@ -59,6 +59,13 @@ STARTUP_SECONDS = 600.0  # the longest a server may take to start listening (a f
 CHECKOUT = Path(__file__).resolve().parents[2]
 
 
+def own_process() -> None:
+    """The commands this process runs (and the processes it starts) run in their own process, no resident solver
+    used or started: what a benchmark of a command's own process measures (hostile input, interrupts, fuzzing, Ray
+    faults)."""
+    os.environ[SWITCH_ENV] = "off"
+
+
 def enabled() -> bool:
     """Whether a command may use (and start) a server: not switched off, no resource limit set."""
     if os.environ.get(SWITCH_ENV, "").strip().lower() in ("off", "0", "no", "false"):
