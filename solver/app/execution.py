@@ -50,7 +50,7 @@ from dsl.processes import worker_setup
 from dsl.parallel import RAY_LOCAL, RAY_RETRIES, ray_unordered
 from perception.device import resolve_device
 from solver.reading import ProblemGroups
-from solver.reading import PixelPerception
+from solver.reading import PixelPerception, perception_worker_setup
 from solver.app.product import warm_up
 
 RAY_GPU_SHARE = 0.25  # of a GPU per task when decoding on CUDA under Ray (four tasks share one GPU)
@@ -120,22 +120,20 @@ def _pooled_records(jobs, evaluate, workers, dump, checkpoint, device, journal=N
     with a perception of its own (`_pool_worker_setup`), as Ray's workers do."""
     setup = (os.getpid(), checkpoint, device)
     with Pool(workers, initializer=_pool_worker_setup, initargs=setup) as pool, watched_workers(journal):
-        yield from pool.imap_unordered(functools.partial(_solve_in_pool, evaluate=evaluate, dump=dump), jobs)
+        yield from pool.imap_unordered(functools.partial(_solve_in_pool, evaluate=evaluate, dump=dump,
+                                                         checkpoint=checkpoint, device=device), jobs)
 
 
 def _pool_worker_setup(parent: int, checkpoint: Path | None, device: str) -> None:
-    """A problem worker's start: it leaves SIGINT to its parent and ends with it, runs torch on one thread (its two
-    processes share two cores; a process forked after torch ran threads hangs in a call using several), and loads
-    its perception (one process, `_worker_perception`) and warms it up before any problem's clock starts."""
-    import torch
-
-    worker_setup(parent)
-    torch.set_num_threads(1)
+    """A problem worker's start: as a perception worker's (`perception_worker_setup`: SIGINT left to its parent, its
+    end with it, torch on one thread), then its perception (one process, `_worker_perception`) loaded and warmed up
+    before any problem's clock starts."""
+    perception_worker_setup(parent)
     warm_up(_worker_perception(checkpoint, device))
 
 
-def _solve_in_pool(job, evaluate: Callable, dump: Path | None) -> dict:
-    return evaluate(job, next(iter(_WORKER_PERCEPTION.values())), dump)
+def _solve_in_pool(job, evaluate: Callable, dump: Path | None, checkpoint: Path | None, device: str) -> dict:
+    return evaluate(job, _worker_perception(checkpoint, device), dump)
 
 
 _WORKER_PERCEPTION: dict = {}

@@ -43,6 +43,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from dsl.processes import CHECKOUT, checkout_path
+
 SWITCH_ENV = "BONGARD_SOLVER_SERVER"
 IDLE_ENV = "BONGARD_SOLVER_SERVER_IDLE"
 IDLE_SECONDS = 600.0  # a server with no command for this long ends (its memory goes back: resident 0.5 GB, and 0.4 GB
@@ -56,7 +58,6 @@ PACKAGES = ("dsl", "perception", "search", "solver", "benchmarks")
 LIMITS = ("RLIMIT_AS", "RLIMIT_DATA", "RLIMIT_CPU", "RLIMIT_RSS", "RLIMIT_FSIZE")
 CONNECT_SECONDS = 2.0  # how long a command waits to reach a server that exists
 STARTUP_SECONDS = 600.0  # the longest a server may take to start listening (a first run compiles its kernels)
-CHECKOUT = Path(__file__).resolve().parents[2]
 
 
 def own_process() -> None:
@@ -201,8 +202,6 @@ def start_behind(argv: list[str], command: str) -> None:
     path = socket_path()
     if path is None or busy(path):
         return
-    from dsl.processes import checkout_path
-
     env = dict(os.environ, PYTHONPATH=checkout_path())  # this checkout's code, whatever is installed
     with contextlib.suppress(OSError):
         subprocess.Popen([sys.executable, "-m", "solver.app.server", str(path), *argv], stdin=subprocess.DEVNULL,

@@ -64,10 +64,9 @@ def _idle_seconds() -> float:
     return seconds if 0 < seconds < 10**7 else IDLE_SECONDS
 
 
-def _run(argv: list[str], cwd: str, env: dict, discard: bool = False) -> dict:
+def _run(argv: list[str], cwd: str, env: dict) -> dict:
     """One command run here as `bongard-solver ARGV` from `cwd`: its exit code and output. A command that did not
-    end well leaves no kept perception behind (`resident.forget`). `discard`: a `solve` of ARGV's problem instead,
-    nothing written."""
+    end well leaves no kept perception behind (`resident.forget`)."""
     pieces: list[list] = []
     for name in PER_COMMAND_ENV:
         if env.get(name) is None:
@@ -79,7 +78,7 @@ def _run(argv: list[str], cwd: str, env: dict, discard: bool = False) -> dict:
         with contextlib.redirect_stdout(_Stream(pieces, 1)), contextlib.redirect_stderr(_Stream(pieces, 2)), \
                 warnings.catch_warnings():  # and each warning shown again, as in a process of its own
             try:
-                code = cli_main(_solve_only(argv) if discard else argv)
+                code = cli_main(argv)
             except SystemExit as ended:  # argparse's usage errors
                 code = ended.code if isinstance(ended.code, int) else (0 if ended.code is None else 2)
             except KeyboardInterrupt:
@@ -93,11 +92,8 @@ def _run(argv: list[str], cwd: str, env: dict, discard: bool = False) -> dict:
     return {"code": code, "output": pieces}
 
 
-def _solve_only(argv: list[str]) -> list[str]:
-    """`solve PROBLEM` with the options of ARGV that `solve` takes (an `explain`'s --out dropped)."""
-    from solver.app.cli import build_parser
-
-    args = build_parser().parse_args(argv)
+def _solve_only(args) -> list[str]:
+    """`solve PROBLEM` with the options of a parsed `solve` or `explain` that `solve` takes (`--out` dropped)."""
     kept = ["--oracle"] if args.oracle else []
     kept += ["--checkpoint", str(args.checkpoint)] if args.checkpoint is not None else []
     kept += ["--workers", str(args.workers)] if args.workers is not None else []
@@ -116,7 +112,7 @@ def _warm_up(argv: list[str]) -> None:
         if not args.oracle:
             with resident.perception(args.checkpoint, args.workers) as kept:
                 warm_up(kept)
-        _run(argv, os.getcwd(), {}, discard=True)
+        _run(_solve_only(args), os.getcwd(), {})  # nothing written
 
 
 def _listening(path: Path) -> socket.socket:

@@ -62,7 +62,7 @@ from solver.reading.workers import (
 from solver.settings import BEAM, CLASSIFY_BATCH, DECODE_BATCH, REFINE_BUDGET_MS, TOP_K
 
 
-def _worker_setup(parent: int) -> None:
+def perception_worker_setup(parent: int) -> None:
     """A perception worker's start: `dsl.processes.worker_setup`, then torch on one thread for the worker's life. Its
     torch work runs on one thread anyway (`solver.reading.workers.one_thread`, `decode_chunk`); but a worker forked
     from a process whose torch had started its OpenMP threads hung in its first torch call that would use several
@@ -261,7 +261,7 @@ class PixelPerception:
     def _start_workers(self) -> None:
         if self.workers > 1 and self._pool is None:
             self._pool = multiprocessing.get_context("fork").Pool(
-                self.workers, initializer=_worker_setup, initargs=(os.getpid(),))  # workers leave Ctrl-C to us
+                self.workers, initializer=perception_worker_setup, initargs=(os.getpid(),))  # workers leave Ctrl-C to us
 
     @property
     def _as_problems(self) -> bool:
