@@ -235,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
         check_output_file(args.json, "--json")
     with tempfile.TemporaryDirectory(prefix="bongard-latency-") as scratch_name:
         scratch = Path(scratch_name)
-        root = Path(args.data) if args.data else generated_root(scratch, 1 if args.no_warm else args.limit)
+        root = Path(args.data).resolve() if args.data else generated_root(scratch, 1 if args.no_warm else args.limit)
         result = {"data": str(args.data) if args.data else f"generated (seed {SEED})", "runs": args.runs,
                   "workers": args.workers, "oracle": args.oracle, "cpus": os.cpu_count(),
                   "cold": cold_start(first_of_each_type(root, args.types), args.runs, args.oracle, not args.no_first,

@@ -103,3 +103,36 @@ def test_no_helper_without_an_interpreter_to_start(tmp_path, monkeypatch):
     monkeypatch.setattr(dsl.jit, "cache_folder", lambda: tmp_path)
     monkeypatch.setattr(sys, "executable", "")  # embedded Python
     assert warm.start() is None
+
+
+def test_claimed_kernels_are_compiled_after_the_rest(tmp_path, monkeypatch):
+    order = [("search.kernels", "a", "(int64,)"), ("search.kernels", "b", "(int64,)"), ("search.kernels", "c", "(int64,)")]
+    (tmp_path / warm.claim_name(*order[0])).touch()  # the command has started compiling the first
+    compiled = []
+    monkeypatch.setattr(warm, "_compile", lambda *entry: compiled.append(entry))
+    warm.compile_all(order, tmp_path)
+    assert compiled == order[1:] + order[:1]  # passed over, then compiled (found in the cache) once the rest are done
+    compiled.clear()
+    assert warm.compile_all(order)
+    assert compiled == order
+
+
+def test_a_helper_asked_to_stop_ends_after_the_kernel_in_hand(monkeypatch):
+    order = [("search.kernels", name, "(int64,)") for name in "abc"]
+    compiled = []
+    monkeypatch.setattr(warm, "_compile", lambda *entry: compiled.append(entry))
+    assert not warm.compile_all(order, stopped=lambda: len(compiled) >= 1)  # asked while compiling the first
+    assert compiled == order[:1]  # that one finished and stored, no other started: not marked done
+
+
+def test_a_command_claims_the_kernels_it_starts_compiling(tmp_path):
+    claims = tmp_path / "claims"
+    types = "(Array(float32, 1, 'C', False, aligned=True),) * 4"
+    check = ("import numpy as np\nfrom pathlib import Path\nfrom search import kernels, warm\n"
+             f"warm._claim_what_this_process_compiles(Path({str(claims)!r}))\n"
+             "x = np.zeros(3, dtype=np.float32)\nkernels._moved_by(x, x, x, x)\n")
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"), PYTHONPATH=str(ROOT))
+    done = subprocess.run([sys.executable, "-c", check], env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    named = repr(warm.signature(types))
+    assert (claims / warm.claim_name("search.kernels", "_moved_by", named)).exists()
