@@ -43,6 +43,7 @@ WARM_LIST = Path(__file__).resolve().parent / "data" / "warm_kernels.json"
 DONE = "warm.done"  # in the cache folder: every kernel of WARM_LIST is stored there
 LOCK = "warm.lock"  # in the cache folder: held by the helper compiling into it
 CLAIMS = "warm.claims"  # in the cache folder: a file for each kernel the command has started compiling
+_CLAIMING: set[Path] = set()  # the claims folders this process's compiling is claimed in
 NICENESS = 10  # the helper's priority below the command's (Unix nice increment): on a busy machine it yields
 
 
@@ -111,11 +112,14 @@ def _claim_what_this_process_compiles(claims: Path) -> None:
         def on_end(self, ev: event.Event) -> None:
             pass
 
+    if claims in _CLAIMING:
+        return  # a process that runs several commands (the resident solver) listens once
     try:
         claims.mkdir(exist_ok=True)
     except OSError:
         return
     event.register("numba:compile", Claims())
+    _CLAIMING.add(claims)
 
 
 def start() -> subprocess.Popen | None:
