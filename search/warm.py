@@ -1,5 +1,5 @@
-"""The kernels compiled ahead of their first use, in a helper process, while the cache of compiled kernels is
-cold (issue 53: the first run after an install compiles for about 25 s of CPU on one core while the other waits).
+"""The kernels compiled ahead of their first use, in a helper process, while the cache of compiled kernels is cold
+(issue 53: the first run after an install compiles for about 25 s of CPU on one core while the other waits).
 
 `start()` (called by the commands that solve in their own process: solve, explain, demo) does nothing once the cache
 folder holds DONE; else it starts `python -m search.warm FOLDER PID` (PID: the command's), which compiles the
@@ -9,21 +9,22 @@ and the others after them, the likeliest needed first: the command's own process
 other end, a kernel one process has stored the other loads from the cache instead of compiling it (Numba looks in
 the cache each time a kernel meets new argument types), and the two meet in the middle, the helper's time not spent
 first on kernels few problems call. Where they meet, the command claims each kernel it starts compiling (a file in
-CLAIMS, named for the kernel and its types) and the helper passes over a claimed one, coming back to it once the rest
-are done (loaded from the cache by then, unless the command ended first). One helper at a time (a lock on LOCK in the folder); the command
-asks its helper to stop when it ends (`atexit`, without waiting; a command killed does the same,
-`dsl.processes.worker_setup`), and the helper stops once the kernel in hand is compiled and stored: a kernel
-longer to compile than a warm command takes to run is stored all the same (stopped in the middle, the helper of
-every later command would start it again and never finish the list), and the helper outlives its command by at most
-that one kernel. Numba writes each cache file whole, so a helper killed leaves none damaged, and the next cold
+CLAIMS, named for the kernel and its types) and the helper passes over a claimed one, coming back to it once the
+rest are done (loaded from the cache by then, unless the command ended first). One helper at a time (a lock on LOCK
+in the folder); the command asks its helper to stop when it ends (`atexit`, without waiting; a command killed does
+the same, `dsl.processes.worker_setup`), and the helper stops once the kernel in hand is compiled and stored: a
+kernel longer to compile than a warm command takes to run is stored all the same (stopped in the middle, the helper
+of every later command would start it again and never finish the list), and the helper outlives its command by at
+most that one kernel. Numba writes each cache file whole, so a helper killed leaves none damaged, and the next cold
 command starts again from the kernels not yet stored.
 
 WARM_LIST (`search/data/warm_kernels.json`) names each kernel a first run calls from Python (module, function) with
 its argument types as Numba spells them (those compiled inside it compile with it) and the share of problems that
 need it, in the helper's order; `bongard-solver bench warm_list --out search/data/warm_kernels.json` records it
-(`benchmarks/warm_list.py`: a first run of a generated workload, then each problem solved alone), and `tests/search/test_warm.py` checks that
-it names kernels of the code with as many types as they take. A kernel missing from it is compiled where it is first
-called, as before: the list changes when things are compiled, never what they compute.
+(`benchmarks/warm_list.py`: a first run of a generated workload, then each problem solved alone), and
+`tests/search/test_warm.py` checks that it names kernels of the code with as many types as they take. A kernel
+missing from it is compiled where it is first called, as before: the list changes when things are compiled, never
+what they compute.
 """
 
 from __future__ import annotations

@@ -106,7 +106,7 @@ def test_no_helper_without_an_interpreter_to_start(tmp_path, monkeypatch):
 
 
 def test_claimed_kernels_are_compiled_after_the_rest(tmp_path, monkeypatch):
-    order = [("search.kernels", "a", "(int64,)"), ("search.kernels", "b", "(int64,)"), ("search.kernels", "c", "(int64,)")]
+    order = [("search.kernels", name, "(int64,)") for name in "abc"]
     (tmp_path / warm.claim_name(*order[0])).touch()  # the command has started compiling the first
     compiled = []
     monkeypatch.setattr(warm, "_compile", lambda *entry: compiled.append(entry))
