@@ -68,6 +68,7 @@ print(json.dumps(first))
 
 NEEDS = r"""
 import json, sys
+from dsl.jit import KEYED_PACKAGES
 from solver.reading import PixelPerception
 from solver.solving import solve_folder
 
@@ -75,7 +76,7 @@ with PixelPerception(None) as perception:
     solve_folder(sys.argv[1], perception)
 loaded = []
 for name, module in list(sys.modules.items()):
-    if name.split(".")[0] not in ("dsl", "search"):
+    if name.split(".")[0] not in KEYED_PACKAGES:
         continue
     for function, kernel in vars(module).items():
         stats = getattr(kernel, "stats", None)

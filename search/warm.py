@@ -100,10 +100,12 @@ def _claim_what_this_process_compiles(claims: Path) -> None:
     event API: its "numba:compile" event starts after the cache was looked in and missed)."""
     from numba.core import event
 
+    from dsl.jit import KEYED_PACKAGES
+
     class Claims(event.Listener):
         def on_start(self, ev: event.Event) -> None:
             kernel = ev.data["dispatcher"].py_func
-            if kernel.__module__.split(".")[0] in ("dsl", "search"):
+            if kernel.__module__.split(".")[0] in KEYED_PACKAGES:
                 name = claim_name(kernel.__module__, kernel.__name__, repr(tuple(ev.data["args"])))
                 try:
                     (claims / name).touch()

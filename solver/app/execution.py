@@ -120,7 +120,7 @@ def _pooled_records(jobs, evaluate, workers, dump, checkpoint, device, journal=N
     with a perception of its own (`_pool_worker_setup`), as Ray's workers do."""
     setup = (os.getpid(), checkpoint, device)
     with Pool(workers, initializer=_pool_worker_setup, initargs=setup) as pool, watched_workers(journal):
-        yield from pool.imap_unordered(functools.partial(_solve_in_pool, evaluate=evaluate, dump=dump,
+        yield from pool.imap_unordered(functools.partial(solve_on_worker, evaluate=evaluate, oracle=False, dump=dump,
                                                          checkpoint=checkpoint, device=device), jobs)
 
 
@@ -132,15 +132,12 @@ def _pool_worker_setup(parent: int, checkpoint: Path | None, device: str) -> Non
     warm_up(_worker_perception(checkpoint, device))
 
 
-def _solve_in_pool(job, evaluate: Callable, dump: Path | None, checkpoint: Path | None, device: str) -> dict:
-    return evaluate(job, _worker_perception(checkpoint, device), dump)
-
-
 _WORKER_PERCEPTION: dict = {}
 
 
 def _worker_perception(checkpoint: Path | None, device: str) -> PixelPerception:
-    """The Ray worker process's own perception, its checkpoints loaded on the first problem it solves."""
+    """A problem worker's own perception (a Ray worker's, or a local pool's: `_pooled_records`), its checkpoints
+    loaded on the first problem it solves (a pool's worker: as it starts)."""
     key = (str(checkpoint), device)
     if key not in _WORKER_PERCEPTION:
         _WORKER_PERCEPTION[key] = PixelPerception(checkpoint, workers=1, device=resolve_device(device))
@@ -149,7 +146,7 @@ def _worker_perception(checkpoint: Path | None, device: str) -> PixelPerception:
 
 def solve_on_worker(job, evaluate: Callable, oracle: bool, dump: Path | None, checkpoint: Path | None,
                     device: str) -> dict:
-    """One problem in a Ray worker process (the body of the Ray task)."""
+    """One problem in a worker process (the body of the Ray task, and of a local pool's: `_pooled_records`)."""
     perception = None if oracle else _worker_perception(checkpoint, device)
     return evaluate(job, perception, dump)
 

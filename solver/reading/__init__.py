@@ -14,7 +14,8 @@ from solver import face
 FACE = {
     "EvidenceError": "evidence", "gather": "evidence", "readable_weighting": "evidence",
     "unreadable_reason": "evidence", "ProblemGroups": "grouped", "stamped": "library",
-    "PixelPerception": "perception", "perception_worker_setup": "perception", "Perceived": "readings", "PerceptionError": "readings",
+    "PixelPerception": "perception", "perception_worker_setup": "perception", "Perceived": "readings",
+    "PerceptionError": "readings",
     "PRODUCT": "switches", "Switches": "switches",
 }
 __all__ = sorted(FACE)
