@@ -61,21 +61,50 @@ def sparse_scores_reference(points, radii, owner, pose_sets, dt, samples, cap, r
 
 
 def pattern_search_reference(points, radii, owner, params, movable, dt, samples, cap, reach, steps, max_evals,
-                             min_step_fraction):
+                             min_step_fraction, growth):
     def score(p):
         poses = []
         for cx, cy, theta, scale in p:
             poses.append((cx, cy, scale * math.cos(math.radians(theta)), scale * math.sin(math.radians(theta))))
         return sum(sparse_score_reference(points, radii, owner, poses, dt, samples, cap, reach))
 
-    return pattern_search_loop(score, params, movable, steps, max_evals, min_step_fraction)
+    centroids = []
+    for k in range(len(params)):
+        mine = [points[i] for i in range(len(points)) if owner[i] == k]
+        gx = sum(float(p[0]) for p in mine) / max(len(mine), 1)
+        gy = sum(float(p[1]) for p in mine) / max(len(mine), 1)
+        centroids.append((gx, gy))
+    return pattern_search_loop(score, params, movable, steps, max_evals, min_step_fraction, centroids, growth)
 
 
-def pattern_search_loop(score, params, movable, steps, max_evals, min_step_fraction) -> tuple[list, float]:
+def _moved_reference(row: list, param: int, delta: float, centroid) -> list:
+    """One parameter of a row (cx, cy, theta degrees, s) moved by `delta` (s by a factor exp(delta)); with a
+    `centroid` (template frame), a turn or scaling keeps that point where it is drawn."""
+    trial = list(row)
+    if param == 3:
+        trial[3] *= math.exp(delta)
+    else:
+        trial[param] += delta
+    if centroid is None or param < 2:
+        return trial
+    gx, gy = centroid
+    h = math.radians(row[2])
+    a, b = row[3] * math.cos(h), row[3] * math.sin(h)
+    x, y = row[0] + a * gx - b * gy, row[1] - (b * gx + a * gy)
+    h = math.radians(trial[2])
+    a, b = trial[3] * math.cos(h), trial[3] * math.sin(h)
+    trial[0], trial[1] = x - (a * gx - b * gy), y + (b * gx + a * gy)
+    return trial
+
+
+def pattern_search_loop(score, params, movable, steps, max_evals, min_step_fraction, centroids=None,
+                        expand_limit: float = 1.0) -> tuple[list, float]:
     """The pattern search of `kernels.pattern_search` and `pixel_kernels.pixel_pattern_search` with every trial
     scored by `score` (rows of cx, cy, theta degrees, s -> a number): try +/- step on each parameter of each
     `movable` row in turn, keep the first improvement; halve the steps after a round without one; stop below
-    `min_step_fraction` of the first step or after `max_evals` scores -> (rows, score)."""
+    `min_step_fraction` of the first step or after `max_evals` scores -> (rows, score). `centroids` (per row, in
+    the template frame): turns and scalings about them; `expand_limit` > 1: an improving move is tried again at
+    twice the step, and again, up to that many times the step, while it improves."""
     params = [list(row) for row in params]
     best, evals, step = score(params), 1, list(steps)
     while evals < max_evals:
@@ -83,15 +112,20 @@ def pattern_search_loop(score, params, movable, steps, max_evals, min_step_fract
         for shape in (k for k in range(len(params)) if movable[k]):
             for param in range(4):
                 for sign in (1.0, -1.0):
-                    trial = [list(row) for row in params]
-                    if param == 3:
-                        trial[shape][3] *= math.exp(sign * step[3])
-                    else:
-                        trial[shape][param] += sign * step[param]
-                    value = score(trial)
-                    evals += 1
-                    if value < best - 1e-12:
-                        params, best, improved = trial, value, True
+                    factor, accepted = 1.0, False
+                    while factor == 1.0 or evals < max_evals:  # the first trial of a move always
+                        trial = [list(row) for row in params]
+                        trial[shape] = _moved_reference(params[shape], param, sign * step[param] * factor,
+                                                        None if centroids is None else centroids[shape])
+                        value = score(trial)
+                        evals += 1
+                        if value >= best - 1e-12:
+                            break
+                        params, best, improved, accepted = trial, value, True, True
+                        if factor >= expand_limit:
+                            break
+                        factor *= 2.0
+                    if accepted:
                         break
         if not improved:
             if step[0] < steps[0] * min_step_fraction:

@@ -371,6 +371,21 @@ def _moved(params: np.ndarray, shape: int, param: int, delta: float) -> np.ndarr
 
 
 @njit(cache=True)
+def _moved_about(params: np.ndarray, shape: int, param: int, delta: float, centroids: np.ndarray) -> np.ndarray:
+    """`_moved`, a turn or a scaling made about the shape's centroid (template frame) instead of its start."""
+    trial = _moved(params, shape, param, delta)
+    if param >= 2:
+        gx, gy = centroids[shape, 0], centroids[shape, 1]
+        h = math.radians(params[shape, 2])
+        a, b = params[shape, 3] * math.cos(h), params[shape, 3] * math.sin(h)
+        x, y = params[shape, 0] + a * gx - b * gy, params[shape, 1] - (b * gx + a * gy)
+        h = math.radians(trial[shape, 2])
+        a, b = trial[shape, 3] * math.cos(h), trial[shape, 3] * math.sin(h)
+        trial[shape, 0], trial[shape, 1] = x - (a * gx - b * gy), y + (b * gx + a * gy)
+    return trial
+
+
+@njit(cache=True)
 def _store(seen: np.ndarray, k: int, params: np.ndarray) -> None:
     """seen[k] = params (a table of rows) element by element: an array assigned to a slice compiles Numba's
     shape-mismatch message (string formatting: about 4 s of CPU on a first run), a loop does not."""
@@ -410,19 +425,20 @@ def pattern_search(
     steps: np.ndarray,
     max_evals: int,
     min_step_fraction: float,
+    growth: float,
 ) -> tuple[np.ndarray, float]:
-    """Pose refinement: pattern search on the `sparse_score` total over the rows of `params` (cx, cy,
-    theta degrees, s) whose `movable` flag is set: try +/- step on each parameter in turn, keep the first
-    improvement; halve the steps after a round without one; stop below `min_step_fraction` of the first
-    step or after `max_evals` scores. A trial equal to params scored before (a step back to where the last move
-    came from) takes the score found then, and counts as an evaluation; another trial's reverse sum stops as soon
-    as the trial cannot improve (`_reverse_sum`): the same moves as scoring every trial whole; a trial whose points
-    moved at most LIST_SLACK from the pose the near-point lists were made at visits only those (lists made again
-    after an accepted move of more than half that). Returns (params, score)."""
+    """Pose refinement: pattern search on the `sparse_score` total over the rows of `params` (cx, cy, theta
+    degrees, s) whose `movable` flag is set: try +/- step on each parameter in turn (turns and scalings about the
+    shape's centroid), keep the first improvement and try it again at twice the step while it improves, up to
+    `growth` times the step; halve the steps after a round without one; stop below `min_step_fraction` of the first
+    step or after `max_evals` scores (a move's first trial is always made). A trial equal to params scored before
+    (a step back) takes the score found then, and counts as an evaluation; another trial's reverse sum stops as
+    soon as the trial cannot improve (`_reverse_sum`): the same moves as scoring every trial whole; a trial whose
+    points moved at most LIST_SLACK from the pose the near-point lists were made at visits only those (lists made
+    again after an accepted move of more than half that). Returns (params, score)."""
     f, r = sparse_score(points, radii, owner, _poses_from_params(params), dt, samples, cap, reach)
     best = f + r
-    evals = 1
-    step = steps.copy()
+    evals, step = 1, steps.copy()
     seen = np.empty((max(max_evals, 1), params.shape[0], 4))  # the params scored so far, and their scores
     seen_scores = np.empty(max(max_evals, 1))
     _store(seen, 0, params)
@@ -430,6 +446,11 @@ def pattern_search(
     n_seen = 1
     anchor_cols, anchor_rows = _posed(points, owner, _poses_from_params(params))
     starts, members = _near_lists(anchor_cols, anchor_rows, radii, samples, reach, LIST_SLACK)
+    centroids, counts = np.zeros((params.shape[0], 2)), np.zeros((params.shape[0], 1))
+    for k in range(points.shape[0]):
+        centroids[owner[k]] += points[k]
+        counts[owner[k], 0] += 1.0
+    centroids /= np.maximum(counts, 1.0)
     while evals < max_evals:
         improved = False
         for shape in range(params.shape[0]):
@@ -437,30 +458,40 @@ def pattern_search(
                 continue
             for param in range(4):
                 for sign in (1.0, -1.0):
-                    trial = _moved(params, shape, param, sign * step[param])
-                    total = _seen_score(seen, seen_scores, n_seen, trial)
-                    evals += 1
-                    moved = 0.0
-                    if math.isnan(total):
-                        cols, rows = _posed(points, owner, _poses_from_params(trial))
-                        f = _forward_mean(cols, rows, dt, cap)
-                        moved = _moved_by(cols, rows, anchor_cols, anchor_rows)
-                        if moved <= LIST_SLACK:
-                            reverse, whole = _reverse_sum(cols, rows, radii, samples, reach, f, best - 1e-12, True, starts, members)
+                    factor, accepted = 1.0, False
+                    while factor == 1.0 or evals < max_evals:
+                        trial = _moved_about(params, shape, param, sign * step[param] * factor, centroids)
+                        total = _seen_score(seen, seen_scores, n_seen, trial)
+                        evals += 1
+                        moved = 0.0
+                        if math.isnan(total):
+                            cols, rows = _posed(points, owner, _poses_from_params(trial))
+                            f = _forward_mean(cols, rows, dt, cap)
+                            moved = _moved_by(cols, rows, anchor_cols, anchor_rows)
+                            bound = best - 1e-12
+                            if moved <= LIST_SLACK:
+                                reverse, whole = _reverse_sum(cols, rows, radii, samples, reach, f, bound, True, starts,
+                                                              members)
+                            else:
+                                reverse, whole = _reverse_sum(cols, rows, radii, samples, reach, f, bound, True)
+                            if not whole:  # it cannot improve: not kept as a score seen
+                                break
+                            total = f + reverse / max(samples.shape[0], 1)
+                            if n_seen < seen.shape[0]:
+                                _store(seen, n_seen, trial)
+                                seen_scores[n_seen] = total
+                                n_seen += 1
+                        if total < best - 1e-12:
+                            params, best, improved, accepted = trial, total, True, True
+                            if moved > LIST_SLACK / 2.0:  # lists about the new pose
+                                anchor_cols, anchor_rows = cols, rows
+                                starts, members = _near_lists(cols, rows, radii, samples, reach, LIST_SLACK)
+                            if factor >= growth:
+                                break
+                            factor *= 2.0
                         else:
-                            reverse, whole = _reverse_sum(cols, rows, radii, samples, reach, f, best - 1e-12, True)
-                        if not whole:  # it cannot improve: not kept as a score seen
-                            continue
-                        total = f + reverse / max(samples.shape[0], 1)
-                        if n_seen < seen.shape[0]:
-                            _store(seen, n_seen, trial)
-                            seen_scores[n_seen] = total
-                            n_seen += 1
-                    if total < best - 1e-12:
-                        params, best, improved = trial, total, True
-                        if moved > LIST_SLACK / 2.0:  # lists about the new pose
-                            anchor_cols, anchor_rows = cols, rows
-                            starts, members = _near_lists(cols, rows, radii, samples, reach, LIST_SLACK)
+                            break
+                    if accepted:
                         break
         if not improved:
             if step[0] < steps[0] * min_step_fraction:

@@ -26,7 +26,8 @@ from search import kernels, pixel_kernels
 from search.ink import ink_groups, other_splits
 from search.retrace import action_paths
 from search.settings import (CAP, FIT_EVALS, FIT_GUESSES, HEADINGS, MIN_STEP_FRACTION, NEAR_HEADINGS, ORDER_REUSE_LIMIT,
-                             ORDER_REUSE_TOLERANCE, POLISH_STEPS, REACH, REGROUP_ABOVE_PX, RENDER_OUTLINE_RADIUS, STEPS)
+                             ORDER_REUSE_TOLERANCE, POLISH_STEPS, REACH, REGROUP_ABOVE_PX, RENDER_OUTLINE_RADIUS,
+                             STEP_GROWTH, STEPS)
 from search.template import PEN_RADIUS_PX, Target, Template, affine_to_pose, template
 
 RENDER_PEN_RADIUS = PEN_RADIUS_PX
@@ -165,6 +166,18 @@ def _centroid_at(tpl: Template, place: Placement) -> tuple[float, float]:
     return cx + a * gx - b * gy, cy - (b * gx + a * gy)
 
 
+def drawn_centroid(tpl: Template, place: Placement) -> tuple[float, float]:
+    """Where `tpl`'s drawn centreline's centroid lies at `place` (pixels)."""
+    return _centroid_at(tpl, place)
+
+
+def turned_about(place: Placement, centre, degrees: float) -> Placement:
+    """`place` turned by `degrees` about the image point `centre` (pixels): the same drawing, turned."""
+    c, s = math.cos(math.radians(degrees)), math.sin(math.radians(degrees))
+    dx, dy = place.cx - centre[0], centre[1] - place.cy  # y up, as the placement's angles turn
+    return Placement(centre[0] + c * dx - s * dy, centre[1] - (s * dx + c * dy), place.theta + degrees, place.s)
+
+
 def _scanned(tpl: Template, centre, s: float, headings: np.ndarray, target: Target, keep: int) -> list[Placement]:
     """The placements of `tpl` at scale `s` with its centroid at `centre` (pixels) heading each of `headings`
     (degrees): the `keep` whose centreline fits the ink best (`kernels.best_sparse_scores`), best first."""
@@ -243,7 +256,7 @@ def refine(
     flags[list(range(len(placements)) if movable is None else movable)] = True
     params, value = kernels.pattern_search(
         problem.points, problem.radii, problem.owner, params, flags, target.dt, target.samples, CAP, REACH,
-        np.array(STEPS), max_evals, MIN_STEP_FRACTION,
+        np.array(STEPS), max_evals, MIN_STEP_FRACTION, STEP_GROWTH,
     )
     return [Placement(*map(float, row)) for row in params], float(value)
 

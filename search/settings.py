@@ -52,6 +52,10 @@ RETRY_GUESSES = 8  # heading guesses refined per shape (`pose.fit`'s keep) when 
 # 61101, ff_nact3_5_0020: a positive query H fitted at 2.08 px from 2 guesses, a neighbour at 1.40, H 0.42 from 8
 NEAR_HEADINGS = np.arange(-30.0, 31.0, 15.0)  # degrees: heading guesses around a known pose
 STEPS = (1.5, 1.5, 4.0, 0.04)  # first step sizes of the local search: cx, cy (px), theta (degrees), log s
+STEP_GROWTH = 8.0  # an improving move of the local search is tried again at twice its step while it improves, up to
+# this many times the step (turns and scalings made about the shape's centroid, not its start). Fixed steps from the
+# start point left fits of FIT_EVALS far from their optimum (generated ff seed 66101, ff_nact4_0046, the true program
+# on its set-A images: 0.69-3.05 px, 1.3 px at 200 evaluations, 0.8 px at 1000; with growth 8: 0.32-0.83 px at 60)
 POLISH_STEPS = (0.5, 0.5, 1.0, 0.01)  # ... when polishing a pose, same units
 MIN_STEP_FRACTION = 1.0 / 8.0  # the local search stops when its steps have shrunk to this share of the first
 RENDER_OUTLINE_RADIUS = 1.25  # px: official stamp outlines look about 1.5 x as wide as spec'd (0.82 px); by hand
@@ -212,6 +216,24 @@ SYMMETRY_EVALS = 30  # sparse-score evaluations refining each of them
 SYMMETRY_TOLERANCE = 0.4  # px: refined centreline fits within this of the best are such poses (a shape with a
 # symmetry fits its ink as well turned round; only its strokes tell which way it lies)
 STROKE_POLISH_EVALS = 60  # pixel-score evaluations polishing the chosen pose (as search.strokes.POLISH_EVALS)
+
+# search.completion: a free-form hypothesis completed on set A by one-action edits; set on generated ff tuning seed
+# 66101 (600 problems, the true programs known): with these, 3 of its 76 wrong hypotheses (an action missed: a line
+# leaving a circle, a last arc; a turn) were made the true program, none of its 524 right ones changed
+COMPLETION_ABOVE_PX = 1.0  # px of H's centreline fit, averaged over set A, below which no completion is tried (its
+# cost, about 0.15 s a problem, kept to the problems that may need it): the H's completed on seed 66101 fitted set A at
+# 1.38-2.29 px, the true programs of 85 % of its problems at less than 1.0
+COMPLETION_GAIN_PX = 0.3  # px of centreline fit, averaged over set A, by which an edit must improve H (and improve
+# it on every set-A image but one); a missing line of the free-form unit leaves H 1.0-2.2 px behind its true program
+COMPLETION_KEEP = 12  # edits, the best by the screen's summed sparse score, fitted in full (8: seed 66101's
+# ff_nact2_5_0024, a line leaving a circle, ranks 9th)
+COMPLETION_LOOP_STARTS = 2  # joints of a closed shape (those set A's unexplained ink lies nearest) where an action
+# is added with the loop started there
+COMPLETION_TURNS = (0.0,) + tuple(sign * 7.5 * k for k in range(1, 7) for sign in (-1.0, 1.0))  # degrees a closed
+# shape with an action added is turned about its centre in the screen (a loop of quarter arcs has a joint every 90
+# degrees): in steps of 15 degrees, a line leaving a circle was screened out (ranked below a line 30 degrees off
+# tangent, 0.65-0.96 px against 0.09-0.25: tests/search/test_completion.py)
+COMPLETION_ROUNDS = 2  # edits taken one after another at most
 
 # search.categories: library categories of decoded shapes; set by hand.
 MIN_MATCH_SCORE = 0.95  # `search.matching` score (0-1) a decoded shape needs to take a library group's names

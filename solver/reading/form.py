@@ -12,7 +12,9 @@ import numpy as np
 
 from dsl.canonical import image_key, same_image
 from dsl.types import ActionKind, ImageProgram, Shape
+from search.completion import completed, worth_trying
 from search.neighbourhood import forward_free_form
+from search.template import make_target
 from solver.reading.jobs import Jobs, Stages
 from solver.reading.readings import PerceptionError
 from solver.reading.traced import free_form_reading, grid_share
@@ -87,10 +89,30 @@ def _chosen(perception, images, positives: int, checked: list, stages: Stages) -
     if len(explained) < MIN_A_EXPLAINED:
         return None
     formed = Formed(hypothesis, explained, on_a)
-    if split:
+    with stages("check"):
+        formed, added = completed_on_set_a(perception, images, positives, formed)
+    if split or added:
         with stages("check"):
-            formed = strokes_of_set_a(perception, images, formed, rounds=split + 1)
+            formed = strokes_of_set_a(perception, images, formed, rounds=split + added + 1)
     return formed
+
+
+def completed_on_set_a(perception, images, positives: int, formed: Formed) -> tuple[Formed, int]:
+    """H completed on set A (`search.completion`: an action the reading missed, added where set A's ink lies
+    beside H in every image), checked on set A again -> (the Formed, how many actions were added: their strokes are
+    normal, a guess `strokes_of_set_a` reads). H as it was when the completed program explains fewer set-A images."""
+    hypothesis, fits = formed.hypothesis, [check.fit for check in formed.checks]
+    if not worth_trying(fits):
+        return formed, 0
+    found = completed(hypothesis, [make_target(images[k]) for k in range(positives)],
+                      [list(check.placements) for check in formed.checks], fits)
+    if found.program == ImageProgram(tuple(forward_free_form(shape) for shape in hypothesis.shapes)):
+        return formed, 0
+    checks = perception.map(check_job, [(images[k], found.program, False) for k in range(positives)])
+    explained = [k for k in range(positives) if checks[k].fit <= LEVEL_PX]
+    if len(explained) < max(MIN_A_EXPLAINED, len(formed.explained)):
+        return formed, 0
+    return Formed(found.program, explained, checks), found.added
 
 
 def _decoded_here(perception, image: np.ndarray) -> list:

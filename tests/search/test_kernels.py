@@ -106,9 +106,9 @@ def test_pattern_search_matches_reference(seed, shapes):
                               rng.uniform(5, 30, shapes)])
     movable = np.ones(shapes, dtype=np.bool_)
     steps = np.array([1.5, 1.5, 4.0, 0.04])
-    fast = kernels.pattern_search(points, radii, owner, params, movable, dt, samples, 8.0, 10.0, steps, 30, 0.125)
-    slow = kernel_twins.pattern_search_reference(points, radii, owner, params, movable, dt, samples, 8.0, 10.0, steps, 30,
-                                            0.125)
+    args = (points, radii, owner, params, movable, dt, samples, 8.0, 10.0, steps, 30, 0.125, 8.0)
+    fast = kernels.pattern_search(*args)
+    slow = kernel_twins.pattern_search_reference(*args)
     np.testing.assert_allclose(fast[0], np.array(slow[0]), rtol=1e-9, atol=1e-9)
     assert fast[1] == pytest.approx(slow[1], rel=1e-9, abs=1e-12)
 

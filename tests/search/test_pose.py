@@ -153,13 +153,15 @@ def test_which_ink_is_whose_is_decided_by_the_hypothesis_when_the_fixed_split_ex
     templates = centreline_templates(program)
     monkeypatch.setattr(pose, "REGROUP_ABOVE_PX", float("inf"))  # the 2-means split kept
     _, fixed = pose.fit(templates, make_target(image), regroup=True)
-    monkeypatch.undo()
+    # the local search recovers most of the way from that split here (0.93 px): a level below it asks for the
+    # hypothesis's own split, as REGROUP_ABOVE_PX does for an image the fixed split explains worse
+    monkeypatch.setattr(pose, "REGROUP_ABOVE_PX", fixed / 2)
     _, unasked = pose.fit(templates, make_target(image))  # not the hypothesis checked: the fixed split
     target = make_target(image)
     _, regrouped = pose.fit(templates, target, regroup=True)
-    assert fixed > pose.REGROUP_ABOVE_PX and unasked == fixed and regrouped < 1.0
+    assert unasked == fixed and regrouped < fixed / 2
     # the split found is the image's for every candidate fitted after: the same program fits as well again
-    assert pose.fit(templates, target)[1] < 1.0
+    assert pose.fit(templates, target)[1] == regrouped
     assert target.memo[("grouping decided", 2)]
 
 
@@ -178,3 +180,27 @@ def test_a_good_first_fit_keeps_the_ink_groups():
     groups = pose.ink_groups(target, 2)
     _, value = pose.fit(centreline_templates(program), target, regroup=True)
     assert value < 1.0 and pose.ink_groups(target, 2) is groups
+
+
+def test_the_local_search_travels_from_a_far_start(monkeypatch):
+    # a start 8 px and 12 degrees off: fixed steps from the shape's start point do not get there in FIT_EVALS
+    # scores (1.5 px); steps grown while they improve, turns made about the centroid, do (0.18 px)
+    from dataclasses import replace
+
+    from dsl.raster import render_program
+    from dsl.syntax import parse_image
+    from dsl.types import Pose
+    from search import pose
+    from search.near_miss import centreline_templates
+    from search.template import make_target
+
+    program = parse_image([["arc_normal_0.500_0.625-0.500", "line_normal_1.000-0.500", "line_normal_1.000-0.500",
+                            "line_normal_1.000-0.750"]])
+    target = make_target(render_program(program, [Pose(-40.0, 30.0, 20.0, 110.0)]))
+    templates = centreline_templates(program)
+    (right,), best = pose.fit(templates, target)
+    far = replace(right, cx=right.cx + 6.0, cy=right.cy - 6.0, theta=right.theta + 12.0)
+    _, grown = pose.refine(templates, [far], target, pose.FIT_EVALS)
+    monkeypatch.setattr(pose, "STEP_GROWTH", 1.0)
+    _, fixed = pose.refine(templates, [far], target, pose.FIT_EVALS)
+    assert best < 0.3 and grown < 0.3 and fixed > 1.0
