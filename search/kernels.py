@@ -6,9 +6,7 @@ a similarity transform, as a row (cx, cy, a, b):
 
     column = cx + a*x - b*y,    row = cy - (b*x + a*y)        (a = ppu*s*cos h, b = ppu*s*sin h)
 
-Pixel coordinates are continuous (pixel (i, j) is the square [j, j+1) x [i, i+1)), as in `dsl.raster`.
-
-Kernels
+Pixel coordinates are continuous (pixel (i, j) is the square [j, j+1) x [i, i+1)), as in `dsl.raster`. Kernels:
   `sparse_score`  the symmetric, truncated chamfer distance (pixels) of posed centreline samples against
                   the image: forward = mean distance transform of the image ink at the posed points
                   (bilinear, truncated at `cap`); reverse = mean over sampled ink pixels of the distance to
@@ -21,9 +19,8 @@ Kernels
   `sparse_scores` `sparse_score` of many pose sets; `best_sparse_scores` only those that can be among the
                   lowest few (the heading scan of the initial guesses: the same choice, fewer reverse terms).
   `pattern_search` pose refinement on the `sparse_score` (the search's inner loop, compiled whole).
-The free-form tracer's kernels are in `search.trace_kernels`.
-The twins (`search.kernel_twins`, `*_reference`) use Python loops and the `math` module only; the tests
-compare them.
+The free-form tracer's kernels are in `search.trace_kernels`. The twins (`search.kernel_twins`, `*_reference`)
+use Python loops and the `math` module only; the tests compare them.
 """
 
 from __future__ import annotations
@@ -446,11 +443,13 @@ def pattern_search(
     n_seen = 1
     anchor_cols, anchor_rows = _posed(points, owner, _poses_from_params(params))
     starts, members = _near_lists(anchor_cols, anchor_rows, radii, samples, reach, LIST_SLACK)
-    centroids, counts = np.zeros((params.shape[0], 2)), np.zeros((params.shape[0], 1))
+    centroids, counts = np.zeros((params.shape[0], 2)), np.zeros(params.shape[0])  # element by element (`_store`)
     for k in range(points.shape[0]):
-        centroids[owner[k]] += points[k]
-        counts[owner[k], 0] += 1.0
-    centroids /= np.maximum(counts, 1.0)
+        centroids[owner[k], 0] += points[k, 0]
+        centroids[owner[k], 1] += points[k, 1]
+        counts[owner[k]] += 1.0
+    for i in range(params.shape[0]):
+        centroids[i, 0], centroids[i, 1] = centroids[i, 0] / max(counts[i], 1.0), centroids[i, 1] / max(counts[i], 1.0)
     while evals < max_evals:
         improved = False
         for shape in range(params.shape[0]):
