@@ -40,21 +40,22 @@ from dsl.canonical import from_travel_form, is_closed, normalise_angle, travel_v
 from dsl.free_form import FREE_FORM_TURNS
 from dsl.types import ActionKind, ImageProgram, Shape, StrokeType
 from search import pose
-from search.near_miss import centreline_fit, centreline_refit, retried
+from search.near_miss import centreline_fit, centreline_refit, centreline_templates, retried
 from search.neighbourhood import forward_free_form, free_form_action
 from search.settings import (COMPLETION_ABOVE_PX, COMPLETION_GAIN_PX, COMPLETION_KEEP, COMPLETION_LOOP_STARTS,
                              COMPLETION_ROUNDS, COMPLETION_TURNS, FIT_EVALS)
-from search.template import Target, template
+from search.template import Target
 
 
 @dataclass(frozen=True)
 class Completion:
-    """H after completion, its centreline fits and placements on set A, and how many actions were added (their
-    strokes are normal: a guess the caller reads from set A)."""
+    """H after completion, its centreline fits and placements on set A, how many edits were taken, and how many
+    actions they added (their strokes are normal: a guess the caller reads from set A)."""
 
     program: ImageProgram
     fits: list
     placements: list
+    edits: int = 0
     added: int = 0
 
 
@@ -64,10 +65,6 @@ class _Edit:
     anchors: tuple  # (H's joint, the edited shape's joint) pairs drawn at the same place
     loop: bool  # the edited shape is a closed loop with an action added: turned about its centre too
     added: int  # actions added (+1), dropped (-1) or changed (0)
-
-
-def _plain(shape: Shape):
-    return template(shape.with_strokes(StrokeType.NORMAL))
 
 
 def _edits(shape: Shape, lost: np.ndarray) -> list[_Edit]:
@@ -114,15 +111,16 @@ def _edits(shape: Shape, lost: np.ndarray) -> list[_Edit]:
 
 
 def _screened(program: ImageProgram, targets: list[Target], placements: list) -> list[tuple]:
-    """Every edit of every shape scored at H's poses (module docstring, 2) -> [(summed score, shape index, edit,
-    the best start placement per image)], best first, COMPLETION_KEEP of them."""
-    plain = [_plain(shape) for shape in program.shapes]
+    """Every edit of every shape scored at H's poses (module docstring, 2) -> [(summed score, shape index, edit, the
+    edited program, the best start placement per image)], best first, COMPLETION_KEEP of them."""
+    plain = centreline_templates(program)
     lost = [pose.unexplained_near_joints(plain, places, target) for target, places in zip(targets, placements)]
     scored = []
     for s, shape in enumerate(program.shapes):
         for edit in _edits(shape, sum(found[s] for found in lost)):
-            tpl = _plain(edit.shape)
-            templates = plain[:s] + [tpl] + plain[s + 1:]
+            edited = ImageProgram(program.shapes[:s] + (edit.shape,) + program.shapes[s + 1:])
+            templates = centreline_templates(edited)
+            tpl = templates[s]
             total, starts = 0.0, []
             for target, places in zip(targets, placements):
                 problem = pose.SparseProblem(templates, target)
@@ -139,17 +137,16 @@ def _screened(program: ImageProgram, targets: list[Target], placements: list) ->
                             best, start = cost, trial
                 total += best
                 starts.append(start)
-            scored.append((total, s, edit, starts))
+            scored.append((total, s, edit, edited, starts))
     scored.sort(key=lambda item: item[0])
     return scored[:COMPLETION_KEEP]
 
 
-def _fitted(program: ImageProgram, s: int, edit: _Edit, targets: list[Target], placements: list, starts: list,
-            fits: list) -> tuple[ImageProgram, list, list] | None:
-    """The edited program's fits and placements on set A (module docstring, 3), or None when its first refinement
-    is nowhere near COMPLETION_GAIN_PX better than H's on average."""
-    edited = ImageProgram(program.shapes[:s] + (edit.shape,) + program.shapes[s + 1:])
-    templates = [_plain(shape) for shape in edited.shapes]
+def _fitted(edited: ImageProgram, s: int, targets: list[Target], placements: list, starts: list,
+            fits: list) -> tuple[list, list] | None:
+    """The edited program's (shape `s` edited) fits and placements on set A (module docstring, 3), or None when its
+    first refinement is nowhere near COMPLETION_GAIN_PX better than H's on average."""
+    templates = centreline_templates(edited)
     found = [pose.refit_near(templates, list(places), target, s, [start], FIT_EVALS)
              for target, places, start in zip(targets, placements, starts)]
     new_fits, new_placements = [value for _, value in found], [list(places) for places, _ in found]
@@ -157,10 +154,10 @@ def _fitted(program: ImageProgram, s: int, edit: _Edit, targets: list[Target], p
         return None
     for k, target in enumerate(targets):
         if new_fits[k] >= fits[k]:
-            value, places = centreline_fit(edited, target)
+            value, places = centreline_fit(edited, target, templates=templates)
             if value < new_fits[k]:
                 new_fits[k], new_placements[k] = value, places
-    return edited, new_fits, new_placements
+    return new_fits, new_placements
 
 
 def worth_trying(fits: list) -> bool:
@@ -172,16 +169,16 @@ def completed(program: ImageProgram, targets: list[Target], placements: list, fi
     """`program` (a free-form hypothesis H), completed on the set-A images `targets`, where its centreline was fitted
     at `placements` (a list per image) with `fits` (px): the module docstring."""
     program = ImageProgram(tuple(forward_free_form(shape) for shape in program.shapes))
-    fits, placements, added = list(fits), [list(places) for places in placements], 0
+    fits, placements, edits, added = list(fits), [list(places) for places in placements], 0, 0
     if not worth_trying(fits):
         return Completion(program, fits, placements)
     for _ in range(COMPLETION_ROUNDS):
         best = None
-        for _, s, edit, starts in _screened(program, targets, placements):
-            found = _fitted(program, s, edit, targets, placements, starts, fits)
+        for _, s, edit, edited, starts in _screened(program, targets, placements):
+            found = _fitted(edited, s, targets, placements, starts, fits)
             if found is None:
                 continue
-            edited, new_fits, new_placements = found
+            new_fits, new_placements = found
             own = list(fits)  # H fitted as hard where the edit beats it
             for k, target in enumerate(targets):
                 if new_fits[k] < own[k]:
@@ -194,5 +191,5 @@ def completed(program: ImageProgram, targets: list[Target], placements: list, fi
         if best is None:
             break
         _, program, fits, placements, more = best
-        added += max(more, 0)
-    return Completion(program, fits, placements, added)
+        edits, added = edits + 1, added + max(more, 0)
+    return Completion(program, fits, placements, edits, added)

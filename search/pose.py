@@ -150,25 +150,20 @@ def turned(tpl: Template, place: Placement, target: Target, keep: int, headings:
     """`place` turned about its drawn centreline's centroid by each of `headings` (degrees), the `keep` whose
     centreline fits the ink best (as `guesses` ranks them): the poses a shape with a rotational symmetry (a
     straight run of lines, a circle, a square) draws its centreline in as well."""
-    return _scanned(tpl, _centroid_at(tpl, place), place.s, place.theta + headings, target, keep)
+    return _scanned(tpl, drawn_centroid(tpl, place), place.s, place.theta + headings, target, keep)
 
 
 def turned_to(tpl: Template, other: Template, place: Placement, target: Target, headings: np.ndarray) -> Placement:
     """`tpl` at `other`'s scale with its centroid where `other`'s lies drawn at `place`, at the one of `headings`
     whose centreline fits the ink best: a shape drawing the same picture as `other` laid on it."""
-    return _scanned(tpl, _centroid_at(other, place), place.s, headings, target, 1)[0]
-
-
-def _centroid_at(tpl: Template, place: Placement) -> tuple[float, float]:
-    """Where `tpl`'s drawn centreline's centroid lies at `place` (pixels)."""
-    gx, gy = tpl.centroid
-    cx, cy, a, b = place.affine()
-    return cx + a * gx - b * gy, cy - (b * gx + a * gy)
+    return _scanned(tpl, drawn_centroid(other, place), place.s, headings, target, 1)[0]
 
 
 def drawn_centroid(tpl: Template, place: Placement) -> tuple[float, float]:
     """Where `tpl`'s drawn centreline's centroid lies at `place` (pixels)."""
-    return _centroid_at(tpl, place)
+    gx, gy = tpl.centroid
+    cx, cy, a, b = place.affine()
+    return cx + a * gx - b * gy, cy - (b * gx + a * gy)
 
 
 def turned_about(place: Placement, centre, degrees: float) -> Placement:

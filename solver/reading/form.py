@@ -101,12 +101,12 @@ def completed_on_set_a(perception, images, positives: int, formed: Formed) -> tu
     """H completed on set A (`search.completion`: an action the reading missed, added where set A's ink lies
     beside H in every image), checked on set A again -> (the Formed, how many actions were added: their strokes are
     normal, a guess `strokes_of_set_a` reads). H as it was when the completed program explains fewer set-A images."""
-    hypothesis, fits = formed.hypothesis, [check.fit for check in formed.checks]
+    fits = [check.fit for check in formed.checks]
     if not worth_trying(fits):
         return formed, 0
-    found = completed(hypothesis, [make_target(images[k]) for k in range(positives)],
+    found = completed(formed.hypothesis, [make_target(images[k]) for k in range(positives)],
                       [list(check.placements) for check in formed.checks], fits)
-    if found.program == ImageProgram(tuple(forward_free_form(shape) for shape in hypothesis.shapes)):
+    if not found.edits:
         return formed, 0
     checks = perception.map(check_job, [(images[k], found.program, False) for k in range(positives)])
     explained = [k for k in range(positives) if checks[k].fit <= LEVEL_PX]
