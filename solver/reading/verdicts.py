@@ -211,16 +211,22 @@ def _anchored_neighbour(candidates, hypothesis: ImageProgram, checked: Check, ta
 
 def overdrawn_writings(hypothesis: ImageProgram) -> tuple[ImageProgram, ...]:
     """H with a shape's closing run of arcs walked on round its loop (`walked_on`), one more arc at a time while the
-    image's actions number at most the generator's most (`FREE_FORM_SETTINGS`): each draws H's picture."""
-    most = max(sum(setting) for setting in FREE_FORM_SETTINGS)
-    found = []
+    image's actions number at most the generator's most (`FREE_FORM_SETTINGS`), or its opening run walked on before
+    its start (`_walked_on_before`): each draws H's picture. A shape a mirror maps onto itself is walked on as its
+    mirror image's writings too (`_mirrored_variants`)."""
+    room = max(sum(setting) for setting in FREE_FORM_SETTINGS) - sum(len(shape.actions) for shape in hypothesis.shapes)
+    found, seen = [], set()
     for s, shape in enumerate(hypothesis.shapes):
-        forward = forward_free_form(shape)
-        for extra in range(1, most - sum(len(other.actions) for other in hypothesis.shapes) + 1):
-            longer = walked_on(forward, extra)
-            if longer is None:
-                break
-            found.append(ImageProgram(hypothesis.shapes[:s] + (longer,) + hypothesis.shapes[s + 1:]))
+        for forward in (forward_free_form(shape),) + _mirrored_variants(shape):
+            for walk in (walked_on, _walked_on_before):
+                for extra in range(1, room + 1):
+                    longer = walk(forward, extra)
+                    if longer is None:
+                        break
+                    other = ImageProgram(hypothesis.shapes[:s] + (longer,) + hypothesis.shapes[s + 1:])
+                    if _written(other) not in seen:
+                        seen.add(_written(other))
+                        found.append(other)
     return tuple(found)
 
 
@@ -241,6 +247,17 @@ def walked_on(shape: Shape, extra: int) -> Shape | None:
         return None
     more = Action.arc(last.radius, last.angle, 0.0, StrokeType.NORMAL)
     return Shape(actions + (more,) * extra)
+
+
+def _walked_on_before(shape: Shape, extra: int) -> Shape | None:
+    """`shape` with `extra` arcs walked round the loop its first arcs close before it starts (`walked_on` of it
+    traced the other way, traced back), in the generator's direction of travel: a circle with a tail may be written
+    from the circle, walked on past its start before the tail leaves it (generated seed 68111, ff_nact7_0022: six
+    quarter arcs and a line, read from set A as four and the line); None when its first arcs close no loop."""
+    from dsl.canonical import reversed_shape
+
+    longer = walked_on(reversed_shape(shape), extra)
+    return None if longer is None else forward_free_form(reversed_shape(longer))
 
 
 @functools.lru_cache(maxsize=64)
@@ -288,14 +305,11 @@ def other_writings(hypothesis: ImageProgram) -> tuple[ImageProgram, ...]:
     closed shape at another joint or walk an all-line shape the other way, and then the near misses are no
     neighbours of H as written (generated tuning seeds 3131 + 5151: of 22 set-B images no neighbour explained, 7
     were read wrong in full). Each of these writings with one loop inside it walked the other way round too
-    (`loop_reversals`: a triangle and its tail, started at the joint they share, may go round either way)."""
-    from dsl.canonical import from_travel_form, loop_reversals, travel_variants
-
+    (`loop_reversals`: a triangle and its tail, started at the joint they share, may go round either way). A shape
+    a mirror maps onto itself is written as its mirror image too (`_mirrored_variants`)."""
     found, seen = [], {_written(hypothesis)}
     for s, shape in enumerate(hypothesis.shapes):
-        variants = [from_travel_form(variant) for variant in travel_variants(shape)]
-        variants += [from_travel_form(loop) for variant in variants for loop in loop_reversals(variant)]
-        for variant in variants:
+        for variant in [*_drawn_alike(shape), *_mirrored_variants(shape)]:
             other = ImageProgram(hypothesis.shapes[:s] + (forward_free_form(variant),)
                                  + hypothesis.shapes[s + 1:])
             key = _written(other)
@@ -303,6 +317,34 @@ def other_writings(hypothesis: ImageProgram) -> tuple[ImageProgram, ...]:
                 seen.add(key)
                 found.append(other)
     return tuple(found)
+
+
+def _drawn_alike(shape: Shape) -> list[Shape]:
+    """The writings of `shape`'s picture: its travel forms (another start of a closed shape, the other
+    way along) and each of those with one loop inside it walked the other way round (`loop_reversals`)."""
+    from dsl.canonical import from_travel_form, loop_reversals, travel_variants
+
+    variants = [from_travel_form(variant) for variant in travel_variants(shape)]
+    return variants + [from_travel_form(loop) for variant in variants for loop in loop_reversals(variant)]
+
+
+@functools.lru_cache(maxsize=256)
+def _mirrored_variants(shape: Shape) -> tuple[Shape, ...]:
+    """The writings of `shape`'s mirror image (every turn and sweep of its travel form negated; `_drawn_alike` of
+    it, each in the generator's direction of travel) when a mirror maps `shape`'s picture onto itself
+    (`dsl.features`'s `symmetric`), else none. Such a picture is its mirror image turned, so these draw it too, and
+    their one-action neighbours are near misses H's own writings do not reach: a square with two arcs bulging from
+    one side, read from set A as the square then the arcs and written by the generator as the arcs then the square,
+    has the generator's writing only among its mirror image's (generated seed 68111, ff_nact6_0019)."""
+    from dsl.canonical import from_travel_form, to_travel_form
+    from dsl.features import shape_facts, symmetry_attributes
+
+    facts = shape_facts(shape)
+    if facts is None or not symmetry_attributes(facts)["symmetric"]:
+        return ()
+    mirror = from_travel_form([replace(segment, curvature=-segment.curvature + 0.0, turn=-segment.turn + 0.0)
+                               for segment in to_travel_form(shape)])
+    return tuple(forward_free_form(variant) for variant in [mirror] + _drawn_alike(mirror))
 
 
 def judged_readings(checkpoint, images: list, hypothesis: ImageProgram, targets: list | None = None,

@@ -248,8 +248,9 @@ def test_near_misses_of_a_shape_written_the_other_way_are_explained():
                               "line_square_1.000-0.500", "line_normal_1.000-0.833", "line_zigzag_1.000-0.833"]])
     read = ImageProgram((reversed_shape(truth.shapes[0]),))
     assert same_image(read, truth) and _written(truth) in [_written(w) for w in other_writings(read)]
-    assert len(other_writings(read)) == 23  # a closed shape: 6 joints to start at, 2 ways round (11 others); and its
-    # two triangles meet at a joint, where either may be walked the other way round (`loop_reversals`: 12 more)
+    assert len(other_writings(read)) == 47  # a closed shape: 6 joints to start at, 2 ways round (11 others); and its
+    # two triangles meet at a joint, where either may be walked the other way round (`loop_reversals`: 12 more); a
+    # mirror maps the picture onto itself, so its mirror image's 24 writings draw it too (`_mirrored_variants`)
     assert any(same_image(n, near_miss, ignore_strokes=True) for _, n in geometric_neighbours(read))
     rng = np.random.default_rng(17)
     images = [_drawn(p, rng) for p in [truth] * 6 + [near_miss] * 2 + [truth, near_miss]]
@@ -400,6 +401,59 @@ def test_a_near_miss_of_a_loop_walked_the_other_way_is_explained_where_h_fits_a_
     assert results[8].evidence["verdict"] == "hypothesis"
     assert results[9].evidence["verdict"] in ("neighbour", "read") and "written" in results[9].evidence
     assert same_image(results[9].program, near_miss, ignore_strokes=True)
+
+
+def test_near_misses_of_a_symmetric_picture_are_found_among_its_mirror_images_writings():
+    # a square with two quarter arcs bulging from one side: set A's ink reads as the square, then the arcs; the
+    # generator wrote the arcs, then the square, a writing of the picture's mirror image (the picture is its own
+    # mirror image turned), so a near miss making its second arc a line is a neighbour of no writing of H itself;
+    # among the mirror image's writings (`_mirrored_variants`) it is, and it explains the near misses
+    from search.near_miss import geometric_neighbours
+    from solver.reading.verdicts import _drawn_alike, _mirrored_variants, _written_otherwise_neighbours
+
+    truth = parse_image([["arc_triangle_0.500_0.625-0.500", "arc_normal_0.500_0.625-0.500", "line_triangle_1.000-0.500",
+                          "line_circle_1.000-0.750", "line_normal_1.000-0.750", "line_circle_1.000-0.750"]])
+    near_miss = parse_image([["arc_triangle_0.500_0.625-0.500", "line_normal_1.000-0.500", "line_triangle_1.000-0.500",
+                              "line_circle_1.000-0.750", "line_normal_1.000-0.750", "line_circle_1.000-0.750"]])
+    read = parse_image([["line_circle_1.000-0.500", "line_triangle_1.000-0.750", "line_circle_1.000-0.750",
+                         "line_normal_1.000-0.750", "arc_triangle_0.500_0.625-0.500", "arc_normal_0.500_0.625-0.500"]])
+    shape = read.shapes[0]
+    drawn = [ImageProgram((w,)) for w in _drawn_alike(shape)]
+    assert not any(same_image(n, near_miss, ignore_strokes=True) for w in drawn for _, n in geometric_neighbours(w))
+    assert any(same_image(ImageProgram((w,)), truth, ignore_strokes=True) for w in _mirrored_variants(shape))
+    assert any(same_image(n, near_miss, ignore_strokes=True) for _, n, *_ in _written_otherwise_neighbours(read))
+    assert _mirrored_variants(near_miss.shapes[0]) == ()  # no mirror maps the near miss onto itself
+    rng = np.random.default_rng(31)
+    images = [_drawn(p, rng) for p in [truth] * 6 + [near_miss] * 2 + [truth, near_miss]]
+    with FixedDecoder(read) as perception:
+        results = perception.perceive(images, positives=6, negatives=2)
+    assert results[8].evidence["verdict"] == "hypothesis"
+    assert results[9].evidence["verdict"] in ("neighbour", "read")
+    assert same_image(results[9].program, near_miss, ignore_strokes=True)
+
+
+def test_near_misses_of_a_circle_walked_on_before_its_tail_are_found_by_walking_on_its_first_arcs():
+    # a circle, then a bent tail leaving it: the generator wrote six quarter arcs (the circle walked half round
+    # again) before the tail, set A's ink shows four; a near miss turning the third arc is a neighbour of H walked
+    # on round its loop before the tail leaves it (`_walked_on_before`), and explains the near misses better than H
+    from solver.reading.verdicts import _walked_on_before, overdrawn_writings, walked_on
+
+    arcs = ["arc_triangle_0.500_0.625-0.500", "arc_circle_0.500_0.625-0.500", "arc_circle_0.500_0.625-0.500",
+            "arc_normal_0.500_0.625-0.500", "arc_circle_0.500_0.625-0.500", "arc_zigzag_0.500_0.625-0.500"]
+    tail = ["line_normal_1.000-0.500", "line_square_1.000-0.750"]  # (a circle and one line: a library shape)
+    truth = parse_image([arcs + tail])
+    near_miss = parse_image([arcs[:2] + ["arc_circle_0.500_0.625-0.833"] + arcs[3:] + tail])
+    read = parse_image([arcs[2:] + tail])
+    assert walked_on(read.shapes[0], 1) is None  # a line last: nothing walked on after it
+    assert same_image(ImageProgram((_walked_on_before(read.shapes[0], 2),)), truth, ignore_strokes=True)
+    assert any(same_image(w, truth, ignore_strokes=True) for w in overdrawn_writings(read))
+    rng = np.random.default_rng(37)
+    images = [_drawn(p, rng) for p in [truth] * 6 + [near_miss] * 2 + [truth, near_miss]]
+    with FixedDecoder(read) as perception:
+        results = perception.perceive(images, positives=6, negatives=2)
+    assert results[8].evidence["verdict"] == "hypothesis" and same_image(results[8].program, read)
+    assert results[9].evidence["written"] == "overdrawn"  # (the code before read it as H, fitted at 1.3 px)
+    assert results[9].evidence["neighbour_fit"] < results[9].evidence["fit"]
 
 
 def test_h_losing_a_query_is_fitted_again_from_more_headings_and_a_neighbour_it_overtakes_too(monkeypatch):
