@@ -224,8 +224,9 @@ def overdrawn_writings(hypothesis: ImageProgram) -> tuple[ImageProgram, ...]:
                     if longer is None:
                         break
                     other = ImageProgram(hypothesis.shapes[:s] + (longer,) + hypothesis.shapes[s + 1:])
-                    if _written(other) not in seen:
-                        seen.add(_written(other))
+                    key = _written(other)
+                    if key not in seen:
+                        seen.add(key)
                         found.append(other)
     return tuple(found)
 
