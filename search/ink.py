@@ -38,6 +38,11 @@ def _two_groups(target: Target, pts: np.ndarray) -> list[np.ndarray]:
     return [pts[assignment == g] for g in range(2)]
 
 
+def ink_parts(target: Target) -> int:
+    """How many parts the image's ink is in (connected after closing small gaps, as `ink_groups` finds them)."""
+    return _parts(target)[1]
+
+
 def _parts(target: Target) -> tuple[np.ndarray, int]:
     """(the part of each ink point, the number of parts): the ink's connected parts after closing small gaps
     (3 px), once an image."""

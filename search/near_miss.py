@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from dsl.canonical import normalise_angle, reversed_shape, same_shape, shape_key
 from dsl.types import Action, ActionKind, ImageProgram, Shape, StrokeType
+from search.ink import ink_parts
 from search.neighbourhood import forward_free_form, free_form_action
 from search.pose import (FIT_EVALS, Placement, SparseProblem, fit, guesses, ink_groups, pixel_cost, polish, refine,
                          shape_window, turned, turned_to)
@@ -55,6 +56,7 @@ class Check:
     poses: tuple  # the hypothesis's poses in the image
     neighbour_poses: tuple  # the best neighbour's (centreline fit)
     placements: tuple = ()  # the hypothesis's fitted placements (`search.pose.Placement`), for `stroke_placements_many`
+    parts: int = 1  # the image's ink parts (`search.ink.ink_parts`) where the hypothesis has two shapes, else 1
 
     @property
     def geometric_margin(self) -> float:
@@ -127,12 +129,15 @@ def centreline_fit(program: ImageProgram, target: Target, max_evals: int = FIT_E
     return value, placements
 
 
-def retried(program: ImageProgram, target: Target, fit_px: float, placements: list) -> tuple[float, list]:
+def retried(program: ImageProgram, target: Target, fit_px: float, placements: list,
+            regroup: bool = False) -> tuple[float, list]:
     """`program`'s centreline fit (`fit_px`, at `placements`) and its fit from RETRY_GUESSES heading guesses per
-    shape on the image's ink groups as they stand (`search.pose.fit`) -> the better (fit, placements). For a
-    hypothesis about to lose an image it may draw: the best FIT_GUESSES headings by the coarse score may all miss the
-    basin of an open or S-like shape."""
-    again, found = centreline_fit(program, target, keep=RETRY_GUESSES)
+    shape -> the better (fit, placements). For a hypothesis about to lose an image it may draw: the best FIT_GUESSES
+    headings by the coarse score may all miss the basin of an open or S-like shape. On the image's ink groups as they
+    stand, or, with `regroup` (a two-shape hypothesis whose shapes lie apart where they are known to be drawn), the
+    ink split as the hypothesis explains it best (`search.pose.fit`'s regroup, once an image: the split found is the
+    image's for every candidate fitted after)."""
+    again, found = centreline_fit(program, target, keep=RETRY_GUESSES, regroup=regroup)
     return (again, found) if again < fit_px else (fit_px, placements)
 
 
@@ -282,12 +287,14 @@ def check(program: ImageProgram, target: Target, neighbours: bool = True) -> Che
     its best geometric neighbour's; the poses are the centreline fits' (where the strokes of an image that draws
     the hypothesis are judged is the caller's: `stroke_placements_many`)."""
     own, placements = centreline_fit(program, target)
+    parts = ink_parts(target) if len(program.shapes) == 2 else 1
     best = nearest_neighbour(neighbours_drawn(program), target) if neighbours else None
     if best is None:
-        return Check(own, float("inf"), None, None, tuple(p.pose(target) for p in placements), (), tuple(placements))
+        return Check(own, float("inf"), None, None, tuple(p.pose(target) for p in placements), (), tuple(placements),
+                     parts)
     (change, neighbour, *_), value, found = best
     return Check(own, value, neighbour, change, tuple(p.pose(target) for p in placements),
-                 tuple(p.pose(target) for p in found), tuple(placements))
+                 tuple(p.pose(target) for p in found), tuple(placements), parts)
 
 
 def nearest_neighbour(candidates, target: Target) -> tuple | None:

@@ -46,6 +46,16 @@ def worst_explained_fit(checks: list) -> float:
     return max(found.fit for found in checks if found.fit <= LEVEL_PX)
 
 
+def shapes_apart(checks: list) -> bool:
+    """Whether H's two shapes lie apart in set A: most of the set-A images H explains (of its `checks` on set A) have
+    their ink in two parts or more (`search.ink.ink_parts`). Then which ink is whose is H's to decide on a query it is
+    about to lose (`solver.reading.verdicts._retried`), where its shapes may touch; a one-shape picture read as two
+    shapes (whose set-A images are one part of ink) does not decide it (official test_ff, ff_nact5_3001: such an H,
+    a quarter circle and two lines, explained a negative query once the ink was split anew, commit 4255033)."""
+    explained = [found for found in checks if found.fit <= LEVEL_PX]
+    return 2 * sum(found.parts >= 2 for found in explained) > len(explained)
+
+
 def _candidate(program: ImageProgram) -> tuple | None:
     """A decoded reading as a free-form hypothesis -> (its `image_key`, the hypothesis, how many of its quarter arcs'
     strokes are a guess), or None when it is not free-form: in quarter arcs, in the generator's direction of travel,
@@ -163,7 +173,8 @@ def decoded_and_formed(perception, images, positives: int, negatives: int, first
             if (ahead is None and all(x is not None for x in on_a[k]) and not found[k][2]
                     and sum(x.fit <= LEVEL_PX for x in on_a[k]) >= MIN_A_EXPLAINED):
                 ahead = found[k][1]
-                submit_checks(jobs, perception, images, positives, negatives, ahead, worst_explained_fit(on_a[k]))
+                submit_checks(jobs, perception, images, positives, negatives, ahead, worst_explained_fit(on_a[k]),
+                              shapes_apart(on_a[k]))
 
     def unchecked() -> list:  # the set-A checks asked for and not back yet
         return [("a", k, j) for k in on_a for j in range(positives) if on_a[k][j] is None]

@@ -76,17 +76,19 @@ def checked_many(job: tuple) -> list[tuple]:
     on a set-A image it explains (px): a query H fits worse is checked against the neighbours of H written otherwise
     too (`_otherwise_written`, `_closer`; generated tuning seed 59001, ff_nact3_4_0014: a negative query H fitted at
     1.92 px, within LEVEL_PX, and the generator's writing of H, its triangle walked the other way round, has the near
-    miss at 0.56 px)."""
+    miss at 0.56 px); `regroup`: H's two shapes lie apart in set A (`shapes_apart`), so a query it is about to lose
+    decides which of its ink is whose (`_retried`)."""
     checkpoint, images, hypothesis, *rest = job
     near_misses = rest[0] if rest else True
     queries = rest[1] if len(rest) > 1 else len(images)
     context_fit = rest[2] if len(rest) > 2 else None
+    regroup = rest[3] if len(rest) > 3 else False
     targets = [make_target(image) for image in images]
     decided, refitted = [], {}
     for k, target in enumerate(targets):
         checked = check(hypothesis, target, near_misses)
         if k < queries and (checked.neighbour_fit < checked.fit or checked.fit > LEVEL_PX):  # H about to lose a query
-            again = _retried(checked, hypothesis, target)
+            again = _retried(checked, hypothesis, target, regroup)
             if again.fit < checked.fit:  # its strokes are judged where H fits from more headings
                 checked, refitted[k] = again, again.placements
         found = verdict(checked, hypothesis)
@@ -108,14 +110,20 @@ def checked_many(job: tuple) -> list[tuple]:
             for k, found in enumerate(decided)]
 
 
-def _retried(checked: Check, hypothesis: ImageProgram, target) -> Check:
+def _retried(checked: Check, hypothesis: ImageProgram, target, regroup: bool = False) -> Check:
     """A query's check with H fitted once more from more heading guesses (`search.near_miss.retried`) where that fits
     better: H fitted from the first headings may miss its basin and lose the query to a neighbour (generated seed
     61101, ff_nact3_5_0020: a positive query, H at 2.08 px, a neighbour at 1.40; from more headings H fits 0.42).
-    Where H so overtakes the neighbour, the neighbour is fitted from as many headings, the two compared alike."""
-    fit_px, placements = retried(hypothesis, target, checked.fit, list(checked.placements))
+    Where H so overtakes the neighbour, the neighbour is fitted from as many headings, the two compared alike.
+    `regroup`: H decides which ink is whose (`search.near_miss.retried`); where that splits the ink anew, H's
+    neighbours are screened again on the new split (generated seed 70111, ff_nact3_3_0013: a positive query, its two
+    shapes touching, H 4.83 px on the 2-means split, 1.24 regrouped)."""
+    groups = target.memo.get(("groups", 2))
+    fit_px, placements = retried(hypothesis, target, checked.fit, list(checked.placements), regroup=regroup)
     if fit_px >= checked.fit:
         return checked
+    if checked.neighbour is not None and target.memo.get(("groups", 2)) is not groups:  # the ink split anew
+        checked = replace(check(hypothesis, target), fit=checked.fit)
     out = replace(checked, fit=fit_px, poses=tuple(p.pose(target) for p in placements), placements=tuple(placements))
     if checked.neighbour is not None and fit_px <= checked.neighbour_fit < checked.fit:  # H overtook its neighbour:
         # the neighbour is fitted from as many headings too
@@ -478,11 +486,12 @@ def check_chunks(positives: int, negatives: int, n: int) -> list[list[int]]:
 
 
 def submit_checks(jobs: Jobs, perception, images, positives: int, negatives: int, hypothesis: ImageProgram,
-                  context_fit: float | None = None) -> None:
+                  context_fit: float | None = None, regroup: bool = False) -> None:
     """Step 3's check jobs (`check_chunks`, `checked_many`) against `hypothesis`, handed to `jobs` as ("check", c).
-    `context_fit`: H's worst fit on a set-A image it explains (px)."""
+    `context_fit`: H's worst fit on a set-A image it explains (px); `regroup`: H's two shapes lie apart in set A
+    (`solver.reading.form.shapes_apart`)."""
     for c, chunk in enumerate(check_chunks(positives, negatives, len(images))):
         jobs.submit(("check", c), checked_many, (perception.checkpoint, [images[k] for k in chunk], hypothesis,
                                                  getattr(perception, "switches", PRODUCT).near_misses,
                                                  int(chunk[0] >= positives + negatives),  # a query leads its chunk
-                                                 context_fit))
+                                                 context_fit, regroup))

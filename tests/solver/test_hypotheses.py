@@ -461,7 +461,7 @@ def test_h_losing_a_query_is_fitted_again_from_more_headings_and_a_neighbour_it_
 
     asked = []
 
-    def retried(program, target, fit_px, placements):  # from more headings: H fits 0.4 px, its neighbour 1.0 px
+    def retried(program, target, fit_px, placements, regroup=False):  # from more headings: H fits 0.4 px, its neighbour 1.0 px
         asked.append(program)
         return (0.4 if program == H else 1.0), []
 
@@ -491,3 +491,5 @@ def test_a_fit_from_more_headings_is_kept_only_where_it_is_better(monkeypatch):
     value, placements = near_miss.retried(H, make_target(image), 9.0, ["first"])  # the first fit missed: the new
     assert kept == [RETRY_GUESSES] and value < 1.0 and len(placements) == 1 and placements != ["first"]  # one is kept
     assert near_miss.retried(H, make_target(image), 0.0, ["first"]) == (0.0, ["first"])  # nothing fits better than 0
+
+
