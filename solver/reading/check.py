@@ -41,7 +41,7 @@ def sure_neighbour(found: dict, context_fit: float) -> bool:
     sure so, and no positive query had a neighbour verdict; seeds 12121 + 13131 (120): 4 positive queries had one
     (a neighbour within 0.05 px of H's fit), none sure. It is sure too when the neighbour fits it better than H by
     SURE_NEIGHBOUR_MARGIN_PX or more (and as well as H fits a set-A image): a near miss whose change adds little ink
-    (a circle walked on past its start, turned off it: `solver.reading.verdicts.overdrawn_writings`) leaves H's fit
+    (a circle walked on past its start, turned off it: `solver.reading.writings.overdrawn_writings`) leaves H's fit
     within set A's."""
     return found["neighbour_fit"] <= context_fit and (found["fit"] > context_fit
                                                       or found["fit"] - found["neighbour_fit"] >= SURE_NEIGHBOUR_MARGIN_PX)

@@ -240,7 +240,7 @@ def test_near_misses_of_a_shape_written_the_other_way_are_explained():
     # written otherwise (`other_writings`) has the generator's writing; an all-line shape's neighbours swap its lines
     # for arcs turning either way (the generator's arcs turn left as it walks), so H read the other way has them too
     from search.near_miss import geometric_neighbours
-    from solver.reading.verdicts import _written, other_writings
+    from solver.reading.writings import _written, other_writings
 
     truth = parse_image([["line_square_1.000-0.500", "line_normal_1.000-0.833", "line_triangle_1.000-0.833",
                           "line_square_1.000-0.500", "line_normal_1.000-0.833", "line_zigzag_1.000-0.833"]])
@@ -273,7 +273,7 @@ def test_near_misses_of_a_closed_shape_started_elsewhere_are_explained_by_the_ot
     # a turn changed opens a closed shape where the generator started it: H read from another joint has no such
     # neighbour; H written otherwise (`other_writings`) has the generator's writing, and its neighbours explain them
     from search.near_miss import geometric_neighbours
-    from solver.reading.verdicts import _written, other_writings
+    from solver.reading.writings import _written, other_writings
 
     truth = parse_image([["line_square_1.000-0.500", "line_normal_1.000-0.833", "line_triangle_1.000-0.833",
                           "line_square_1.000-0.500", "line_normal_1.000-0.833", "line_zigzag_1.000-0.833"]])
@@ -355,7 +355,7 @@ def test_near_misses_of_a_circle_walked_on_past_its_start_are_explained_by_the_o
     # neighbour of H draws; H walked on round its loop (`overdrawn_writings`) has the generator's writing, and its
     # neighbour fitted from where H lies (`_anchored_neighbour`) explains the near misses better than H
     from search.near_miss import geometric_neighbours
-    from solver.reading.verdicts import overdrawn_writings, walked_on
+    from solver.reading.writings import overdrawn_writings, walked_on
 
     arcs = ["arc_square_0.500_0.625-0.500", "arc_normal_0.500_0.625-0.500", "arc_zigzag_0.500_0.625-0.500",
             "arc_normal_0.500_0.625-0.500"]
@@ -384,7 +384,7 @@ def test_a_near_miss_of_a_loop_walked_the_other_way_is_explained_where_h_fits_a_
     # fits within LEVEL_PX; H fits that query worse than any set-A image, so H's other writings are tried for it
     # (their loop walked the other way too, `loop_reversals`), and one of their neighbours fits it better than H
     from search.near_miss import geometric_neighbours
-    from solver.reading.verdicts import _written, other_writings
+    from solver.reading.writings import _written, other_writings
 
     truth = parse_image([["line_triangle_1.000-0.500", "line_square_1.000-0.833", "line_square_1.000-0.833",
                           "line_triangle_1.000-0.500"]])
@@ -409,7 +409,7 @@ def test_near_misses_of_a_symmetric_picture_are_found_among_its_mirror_images_wr
     # mirror image turned), so a near miss making its second arc a line is a neighbour of no writing of H itself;
     # among the mirror image's writings (`_mirrored_variants`) it is, and it explains the near misses
     from search.near_miss import geometric_neighbours
-    from solver.reading.verdicts import _drawn_alike, _mirrored_variants, _written_otherwise_neighbours
+    from solver.reading.writings import _drawn_alike, _mirrored_variants, _written_otherwise_neighbours
 
     truth = parse_image([["arc_triangle_0.500_0.625-0.500", "arc_normal_0.500_0.625-0.500", "line_triangle_1.000-0.500",
                           "line_circle_1.000-0.750", "line_normal_1.000-0.750", "line_circle_1.000-0.750"]])
@@ -436,7 +436,7 @@ def test_near_misses_of_a_circle_walked_on_before_its_tail_are_found_by_walking_
     # a circle, then a bent tail leaving it: the generator wrote six quarter arcs (the circle walked half round
     # again) before the tail, set A's ink shows four; a near miss turning the third arc is a neighbour of H walked
     # on round its loop before the tail leaves it (`_walked_on_before`), and explains the near misses better than H
-    from solver.reading.verdicts import _walked_on_before, overdrawn_writings, walked_on
+    from solver.reading.writings import _walked_on_before, overdrawn_writings, walked_on
 
     arcs = ["arc_triangle_0.500_0.625-0.500", "arc_circle_0.500_0.625-0.500", "arc_circle_0.500_0.625-0.500",
             "arc_normal_0.500_0.625-0.500", "arc_circle_0.500_0.625-0.500", "arc_zigzag_0.500_0.625-0.500"]
