@@ -9,7 +9,7 @@ from dsl.canonical import same_image
 from dsl.features import remember_features
 from dsl.types import ImageProgram
 from search.categories import remember_categories
-from solver.reading.form import Formed, shapes_apart, worst_explained_fit
+from solver.reading.form import Formed, parts_agree, worst_explained_fit
 from solver.reading.jobs import Jobs, Stages
 from solver.reading.readings import Perceived
 from solver.reading.verdicts import check_chunks, set_a_margin, submit_checks, judged_reading
@@ -66,7 +66,7 @@ def check_problem(perception, images, results, positives: int, negatives: int, f
     if submitted is None:
         submitted = Jobs(perception.pool)
         submit_checks(submitted, perception, images, positives, negatives, hypothesis, context_fit,
-                      shapes_apart(formed.checks))
+                      parts_agree(hypothesis, formed.checks))
     chunks = check_chunks(positives, negatives, len(images))
     order = [k for chunk in chunks for k in chunk]
     found = (one for c in range(len(chunks)) for one in submitted.get(("check", c)))

@@ -46,12 +46,16 @@ def worst_explained_fit(checks: list) -> float:
     return max(found.fit for found in checks if found.fit <= LEVEL_PX)
 
 
-def shapes_apart(checks: list) -> bool:
-    """Whether H's two shapes lie apart in set A: most of the set-A images H explains (of its `checks` on set A) have
-    their ink in two parts or more (`search.ink.ink_parts`). Then which ink is whose is H's to decide on a query it is
-    about to lose (`solver.reading.verdicts._retried`), where its shapes may touch; a one-shape picture read as two
-    shapes (whose set-A images are one part of ink) does not decide it (official test_ff, ff_nact5_3001: such an H,
-    a quarter circle and two lines, explained a negative query once the ink was split anew, commit 4255033)."""
+def parts_agree(hypothesis: ImageProgram, checks: list) -> bool:
+    """Whether set A's ink bears out H's shapes: H is one shape, or its two shapes lie apart in most of the set-A
+    images H explains (of its `checks` on set A: their ink in two parts or more, `search.ink.ink_parts`). A one-shape
+    picture misread as two shapes (set-A images of one part of ink) explains set A and the near misses of the misread
+    fit the queries as well as H (official test_ff, ff_nact5_3001 and ff_nact5_3011: a square with a tail read as a
+    square and a separate line, commit 4255033 and this one), so the check of a query searches further only where they
+    agree (`solver.reading.verdicts.checked_many`: the ink split as H explains it, H's own neighbours screened from its
+    pose)."""
+    if len(hypothesis.shapes) == 1:
+        return True
     explained = [found for found in checks if found.fit <= LEVEL_PX]
     return 2 * sum(found.parts >= 2 for found in explained) > len(explained)
 
@@ -174,7 +178,7 @@ def decoded_and_formed(perception, images, positives: int, negatives: int, first
                     and sum(x.fit <= LEVEL_PX for x in on_a[k]) >= MIN_A_EXPLAINED):
                 ahead = found[k][1]
                 submit_checks(jobs, perception, images, positives, negatives, ahead, worst_explained_fit(on_a[k]),
-                              shapes_apart(on_a[k]))
+                              parts_agree(found[k][1], on_a[k]))
 
     def unchecked() -> list:  # the set-A checks asked for and not back yet
         return [("a", k, j) for k in on_a for j in range(positives) if on_a[k][j] is None]

@@ -11,8 +11,8 @@ from dsl.canonical import same_image
 from dsl.features import shape_features
 from dsl.types import DATASET_STROKE_TYPES, ImageProgram, Shape
 from search.categories import known_categories
-from search.near_miss import (Check, centreline_templates, check, nearest_neighbour, retried, screened,
-                              stroke_placements_many)
+from search.near_miss import (Check, centreline_templates, check, nearest_neighbour, neighbours_drawn, retried,
+                              screened, stroke_placements_many)
 from search.pose import FIT_EVALS, SparseProblem, anchored, refine
 from search.template import make_target
 from solver.reading.jobs import Jobs
@@ -71,32 +71,38 @@ def checked_many(job: tuple) -> list[tuple]:
     checked against H walked on round its loops too (`_overdrawn`: a query's label turns on it; a set-B image read as H
     is one more image the rule need not fit, and the screen costs 0.05-0.2 s an image); `context_fit`: H's worst fit
     on a set-A image it explains (px): a query H fits worse is checked against the neighbours of H written otherwise
-    too (`_otherwise_written`, `_closer`; generated tuning seed 59001, ff_nact3_4_0014: a negative query H fitted at
+    too, and against H's own neighbours screened from H's pose (`_otherwise_written`, `_anchored_own`, `_closer`;
+    generated tuning seed 59001, ff_nact3_4_0014: a negative query H fitted at
     1.92 px, within LEVEL_PX, and the generator's writing of H, its triangle walked the other way round, has the near
-    miss at 0.56 px); `regroup`: H's two shapes lie apart in set A (`shapes_apart`), so a query it is about to lose
-    decides which of its ink is whose (`_retried`)."""
+    miss at 0.56 px); `agree`: set A's ink bears out H's shapes (`solver.reading.form.parts_agree`); else neither is
+    the ink of a query H is about to lose split as H explains it (`_retried`) nor are H's own neighbours screened from
+    its pose (`_anchored_own`): the near misses of a misread H fit a query as well as H."""
     checkpoint, images, hypothesis, *rest = job
     near_misses = rest[0] if rest else True
     queries = rest[1] if len(rest) > 1 else len(images)
     context_fit = rest[2] if len(rest) > 2 else None
-    regroup = rest[3] if len(rest) > 3 else False
+    agree = rest[3] if len(rest) > 3 else False
     targets = [make_target(image) for image in images]
     decided, refitted = [], {}
     for k, target in enumerate(targets):
         checked = check(hypothesis, target, near_misses)
         if k < queries and (checked.neighbour_fit < checked.fit or checked.fit > LEVEL_PX):  # H about to lose a query
-            again = _retried(checked, hypothesis, target, regroup)
+            again = _retried(checked, hypothesis, target, agree)
             if again.fit < checked.fit:  # its strokes are judged where H fits from more headings
                 checked, refitted[k] = again, again.placements
         found = verdict(checked, hypothesis)
         if found.program is None and near_misses:  # no neighbour of H as written explains it: H written otherwise?
             found = _otherwise_written(hypothesis, target, found, checked)
         elif near_misses and k < queries and found.evidence["verdict"] == "hypothesis":  # or a near miss of H walked
-            # on round a loop, or one of H written otherwise where H fits worse than on any set-A image?
+            # on round a loop, or, where H fits worse than on any set-A image, one of H written otherwise or one of H's
+            # own found from where H lies?
             found = _overdrawn(hypothesis, target, found, checked)
             if context_fit is not None and checked.fit > context_fit:
                 found = _closer(found, _otherwise_written(hypothesis, target, found, checked),
                                 checked.fit - SURE_NEIGHBOUR_MARGIN_PX)
+                if agree:
+                    found = _closer(found, _anchored_own(hypothesis, target, found, checked),
+                                    checked.fit - SURE_NEIGHBOUR_MARGIN_PX)
         decided.append(replace(found, features=shape_features(found.program),  # what the problem's facts will ask
                                categories=known_categories(found.program) if found.program is not None else ()))
         # of its shapes, here in the worker
@@ -157,18 +163,28 @@ def _otherwise_written(hypothesis: ImageProgram, target, found: Verdict, checked
     return _neighbour_reading(best, hypothesis, target, found, checked, lambda candidate: candidate[3] + 1)
 
 
+def _anchored_own(hypothesis: ImageProgram, target, found: Verdict, checked: Check) -> Verdict:
+    """A query H fits worse than set A (`found`, from H's check `checked`), checked against H's own neighbours screened
+    from where H lies (`_anchored_neighbour`): the best, when its centreline fits within LEVEL_PX and better than H, is
+    the image's reading, else `found`. The screen from scratch (`search.near_miss.nearest_neighbour`) starts each
+    neighbour at its best heading guess, which may lie in another basin (generated seed 71111, ff_nact2_5_0017: a
+    negative query, H at 1.91 px, the near miss found from scratch at 3.36 px; from H's pose 0.85, 0.01 s)."""
+    return _neighbour_reading(_anchored_neighbour(neighbours_drawn(hypothesis), hypothesis, checked, target),
+                              hypothesis, target, found, checked, None)
+
+
 def _neighbour_reading(best: tuple | None, hypothesis: ImageProgram, target, found: Verdict, checked: Check,
                        written) -> Verdict:
-    """The verdict of a neighbour of H written otherwise (`best`: (candidate, fit, placements), or None) when its
-    centreline fits within LEVEL_PX and better than H, its evidence saying how H was written (`written(candidate)`);
-    else `found`."""
+    """The verdict of a neighbour of H (`best`: (candidate, fit, placements), or None) when its centreline fits within
+    LEVEL_PX and better than H, its evidence saying how H was written (`written(candidate)`, for a neighbour of H
+    written otherwise; None: H as written); else `found`."""
     if best is None or best[1] > LEVEL_PX or best[1] >= checked.fit:
         return found
     candidate, fit, placements = best
     change, neighbour, *_ = candidate
     decided = verdict(replace(checked, neighbour_fit=fit, neighbour=neighbour, change=change,
                               neighbour_poses=tuple(p.pose(target) for p in placements)), hypothesis)
-    return replace(decided, evidence={**decided.evidence, "written": written(candidate)})
+    return decided if written is None else replace(decided, evidence={**decided.evidence, "written": written(candidate)})
 
 
 def _overdrawn(hypothesis: ImageProgram, target, found: Verdict, checked: Check) -> Verdict:
@@ -344,12 +360,12 @@ def check_chunks(positives: int, negatives: int, n: int) -> list[list[int]]:
 
 
 def submit_checks(jobs: Jobs, perception, images, positives: int, negatives: int, hypothesis: ImageProgram,
-                  context_fit: float | None = None, regroup: bool = False) -> None:
+                  context_fit: float | None = None, agree: bool = False) -> None:
     """Step 3's check jobs (`check_chunks`, `checked_many`) against `hypothesis`, handed to `jobs` as ("check", c).
-    `context_fit`: H's worst fit on a set-A image it explains (px); `regroup`: H's two shapes lie apart in set A
-    (`solver.reading.form.shapes_apart`)."""
+    `context_fit`: H's worst fit on a set-A image it explains (px); `agree`: set A's ink bears out H's shapes
+    (`solver.reading.form.parts_agree`)."""
     for c, chunk in enumerate(check_chunks(positives, negatives, len(images))):
         jobs.submit(("check", c), checked_many, (perception.checkpoint, [images[k] for k in chunk], hypothesis,
                                                  getattr(perception, "switches", PRODUCT).near_misses,
                                                  int(chunk[0] >= positives + negatives),  # a query leads its chunk
-                                                 context_fit, regroup))
+                                                 context_fit, agree))
