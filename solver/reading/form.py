@@ -51,7 +51,7 @@ def parts_agree(hypothesis: ImageProgram, checks: list) -> bool:
     images H explains (of its `checks` on set A: their ink in two parts or more, `search.ink.ink_parts`). A one-shape
     picture misread as two shapes (set-A images of one part of ink) explains set A and the near misses of the misread
     fit the queries as well as H (official test_ff, ff_nact5_3001 and ff_nact5_3011: a square with a tail read as a
-    square and a separate line, commit 4255033 and this one), so the check of a query searches further only where they
+    square and a separate line, commits 4255033 and 07a6902), so the check of a query searches further only where they
     agree (`solver.reading.verdicts.checked_many`: the ink split as H explains it, H's own neighbours screened from its
     pose)."""
     if len(hypothesis.shapes) == 1:

@@ -19,7 +19,7 @@ from solver.reading.jobs import Jobs
 from solver.reading.readings import Perceived
 from solver.reading.switches import PRODUCT
 from solver.reading.workers import strokes_chunk
-from solver.reading.writings import _overdrawn_neighbours, _written_otherwise_neighbours
+from solver.reading.writings import overdrawn_neighbours, written_otherwise_neighbours
 from solver.settings import CHECK_BATCH, CONTEXT_JOBS, LEVEL_PX, STROKE_LOGP_SLACK, SURE_NEIGHBOUR_MARGIN_PX
 
 
@@ -159,7 +159,7 @@ def _otherwise_written(hypothesis: ImageProgram, target, found: Verdict, checked
     same pictures screened again for each writing), such an image took 0.22-0.23 s on generated tuning seeds 3131
     ff_nact6_0003 and 13131 ff_nact8_0004 (closed shapes of 6 and 8 actions; one process); screened together,
     0.12-0.19 s, with the same labels, rules and confidences on 200 tuning problems."""
-    best = nearest_neighbour(_written_otherwise_neighbours(hypothesis), target)
+    best = nearest_neighbour(written_otherwise_neighbours(hypothesis), target)
     return _neighbour_reading(best, hypothesis, target, found, checked, lambda candidate: candidate[3] + 1)
 
 
@@ -196,7 +196,7 @@ def _overdrawn(hypothesis: ImageProgram, target, found: Verdict, checked: Check)
     no neighbour of H (generated tuning seed 58101: 8 of the 11 wrong answers of its 120 two-shape problems lay in
     problems whose H draws such a circle once; 3 of them a near miss that turns off the circle or makes an arc of it a
     line, visible, the others stroke changes under another arc's ink)."""
-    candidates = _overdrawn_neighbours(hypothesis)
+    candidates = overdrawn_neighbours(hypothesis)
     if not candidates:
         return found
     found_by = (nearest_neighbour(candidates, target), _anchored_neighbour(candidates, hypothesis, checked, target))
@@ -205,7 +205,7 @@ def _overdrawn(hypothesis: ImageProgram, target, found: Verdict, checked: Check)
 
 
 def _anchored_neighbour(candidates, hypothesis: ImageProgram, checked: Check, target) -> tuple | None:
-    """Of `candidates` (`_overdrawn_neighbours`) the one whose centreline fits best from where H lies: the changed
+    """Of `candidates` (`overdrawn_neighbours`) the one whose centreline fits best from where H lies: the changed
     shape started with its start, its end or the joint it changes on the start, the end or that joint of H's shape,
     either way along, the other shapes at H's placements (`search.pose.anchored`; a circle's ink does not tell a
     screen from scratch which way round it lies, and the part before the change, or the circle after it, lies where

@@ -70,14 +70,14 @@ def _walked_on_before(shape: Shape, extra: int) -> Shape | None:
 
 
 @functools.lru_cache(maxsize=64)
-def _overdrawn_neighbours(hypothesis: ImageProgram) -> tuple:
+def overdrawn_neighbours(hypothesis: ImageProgram) -> tuple:
     """The neighbours of H's `overdrawn_writings` that draw a picture H and its own neighbours do not
     (`_new_neighbours`)."""
     return _new_neighbours(hypothesis, overdrawn_writings(hypothesis))
 
 
 @functools.lru_cache(maxsize=64)
-def _written_otherwise_neighbours(hypothesis: ImageProgram) -> tuple:
+def written_otherwise_neighbours(hypothesis: ImageProgram) -> tuple:
     """The neighbours of H written otherwise (`other_writings`) that draw a picture H and its own neighbours do not
     (`_new_neighbours`): the same for every image `_otherwise_written` checks against H, so made once."""
     return _new_neighbours(hypothesis, other_writings(hypothesis))

@@ -409,7 +409,7 @@ def test_near_misses_of_a_symmetric_picture_are_found_among_its_mirror_images_wr
     # mirror image turned), so a near miss making its second arc a line is a neighbour of no writing of H itself;
     # among the mirror image's writings (`_mirrored_variants`) it is, and it explains the near misses
     from search.near_miss import geometric_neighbours
-    from solver.reading.writings import _drawn_alike, _mirrored_variants, _written_otherwise_neighbours
+    from solver.reading.writings import _drawn_alike, _mirrored_variants, written_otherwise_neighbours
 
     truth = parse_image([["arc_triangle_0.500_0.625-0.500", "arc_normal_0.500_0.625-0.500", "line_triangle_1.000-0.500",
                           "line_circle_1.000-0.750", "line_normal_1.000-0.750", "line_circle_1.000-0.750"]])
@@ -421,7 +421,7 @@ def test_near_misses_of_a_symmetric_picture_are_found_among_its_mirror_images_wr
     drawn = [ImageProgram((w,)) for w in _drawn_alike(shape)]
     assert not any(same_image(n, near_miss, ignore_strokes=True) for w in drawn for _, n in geometric_neighbours(w))
     assert any(same_image(ImageProgram((w,)), truth, ignore_strokes=True) for w in _mirrored_variants(shape))
-    assert any(same_image(n, near_miss, ignore_strokes=True) for _, n, *_ in _written_otherwise_neighbours(read))
+    assert any(same_image(n, near_miss, ignore_strokes=True) for _, n, *_ in written_otherwise_neighbours(read))
     assert _mirrored_variants(near_miss.shapes[0]) == ()  # no mirror maps the near miss onto itself
     rng = np.random.default_rng(31)
     images = [_drawn(p, rng) for p in [truth] * 6 + [near_miss] * 2 + [truth, near_miss]]
