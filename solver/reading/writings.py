@@ -9,7 +9,8 @@ from __future__ import annotations
 import functools
 from dataclasses import replace
 
-from dsl.canonical import image_key
+from dsl.canonical import from_travel_form, image_key, loop_reversals, reversed_shape, to_travel_form, travel_variants
+from dsl.features import shape_facts, symmetry_attributes
 from dsl.free_form import FREE_FORM_SETTINGS
 from dsl.types import Action, ActionKind, ImageProgram, Shape, StrokeType
 from search.near_miss import neighbours_drawn
@@ -63,8 +64,6 @@ def _walked_on_before(shape: Shape, extra: int) -> Shape | None:
     traced the other way, traced back), in the generator's direction of travel: a circle with a tail may be written
     from the circle, walked on past its start before the tail leaves it (generated seed 68111, ff_nact7_0022: six
     quarter arcs and a line, read from set A as four and the line); None when its first arcs close no loop."""
-    from dsl.canonical import reversed_shape
-
     longer = walked_on(reversed_shape(shape), extra)
     return None if longer is None else forward_free_form(reversed_shape(longer))
 
@@ -131,8 +130,6 @@ def other_writings(hypothesis: ImageProgram) -> tuple[ImageProgram, ...]:
 def _drawn_alike(shape: Shape) -> list[Shape]:
     """The writings of `shape`'s picture: its travel forms (another start of a closed shape, the other
     way along) and each of those with one loop inside it walked the other way round (`loop_reversals`)."""
-    from dsl.canonical import from_travel_form, loop_reversals, travel_variants
-
     variants = [from_travel_form(variant) for variant in travel_variants(shape)]
     return variants + [from_travel_form(loop) for variant in variants for loop in loop_reversals(variant)]
 
@@ -145,9 +142,6 @@ def _mirrored_variants(shape: Shape) -> tuple[Shape, ...]:
     their one-action neighbours are near misses H's own writings do not reach: a square with two arcs bulging from
     one side, read from set A as the square then the arcs and written by the generator as the arcs then the square,
     has the generator's writing only among its mirror image's (generated seed 68111, ff_nact6_0019)."""
-    from dsl.canonical import from_travel_form, to_travel_form
-    from dsl.features import shape_facts, symmetry_attributes
-
     facts = shape_facts(shape)
     if facts is None or not symmetry_attributes(facts)["symmetric"]:
         return ()
