@@ -44,6 +44,22 @@ def pose_state(pose: Pose, first_travel_turn: float = 0.0) -> State:
     return State(float(x), float(y), -math.radians(pose.heading + first_travel_turn), pose.scale * PIXELS_PER_UNIT)
 
 
+def state_pose(state: State, shape: Shape) -> Pose:
+    """The pose that starts `shape` in `state` (`pose_state`'s inverse: `variant_starts(shape, state_pose(s, shape))`
+    starts its first variant in `s`)."""
+    view = official_view(512)
+    first = shape.actions[0]
+    heading = -math.degrees(state.theta) - first.turn - _back(first)
+    return Pose((state.x - view.origin_x) / view.pixels_per_unit, (view.origin_y - state.y) / view.pixels_per_unit,
+                heading, state.u / PIXELS_PER_UNIT)
+
+
+def _back(first) -> float:
+    """Degrees between a shape's first action's heading and its travel direction: an arc curving right (angle < 0)
+    is drawn turned round (`dsl.canonical.to_travel_form`)."""
+    return 180.0 if first.kind is ActionKind.ARC and first.angle < 0 else 0.0
+
+
 def walk(state: State, kind: ActionKind, turn: float, length: float, radius: float, curvature: float) -> tuple[np.ndarray, State]:
     """Draw one travel-form segment from `state`: its centreline (N, 2) in pixels and the state after it."""
     theta = state.theta - math.radians(turn)
@@ -94,8 +110,7 @@ def variant_starts(shape: Shape, pose: Pose) -> list[tuple[list[Segment], State]
     heading along it; backwards it starts where the rotation's last action ends, heading back."""
     forward = to_travel_form(shape)
     first = shape.actions[0]
-    back0 = 180.0 if first.kind is ActionKind.ARC and first.angle < 0 else 0.0
-    start = pose_state(pose, first.turn + back0)
+    start = pose_state(pose, first.turn + _back(first))
     states, _ = walk_shape(start, forward)
     n, variants = len(forward), travel_variants(shape)
     closed = len(variants) == 2 * n
@@ -118,11 +133,31 @@ def target_tracing(shapes: list[Shape], poses: list[Pose]) -> list[tuple[list[Se
     (rows within 2 px count as level; then left-most), and of the two directions from there the one
     heading further right (then further down); shapes in the order of their start points (same rule).
     One deterministic choice from the image geometry: the picture decides where the turtle starts."""
+    return [(variant, start) for _, _, variant, start in _traced(shapes, poses)]
+
+
+def traced_actions(shapes: list[Shape], poses: list[Pose]) -> list[tuple[int, int]]:
+    """Which action of `shapes` each action of their `target_tracing` is, in the tracing's order:
+    (shape index, action index) per traced action."""
+    return [(s, variant_action(shapes[s], v, i)) for s, v, variant, _ in _traced(shapes, poses) for i in range(len(variant))]
+
+
+def variant_action(shape: Shape, v: int, i: int) -> int:
+    """Which action of `shape` the i-th segment of its travel variant v (`dsl.canonical.travel_variants`) draws:
+    variant 2j walks a closed shape forwards from action j, variant 2j + 1 back from where action j - 1 ends (an
+    open shape: j = 0)."""
+    n = len(shape.actions)
+    j = v // 2 if len(travel_variants(shape)) == 2 * n else 0
+    return (j + i) % n if v % 2 == 0 else (j - 1 - i) % n
+
+
+def _traced(shapes: list[Shape], poses: list[Pose]) -> list[tuple[int, int, list[Segment], State]]:
+    """`target_tracing`'s choice: (shape index, variant index, variant, start state) per shape, in tracing order."""
     chosen = []
-    for shape, pose in zip(shapes, poses):
-        options = variant_starts(shape, pose)
-        chosen.append(min(options, key=lambda o: _start_key(o[1])))
-    return sorted(chosen, key=lambda o: _start_key(o[1]))
+    for s, (shape, pose) in enumerate(zip(shapes, poses)):
+        v, (variant, start) = min(enumerate(variant_starts(shape, pose)), key=lambda o: _start_key(o[1][1]))
+        chosen.append((s, v, variant, start))
+    return sorted(chosen, key=lambda o: _start_key(o[3]))
 
 
 def _start_key(s: State) -> tuple:

@@ -163,22 +163,25 @@ class StrokeReading:
     program: ImageProgram  # the program as traced, the worst action with the decoder's stroke when it prefers another
     logp: float = 0.0  # nats: the log-probability of the program's strokes, summed over its actions
     margins: tuple = ()  # nats: per action, as traced, the log-probability of its stroke less the best other's
+    logps: tuple = ()  # nats: per action, as traced, the log-probability of each stroke type (DATASET_STROKE_TYPES)
 
 
 @torch.inference_mode()
-def read_strokes(model: Decoder, images: list[np.ndarray], program: ImageProgram, poses: list) -> list[StrokeReading]:
+def read_strokes(model: Decoder, images: list[np.ndarray], program: ImageProgram | list[ImageProgram],
+                 poses: list) -> list[StrokeReading]:
     """Per image (`poses[k]`: the program's poses in image k), the decoder teacher-forced along the program
     (`perception.beam.teacher_forced`, the tracing it was taught: `dsl.walk.target_tracing`)
-    judges every action's stroke type (`StrokeReading`)."""
+    judges every action's stroke type (`StrokeReading`). `program`: one for every image, or one per image."""
     from dsl.canonical import from_travel_form
     from dsl.types import DATASET_STROKE_TYPES
     from perception.beam import teacher_forced
     from perception.data import example_steps
     from dsl.walk import target_tracing
 
-    steps = [example_steps(program, image_poses, image, None) for image, image_poses in zip(images, poses)]
+    programs = [program] * len(images) if isinstance(program, ImageProgram) else list(program)
+    steps = [example_steps(p, image_poses, image, None) for p, image, image_poses in zip(programs, images, poses)]
     out = []
-    for found, image_poses in zip(teacher_forced(model, images, steps, strokes_only=True), poses):
+    for found, program, image_poses in zip(teacher_forced(model, images, steps, strokes_only=True), programs, poses):
         tracing = [list(segments) for segments, _ in target_tracing(list(program.shapes), list(image_poses))]
         where = [(s, i) for s, segments in enumerate(tracing) for i in range(len(segments))]
         worst, total, margins = (math.inf, None, None), 0.0, []
@@ -191,5 +194,5 @@ def read_strokes(model: Decoder, images: list[np.ndarray], program: ImageProgram
         margin, (s, i), other = worst
         tracing[s][i] = dataclasses.replace(tracing[s][i], stroke=DATASET_STROKE_TYPES[other])
         out.append(StrokeReading(float(margin), ImageProgram(tuple(from_travel_form(t) for t in tracing)), total,
-                                 tuple(margins)))
+                                 tuple(margins), tuple(tuple(logp) for logp in found["stroke_logp"])))
     return out

@@ -11,7 +11,9 @@ from dsl.types import ImageProgram
 from search.categories import remember_categories
 from solver.reading.form import Formed, parts_agree, worst_explained_fit
 from solver.reading.jobs import Jobs, Stages
+from solver.reading.overlaid import overlaid_job, walked_on_writings, with_overlaid
 from solver.reading.readings import Perceived
+from solver.reading.switches import PRODUCT
 from solver.reading.verdicts import check_chunks, set_a_margin, submit_checks, judged_reading
 from solver.settings import CHECKED_READ_BEAM, LEVEL_PX, STROKE_LOGP_SLACK, SURE_NEIGHBOUR_MARGIN_PX
 
@@ -93,11 +95,30 @@ def check_problem(perception, images, results, positives: int, negatives: int, f
         if k in queries and (results[k] is None or in_doubt(evidence[k])):
             with stages("read"):
                 results[k] = _read_instead(results[k], evidence[k], read_checked(perception, [images[k]])[0])
+    with stages("check"):
+        _overlaid(perception, images, results, queries, formed)
     rest = [k for k, r in enumerate(results) if r is None]  # set-A and set-B images nothing explains
     with stages("read"):
         for k, r in zip(rest, read_checked(perception, [images[k] for k in rest])):
             results[k] = _read_instead(None, evidence.get(k, {}), r)
     return results
+
+
+def _overlaid(perception, images, results: list, queries: list, formed: Formed) -> None:
+    """The queries taken as H (`results`, changed in place) checked against H with a loop of arcs walked on past its
+    start (`solver.reading.overlaid`), in one job: a sure stroke near miss of that writing is the query's reading.
+    Only where H closes such a loop, and not without near misses (the ablation `Switches.near_misses`)."""
+    hypothesis = formed.hypothesis
+    taken = [k for k in queries if results[k] is not None and results[k].evidence.get("verdict") == "hypothesis"]
+    if not taken or not getattr(perception, "switches", PRODUCT).near_misses or not walked_on_writings(hypothesis):
+        return
+    a = formed.explained
+    found, = perception.map(overlaid_job, [(perception.checkpoint, [images[j] for j in a],
+                                            [formed.checks[j].placements for j in a], hypothesis,
+                                            [images[k] for k in taken], [results[k].poses for k in taken])])
+    for k, near_miss in zip(taken, found):
+        if near_miss is not None:
+            results[k] = with_overlaid(results[k], near_miss)
 
 
 def read_checked(perception, images: list) -> list[Perceived]:

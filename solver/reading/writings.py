@@ -44,6 +44,17 @@ def walked_on(shape: Shape, extra: int) -> Shape | None:
     """`shape` walked `extra` arcs on round the loop its last arcs close (a run of like arcs, each straight on
     from the one before, sweeping a full turn or more), each new arc like them, straight on, its stroke normal; None
     when its last arcs close no loop."""
+    start = loop_start(shape)
+    if start is None:
+        return None
+    last = shape.actions[-1]
+    more = Action.arc(last.radius, last.angle, 0.0, StrokeType.NORMAL)
+    return Shape(shape.actions + (more,) * extra)
+
+
+def loop_start(shape: Shape) -> int | None:
+    """The first action of the loop `shape`'s last arcs close (a run of like arcs, each straight on from the one
+    before, sweeping a full turn or more: the arc a walk on past the loop's start draws over), or None."""
     actions = shape.actions
     last = actions[-1]
     if last.kind is not ActionKind.ARC:
@@ -53,10 +64,7 @@ def walked_on(shape: Shape, extra: int) -> Shape | None:
            and abs(actions[start - 1].radius - last.radius) < 1e-6
            and abs(actions[start - 1].angle - last.angle) < 1e-6):
         start -= 1
-    if sum(abs(a.angle) for a in actions[start:]) < 360.0 - 1e-6:
-        return None
-    more = Action.arc(last.radius, last.angle, 0.0, StrokeType.NORMAL)
-    return Shape(actions + (more,) * extra)
+    return start if sum(abs(a.angle) for a in actions[start:]) >= 360.0 - 1e-6 else None
 
 
 def _walked_on_before(shape: Shape, extra: int) -> Shape | None:

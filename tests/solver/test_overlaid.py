@@ -1,0 +1,64 @@
+"""A loop of arcs walked on past its start: the queries taken as H checked against H walked on by one arc, the
+strokes laid over each other read from set A (`solver.reading.overlaid`)."""
+
+import numpy as np
+import pytest
+
+from dsl.raster import render_program
+from dsl.syntax import parse_image
+from dsl.turtle import execute_shape
+from dsl.types import Pose
+from search.near_miss import check
+from search.template import make_target
+from solver.reading.overlaid import overlaid_job, walked_on_writings, writing_poses
+from solver.reading.verdicts import judged_readings
+
+
+def _circle(*strokes):
+    return parse_image([[f"arc_{stroke}_0.500_0.625-0.500" for stroke in strokes]])
+
+
+# generated seed 73111, ff_nact5_0037: five quarter arcs, the last over the first; its negative query changes the stroke
+# of the first, under the last; H read from set A draws the circle once, the first arc's stroke read as the last's
+WALKED = _circle("zigzag", "zigzag", "square", "normal", "circle")
+CHANGED = _circle("square", "zigzag", "square", "normal", "circle")
+H = _circle("circle", "zigzag", "square", "normal")
+
+
+def test_every_start_and_way_round_of_a_circle_is_walked_on():
+    found = walked_on_writings(H)
+    assert len(found) == 8  # four starts, each way round
+    assert sorted(over for *_, over in found) == [0, 0, 1, 1, 2, 2, 3, 3]
+    pose = (Pose(-80, 20, 35, 120),)
+    joints = execute_shape(H.shapes[0], pose[0], magnifier=False).end_points
+    for s, v, writing, over in found:
+        assert len(writing.shapes[0].actions) == 5
+        drawn = execute_shape(writing.shapes[0], writing_poses(H, s, v, writing, pose)[0], magnifier=False).end_points
+        assert np.allclose(drawn[-1], drawn[1], atol=1e-6)  # walked on past its start: ends where its first arc ends
+        for x, y in drawn:  # every joint of the writing is a joint of H drawn at its pose
+            assert np.min(np.hypot(joints[:, 0] - x, joints[:, 1] - y)) < 1e-6
+    assert walked_on_writings(parse_image([["line_normal_1.000-0.500"] * 3])) == []
+
+
+def _problem(truth, queries, seed: int):
+    rng = np.random.default_rng(seed)
+
+    def pose():
+        return (Pose(rng.uniform(-150, 50), rng.uniform(-100, 100), rng.uniform(0, 360), rng.uniform(90, 150)),)
+
+    set_a = [render_program(truth, pose()) for _ in range(6)]
+    images = [render_program(query, pose()) for query in queries]
+    return (None, set_a, [check(H, make_target(image), False).placements for image in set_a], H, images,
+            [poses for poses, _ in judged_readings(None, images, H)])
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_stroke_changed_under_the_arc_walked_on_is_a_near_miss(seed):
+    positive, negative = overlaid_job(_problem(WALKED, [WALKED, CHANGED], seed))
+    assert positive is None
+    program, _, margin = negative
+    assert margin < -2.0 and len(program.shapes[0].actions) == 5
+
+
+def test_a_circle_drawn_once_keeps_its_positive_queries():
+    assert overlaid_job(_problem(H, [H, H], 2)) == [None, None]
