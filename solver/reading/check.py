@@ -82,7 +82,7 @@ def check_problem(perception, images, results, positives: int, negatives: int, f
         if k in queries and context_margin is None and reading is not None and reading.margin < -STROKE_LOGP_SLACK:
             with stages("check"):  # a query's strokes read otherwise than H's: how far do set A's stray? (read
                 # already when set A's strokes were read for H)
-                context_margin = (min(found.margin for found in formed.strokes_read) if formed.strokes_read else
+                context_margin = (min(found.margin for _, found in formed.strokes_read) if formed.strokes_read else
                                   set_a_margin(perception, [images[j] for j in formed.explained],
                                                   hypothesis, [formed.checks[j].placements for j in formed.explained]))
         results[k] = judged_reading(decided, reading, hypothesis, context_margin)
@@ -107,15 +107,16 @@ def check_problem(perception, images, results, positives: int, negatives: int, f
 def _overlaid(perception, images, results: list, queries: list, formed: Formed) -> None:
     """The queries taken as H (`results`, changed in place) checked against H with a loop of arcs walked on past its
     start (`solver.reading.overlaid`), in one job: a sure stroke near miss of that writing is the query's reading.
-    Only where H closes such a loop, and not without near misses (the ablation `Switches.near_misses`)."""
+    Only where H closes such a loop, and not without near misses (the ablation `Switches.near_misses`). Set A's
+    poses judged along H are the job's to judge unless forming H judged them (`Formed.strokes_read`)."""
     hypothesis = formed.hypothesis
     taken = [k for k in queries if results[k] is not None and results[k].evidence.get("verdict") == "hypothesis"]
     if not taken or not getattr(perception, "switches", PRODUCT).near_misses or not walked_on_writings(hypothesis):
         return
     a = formed.explained
     found, = perception.map(overlaid_job, [(perception.checkpoint, [images[j] for j in a],
-                                            [formed.checks[j].placements for j in a], hypothesis,
-                                            [images[k] for k in taken], [results[k].poses for k in taken])])
+                                            [formed.checks[j].placements for j in a], formed.strokes_read,
+                                            hypothesis, [images[k] for k in taken], [results[k].poses for k in taken])])
     for k, near_miss in zip(taken, found):
         if near_miss is not None:
             results[k] = with_overlaid(results[k], near_miss)

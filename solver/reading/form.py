@@ -37,7 +37,8 @@ class Formed:
     hypothesis: ImageProgram
     explained: list  # set-A images H explains
     checks: list  # H checked on each set-A image (no neighbours)
-    strokes_read: tuple | None = None  # the stroke readings of the images H explains along H, at the placements of
+    strokes_read: tuple | None = None  # (poses, stroke reading) of each image H explains, judged along H from its
+    # `checks`' placements (`solver.reading.verdicts.judged_readings`), when read while forming H
 
 
 def worst_explained_fit(checks: list) -> float:
@@ -240,7 +241,7 @@ def strokes_of_set_a(perception, images, formed: Formed, rounds: int = 3) -> For
         votes = [(sum(same_image(program, other) for other in changed), program) for program in changed]
         named, best = max(votes, key=lambda vote: vote[0], default=(0, None))
         if best is None or 2 * named < len(a):
-            return replace(formed, hypothesis=hypothesis, strokes_read=tuple(reading for _, reading in readings))
+            return replace(formed, hypothesis=hypothesis, strokes_read=tuple(readings))
         hypothesis = best
     return replace(formed, hypothesis=hypothesis)
 

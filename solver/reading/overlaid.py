@@ -117,12 +117,14 @@ def overlaid_near_misses(checkpoint, set_a: list, judged: list, hypothesis: Imag
 
 
 def overlaid_job(job: tuple) -> list:
-    """`overlaid_near_misses` in a worker process, set A's poses judged there (`judged_readings` from H's fitted
-    placements, `fitted`): job (checkpoint, set_a, fitted, H, queries, q_poses)."""
-    checkpoint, set_a, fitted, hypothesis, queries, q_poses = job
+    """`overlaid_near_misses` in a worker process: job (checkpoint, set_a, fitted, judged, H, queries, q_poses),
+    `judged` set A's (poses, reading) along H when read already, else None: judged here from H's placements in each
+    set-A image (`fitted`, `judged_readings`)."""
+    checkpoint, set_a, fitted, judged, hypothesis, queries, q_poses = job
     if not walked_on_writings(hypothesis):
         return [None] * len(queries)
-    judged = judged_readings(checkpoint, set_a, hypothesis, fitted=fitted)
+    if judged is None:
+        judged = judged_readings(checkpoint, set_a, hypothesis, fitted=fitted)
     return overlaid_near_misses(checkpoint, set_a, judged, hypothesis, queries, q_poses)
 
 

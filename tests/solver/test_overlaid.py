@@ -48,7 +48,7 @@ def _problem(truth, queries, seed: int):
 
     set_a = [render_program(truth, pose()) for _ in range(6)]
     images = [render_program(query, pose()) for query in queries]
-    return (None, set_a, [check(H, make_target(image), False).placements for image in set_a], H, images,
+    return (None, set_a, [check(H, make_target(image), False).placements for image in set_a], None, H, images,
             [poses for poses, _ in judged_readings(None, images, H)])
 
 
