@@ -164,6 +164,7 @@ class StrokeReading:
     logp: float = 0.0  # nats: the log-probability of the program's strokes, summed over its actions
     margins: tuple = ()  # nats: per action, as traced, the log-probability of its stroke less the best other's
     logps: tuple = ()  # nats: per action, as traced, the log-probability of each stroke type (DATASET_STROKE_TYPES)
+    actions: tuple = ()  # per action, as traced, which action of the program it is: (shape, action)
 
 
 @torch.inference_mode()
@@ -176,7 +177,7 @@ def read_strokes(model: Decoder, images: list[np.ndarray], program: ImageProgram
     from dsl.types import DATASET_STROKE_TYPES
     from perception.beam import teacher_forced
     from perception.data import example_steps
-    from dsl.walk import target_tracing
+    from dsl.walk import target_tracing, traced_actions
 
     programs = [program] * len(images) if isinstance(program, ImageProgram) else list(program)
     steps = [example_steps(p, image_poses, image, None) for p, image, image_poses in zip(programs, images, poses)]
@@ -194,5 +195,6 @@ def read_strokes(model: Decoder, images: list[np.ndarray], program: ImageProgram
         margin, (s, i), other = worst
         tracing[s][i] = dataclasses.replace(tracing[s][i], stroke=DATASET_STROKE_TYPES[other])
         out.append(StrokeReading(float(margin), ImageProgram(tuple(from_travel_form(t) for t in tracing)), total,
-                                 tuple(margins), tuple(tuple(logp) for logp in found["stroke_logp"])))
+                                 tuple(margins), tuple(tuple(logp) for logp in found["stroke_logp"]),
+                                 tuple(traced_actions(list(program.shapes), list(image_poses)))))
     return out

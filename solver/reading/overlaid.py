@@ -24,7 +24,7 @@ import numpy as np
 
 from dsl.canonical import from_travel_form, travel_variants
 from dsl.types import DATASET_STROKE_TYPES, ImageProgram, Shape
-from dsl.walk import state_pose, traced_actions, variant_action, variant_starts
+from dsl.walk import state_pose, variant_action, variant_starts
 from solver.reading.verdicts import in_frame_of, judged_readings
 from solver.reading.workers import strokes_chunk
 from solver.reading.writings import loop_start, walked_on
@@ -64,8 +64,8 @@ def overlaid_writing(checkpoint, set_a: list, judged: list, hypothesis: ImagePro
     arc won where a plain arc lay there (read twice, each time sure) and the two strokes laid over each other were read
     as one (generated seed 73111, ff_nact3_5_0029 and ff_nact5_0037)."""
     doubt: dict = {}
-    for poses, reading in judged:
-        for where, margin in zip(traced_actions(list(hypothesis.shapes), list(poses)), reading.margins):
+    for _, reading in judged:
+        for where, margin in zip(reading.actions, reading.margins):
             doubt[where] = doubt.get(where, 0.0) + margin
     candidates = walked_on_writings(hypothesis)
     if not candidates or not set_a:
@@ -77,10 +77,11 @@ def overlaid_writing(checkpoint, set_a: list, judged: list, hypothesis: ImagePro
     readings = iter(strokes_chunk((checkpoint, [image for *_, image in rows], [writing for writing, *_ in rows],
                                    [poses for _, poses, _ in rows])))
     best = None
-    for (s, v, writing), first in zip(candidates, range(0, len(rows), len(set_a))):
+    for s, v, writing in candidates:
         summed: dict = {}
-        for drawn, poses, _ in rows[first:first + len(set_a)]:
-            for where, logp in zip(traced_actions(list(drawn.shapes), list(poses)), next(readings).logps):
+        for _ in range(len(set_a)):
+            reading = next(readings)
+            for where, logp in zip(reading.actions, reading.logps):
                 summed[where] = summed.get(where, 0.0) + np.asarray(logp)
         score = sum(float(logp.max()) for logp in summed.values())
         if best is None or score > best[0]:
