@@ -31,11 +31,14 @@ class Difference:
     fields: tuple[str, ...] = ()  # what differs: dsl.align.FIELDS, or "missing" / "extra"
     image_shape: int = 0  # 0-based shape of the image's program
     image_action: int | None = None  # 0-based action of that shape (None: the image lacks the action)
+    over: int | None = None  # an extra action drawn again over another: that one, 1-based in the rule's tracing
 
     def to_dict(self) -> dict:
         record = {"action": self.action, "rule": self.rule, "image": self.image, "fields": list(self.fields)}
         if self.shape is not None:
             record["shape"] = self.shape
+        if self.over is not None:
+            record["over"] = self.over
         return record
 
 

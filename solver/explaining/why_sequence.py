@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import functools
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+import numpy as np
 
 from dsl.align import FIELDS, Alignment, Step, Tolerance, align
 from dsl.syntax import parse_shape
-from dsl.types import Shape
+from dsl.turtle import execute_shape
+from dsl.types import Pose, Shape
 from solver.explaining.english import action_words
 from solver.induction import ImageFacts
 from solver.induction import Literal
@@ -24,6 +27,9 @@ from solver.explaining.why import Difference, Part
 ROUNDING = Tolerance(0.005, 0.5)  # the quanta of the canonical keys the facts compare (dsl.canonical)
 SHOWN_DIFFERENCES = 4  # differences named in the sentence (all of them are in differs_at)
 WHOLE_ACTION = tuple(f for f in FIELDS if f != "turn")  # words for an action without counterpart
+OVERDRAWN_UNITS = 0.02  # turtle units, the shape at scale 1 (a quarter arc of radius 0.5 is 0.79 long): every
+# centreline sample of an extra action within this of another action's, and back, for the sentence to say it is drawn
+# over that action (a loop walked on past its start draws its first arc again: the samples coincide)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,20 +83,40 @@ def _difference(step: Step, previous: int, match: ShapeMatch, two_shapes: bool) 
                       step.other.index)
 
 
-def differences(match: ShapeMatch, two_shapes: bool) -> tuple[Difference, ...]:
+def differences(match: ShapeMatch, two_shapes: bool, image: Shape | None = None) -> tuple[Difference, ...]:
+    """Where the image's shape departs from the rule's; an extra action of `image` (the image's shape, when given)
+    that draws another action's centreline again says which (`Difference.over`)."""
     found, previous = [], 0
     for step in match.alignment.steps:
         if step.differs:
             found.append(_difference(step, previous, match, two_shapes))
         if step.reference is not None:
             previous = step.reference.index + 1
-    return tuple(found)
+    if image is None:
+        return tuple(found)
+    counterpart = {s.other.index: s.reference.index + 1 for s in match.alignment.steps
+                   if s.other is not None and s.reference is not None}
+    return tuple(replace(d, over=counterpart.get(drawn_over(image, d.image_action)))
+                 if "extra" in d.fields and d.image_action is not None else d for d in found)
+
+
+def drawn_over(shape: Shape, i: int) -> int | None:
+    """The other action of `shape` whose centreline action i draws again (every point of each within
+    OVERDRAWN_UNITS of the other's, the shape at scale 1), or None: a loop of arcs walked on past its start draws its
+    first arc twice (spec 3.2), and the extra arc lies under or over it, not beside it."""
+    paths = execute_shape(shape, Pose(scale=1.0), magnifier=False).action_paths
+
+    def near(a: np.ndarray, b: np.ndarray) -> bool:
+        return float(np.sqrt(((a[:, None, :] - b[None]) ** 2).sum(-1)).min(axis=1).max()) <= OVERDRAWN_UNITS
+
+    return next((j for j, path in enumerate(paths) if j != i and near(paths[i], path) and near(path, paths[i])), None)
 
 
 def _where(difference: Difference) -> str:
     shape = f" of shape {difference.shape}" if difference.shape else ""
     if "extra" in difference.fields:
-        return f"after action {difference.action}{shape} the image has {difference.image}, which the rule lacks"
+        over = f", drawn again over action {difference.over}" if difference.over is not None else ""
+        return f"after action {difference.action}{shape} the image has {difference.image}{over}, which the rule lacks"
     if "missing" in difference.fields:
         return f"the image lacks action {difference.action}{shape}, {difference.rule}"
     return (f"at action {difference.action}{shape} the rule draws {difference.rule}, "
@@ -132,10 +158,10 @@ def sequence_part(literal: Literal, holds: bool, facts: ImageFacts) -> Part | No
     rules = rule_shapes(literal)
     tolerance = literal_tolerance(literal)
     matches = best_matches(rules, programs, tolerance)
-    found = tuple(d for m in matches for d in differences(m, len(rules) > 1))
+    found = tuple(d for m in matches for d in differences(m, len(rules) > 1, programs[m.image_shape]))
     if not holds and not found and not literal.negated:  # the facts' rounding sees what the tolerance does not
         matches = best_matches(rules, programs, ROUNDING)
-        found = tuple(d for m in matches for d in differences(m, len(rules) > 1))
+        found = tuple(d for m in matches for d in differences(m, len(rules) > 1, programs[m.image_shape]))
     marked = tuple((d.image_shape, d.image_action) for d in found if d.image_action is not None)
     if not holds and literal.family.is_image:  # image shapes the rule's programs do not pair, marked whole
         paired = {m.image_shape for m in matches}

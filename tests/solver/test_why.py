@@ -184,3 +184,23 @@ def test_a_rule_about_one_shape_ignores_the_other_and_one_about_both_marks_an_ex
     both = Literal(Family.IMAGE_SEQUENCE, shape_text(canonical_shape(ruled)))
     alone = image_why(Rule((both,)), {both: False}, facts, False, "B")
     assert (0, None) in alone.marked and alone.sentence.startswith("It has 2 shapes where the rule has 1")
+
+
+def test_an_extra_arc_drawn_over_another_says_which():
+    from dsl.align import Tolerance
+    from dsl.syntax import parse_shape
+    from solver.explaining.why_sequence import best_matches, differences, drawn_over, _where
+
+    # a circle of four quarter arcs, and one walked on past its start: the fifth arc lies over the first
+    rule = parse_shape([f"arc_{s}_0.500_0.625-0.500" for s in ("normal", "square", "zigzag", "circle")])
+    walked = parse_shape([f"arc_{s}_0.500_0.625-0.500" for s in ("normal", "square", "zigzag", "circle", "triangle")])
+    assert [drawn_over(walked, i) for i in range(5)] == [4, None, None, None, 0]
+    assert all(drawn_over(rule, i) is None for i in range(4))
+    match, = best_matches((rule,), (walked,), Tolerance())
+    extra, = differences(match, False, walked)
+    assert extra.fields == ("extra",) and extra.over == 1 and extra.to_dict()["over"] == 1
+    assert "a triangle-stamped arc" in _where(extra) and "drawn again over action 1" in _where(extra)
+    tail = parse_shape([f"arc_{s}_0.500_0.625-0.500" for s in ("normal", "square", "zigzag", "circle")]
+                       + ["line_triangle_1.000-0.500"])  # a line beyond the circle is drawn over nothing
+    extra, = differences(best_matches((rule,), (tail,), Tolerance())[0], False, tail)
+    assert extra.over is None and "drawn again" not in _where(extra)
