@@ -14,7 +14,7 @@ from solver.reading.jobs import Jobs, Stages
 from solver.reading.overlaid import overlaid_job, walked_on_writings, with_overlaid
 from solver.reading.readings import Perceived
 from solver.reading.switches import PRODUCT
-from solver.reading.verdicts import check_chunks, judged_reading, least_margins, set_a_readings, submit_checks
+from solver.reading.verdicts import check_chunks, judged_reading, set_a_readings, submit_checks
 from solver.settings import CHECKED_READ_BEAM, LEVEL_PX, STROKE_LOGP_SLACK, SURE_NEIGHBOUR_MARGIN_PX
 
 
@@ -72,21 +72,22 @@ def check_problem(perception, images, results, positives: int, negatives: int, f
     chunks = check_chunks(positives, negatives, len(images))
     order = [k for chunk in chunks for k in chunk]
     found = (one for c in range(len(chunks)) for one in submitted.get(("check", c)))
-    context_margins = least_margins(context) if context else None
+    context_margin = min(reading.margin for reading in context) if context else None
     evidence = {}
     for k in order:
         with stages("check"):
             decided, reading = next(found)
             remember_features(decided.features)
             remember_categories(decided.categories)
-        if k in queries and context_margins is None and reading is not None and reading.margin < -STROKE_LOGP_SLACK:
+        if k in queries and context_margin is None and reading is not None and reading.margin < -STROKE_LOGP_SLACK:
             with stages("check"):  # a query's strokes read otherwise than H's: how far do set A's stray? (read
-                # already when set A's strokes were read for H)
-                context_margins = least_margins([found for _, found in formed.strokes_read] if formed.strokes_read else
-                                                set_a_readings(perception, [images[j] for j in formed.explained],
-                                                               hypothesis,
-                                                               [formed.checks[j].placements for j in formed.explained]))
-        results[k] = judged_reading(decided, reading, hypothesis, context_margins)
+                # already when set A's strokes were read for H; kept for the walked-on loop's check, `_overlaid`)
+                if formed.strokes_read is None:
+                    formed = replace(formed, strokes_read=tuple(set_a_readings(
+                        perception, [images[j] for j in formed.explained], hypothesis,
+                        [formed.checks[j].placements for j in formed.explained])))
+                context_margin = min(read.margin for _, read in formed.strokes_read)
+        results[k] = judged_reading(decided, reading, hypothesis, context_margin)
         said = results[k].evidence if results[k] is not None else {}
         if k in queries and said.get("verdict") == "neighbour" and said["fit"] <= LEVEL_PX:
             results[k] = replace(results[k], evidence={**said, "sure_neighbour": sure_neighbour(said, context_fit)})

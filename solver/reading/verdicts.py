@@ -296,43 +296,28 @@ def revealed(chosen, readings: list):
 
 def judged_chunk(job: tuple) -> list:
     """Some set-A images H explains: their strokes read where they are judged (`judged_readings`, the images
-    together) -> StrokeReading each. In a worker process."""
+    together) -> (poses, StrokeReading) each. In a worker process."""
     checkpoint, images, hypothesis, fitted = job
-    return [reading for _, reading in judged_readings(checkpoint, images, hypothesis, fitted=fitted)]
+    return judged_readings(checkpoint, images, hypothesis, fitted=fitted)
 
 
 def set_a_readings(perception, images: list, hypothesis: ImageProgram, fitted: list | None = None) -> list:
-    """The stroke readings of set-A images that draw H, each read where its pose is judged (`judged_readings`;
+    """(poses, stroke reading) of set-A images that draw H, each read where its pose is judged (`judged_readings`;
     `fitted`: H's placements in them, as `formed_from`'s checks fitted them), in CONTEXT_JOBS jobs of as many images
     each as can be (the same jobs whatever the number of workers): the worker processes read them as they come free
     of the check jobs, this process waits (`CONTEXT_JOBS`' comment has the measure)."""
     size = -(-len(images) // CONTEXT_JOBS)
     jobs = [(perception.checkpoint, images[k:k + size], hypothesis, fitted[k:k + size] if fitted is not None else None)
             for k in range(0, len(images), size)]
-    return [reading for done in perception.map(judged_chunk, jobs) for reading in done]
+    return [found for done in perception.map(judged_chunk, jobs) for found in done]
 
 
-def least_margins(readings: list) -> dict:
-    """Per action of H ((shape, action)), the least stroke margin `readings` (set A's along H) give it: how far the
-    decoder's stroke judgement strays there on images that draw H."""
-    least: dict = {}
-    for reading in readings:
-        for where, margin in zip(reading.actions, reading.margins):
-            least[where] = min(least.get(where, math.inf), margin)
-    return least
-
-
-def judged_reading(decided: Verdict, reading, hypothesis: ImageProgram, context: dict | None = None) -> Perceived | None:
+def judged_reading(decided: Verdict, reading, hypothesis: ImageProgram, context_margin: float | None = None) -> Perceived | None:
     """An image's check as a reading: where the decoder prefers another stroke than H's by more than
     STROKE_LOGP_SLACK for an action, the image is H with that action's stroke changed (a stroke near miss). It is
-    a sure near miss (`sure_stroke`) when at some action the margin lies below every set-A image's there by more than
-    STROKE_LOGP_SLACK too (`context`: `least_margins` of the set-A images H explains; set A shows how far the
-    decoder's stroke judgement along H strays on images that draw H, action by action; not judged without it): the
-    near miss is then that action's (the least such margin's). Judged against set A's least margin over all actions
-    instead, one set-A image read astray at one action, or an action of H whose stroke every set-A image reads
-    otherwise (H's stroke misread), hid a near miss at another action (generated seed 73111, ff_nact3_4_0020: a
-    set-A image at -29.6 nats, the negative query's changed stroke at -15.7, the others' least margins 6.9-8.8;
-    ff_nact3_4_0015: every set-A image at -6.5 to -7.9 on one action, the negative query -6.8 on another)."""
+    a sure near miss (`sure_stroke`) when its margin lies below every set-A image's (`context_margin`, the least
+    stroke margin of the set-A images H explains) by more than STROKE_LOGP_SLACK too (set A shows how far the
+    decoder's stroke judgement along H strays on images that draw H; not judged without it)."""
     if decided.program is None:
         return None
     evidence, program = dict(decided.evidence), decided.program
@@ -340,35 +325,10 @@ def judged_reading(decided: Verdict, reading, hypothesis: ImageProgram, context:
         evidence["stroke_margin"] = round(reading.margin, 3)
         if reading.margin < -STROKE_LOGP_SLACK:
             evidence["verdict"] = "stroke"
+            if context_margin is not None:
+                evidence["sure_stroke"] = bool(reading.margin < min(context_margin, 0.0) - STROKE_LOGP_SLACK)
             program = in_frame_of(hypothesis, reading.program)
-            if context is not None:
-                sure = _sure_action(reading, context)
-                evidence["sure_stroke"] = sure is not None
-                if sure is not None and reading.margins[sure] > reading.margin:  # not the action read worst
-                    program = _stroke_changed(hypothesis, reading, sure)
     return Perceived(program, decided.poses, None, evidence=evidence)
-
-
-def _sure_action(reading, context: dict) -> int | None:
-    """The index (as traced) of the action whose stroke `reading` reads surely otherwise than H's, given set A's
-    least margins per action (`context`): below -STROKE_LOGP_SLACK and below set A's margin there (or 0) by more than
-    STROKE_LOGP_SLACK; the least such margin's; None if none is."""
-    floor = min(context.values(), default=0.0)
-    sure = [t for t, (where, margin) in enumerate(zip(reading.actions, reading.margins))
-            if margin < -STROKE_LOGP_SLACK and margin < min(context.get(where, floor), 0.0) - STROKE_LOGP_SLACK]
-    return min(sure, key=lambda t: reading.margins[t], default=None)
-
-
-def _stroke_changed(hypothesis: ImageProgram, reading, t: int) -> ImageProgram:
-    """H with the stroke of `reading`'s traced action t (`StrokeReading.actions`) the decoder prefers there to H's."""
-    s, i = reading.actions[t]
-    action = hypothesis.shapes[s].actions[i]
-    logp = reading.logps[t]
-    own = DATASET_STROKE_TYPES.index(action.stroke)
-    other = max((c for c in range(len(logp)) if c != own), key=lambda c: logp[c])
-    actions = list(hypothesis.shapes[s].actions)
-    actions[i] = action.with_stroke(DATASET_STROKE_TYPES[other])
-    return ImageProgram(hypothesis.shapes[:s] + (Shape(tuple(actions)),) + hypothesis.shapes[s + 1:])
 
 
 def in_frame_of(hypothesis: ImageProgram, program: ImageProgram) -> ImageProgram:

@@ -121,6 +121,27 @@ def test_a_query_judged_a_stroke_near_miss_beyond_what_set_a_shows_is_not_read_i
     assert same_image(results[9].program, ZIGZAG)
 
 
+def test_a_query_stroke_near_miss_within_what_set_a_shows_reads_as_h():
+    from perception.decode import StrokeReading
+    from solver.reading.verdicts import Verdict
+    from solver.reading.check import in_doubt, stroke_doubted
+    from solver.reading.verdicts import judged_reading
+
+    decided = Verdict(H, {"fit": 0.5, "verdict": "hypothesis"}, ("pose",))
+    reading = StrokeReading(-20.0, ZIGZAG)
+    clean = judged_reading(decided, reading, H, context_margin=6.0)  # set A's strokes all read as H's
+    assert clean.evidence["verdict"] == "stroke" and clean.evidence["sure_stroke"] and not in_doubt(clean.evidence)
+    noisy = judged_reading(decided, reading, H, context_margin=-25.0)  # a set-A image read as far from H
+    assert noisy.evidence["verdict"] == "stroke" and not noisy.evidence["sure_stroke"]
+    assert same_image(noisy.program, ZIGZAG)  # as a set-B image: the near miss
+    doubted = stroke_doubted(noisy, H)  # as a query: H, the doubt kept in its evidence
+    assert same_image(doubted.program, H) and doubted.poses == ("pose",)
+    assert doubted.evidence["verdict"] == "hypothesis" and doubted.evidence["stroke_doubt"]
+    assert doubted.evidence["stroke_margin"] == -20.0 and not in_doubt(doubted.evidence)
+    firm = judged_reading(decided, StrokeReading(3.0, H), H, context_margin=6.0)
+    assert firm.evidence["verdict"] == "hypothesis" and not in_doubt(firm.evidence)
+
+
 def test_set_a_strokes_are_judged_where_the_decoder_finds_them_for_a_symmetric_shape():
     from solver.reading.verdicts import judged_one
 
@@ -136,10 +157,10 @@ def test_set_a_strokes_are_judged_where_the_decoder_finds_them_for_a_symmetric_s
 
 
 def test_set_a_stroke_context_of_symmetric_shapes_is_read_where_their_poses_are_judged():
-    from solver.reading.verdicts import least_margins, set_a_readings
+    from solver.reading.verdicts import set_a_readings
 
     def set_a_margin(perception, images, program):
-        return min(least_margins(set_a_readings(perception, images, program)).values())
+        return min(reading.margin for _, reading in set_a_readings(perception, images, program))
 
     # the least margin over set A, each image read where its judge found H's strokes most likely: positive for
     # images that draw H (a circle of stamped quarter arcs: every turn fits its ink), negative when one does not
