@@ -133,13 +133,21 @@ def target_tracing(shapes: list[Shape], poses: list[Pose]) -> list[tuple[list[Se
     (rows within 2 px count as level; then left-most), and of the two directions from there the one
     heading further right (then further down); shapes in the order of their start points (same rule).
     One deterministic choice from the image geometry: the picture decides where the turtle starts."""
-    return [(variant, start) for _, _, variant, start in _traced(shapes, poses)]
+    return traced_with_actions(shapes, poses)[0]
 
 
 def traced_actions(shapes: list[Shape], poses: list[Pose]) -> list[tuple[int, int]]:
     """Which action of `shapes` each action of their `target_tracing` is, in the tracing's order:
     (shape index, action index) per traced action."""
-    return [(s, variant_action(shapes[s], v, i)) for s, v, variant, _ in _traced(shapes, poses) for i in range(len(variant))]
+    return traced_with_actions(shapes, poses)[1]
+
+
+def traced_with_actions(shapes: list[Shape], poses: list[Pose]) -> tuple[list, list[tuple[int, int]]]:
+    """(`target_tracing`, `traced_actions`) from one choice of each shape's variant (a caller wanting both, as
+    `perception.decode.read_strokes` does for every image it reads, chooses once)."""
+    chosen = _traced(shapes, poses)
+    return ([(variant, start) for _, _, variant, start in chosen],
+            [(s, variant_action(shapes[s], v, i)) for s, v, variant, _ in chosen for i in range(len(variant))])
 
 
 def variant_action(shape: Shape, v: int, i: int) -> int:

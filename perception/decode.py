@@ -177,13 +177,14 @@ def read_strokes(model: Decoder, images: list[np.ndarray], program: ImageProgram
     from dsl.types import DATASET_STROKE_TYPES
     from perception.beam import teacher_forced
     from perception.data import example_steps
-    from dsl.walk import target_tracing, traced_actions
+    from dsl.walk import traced_with_actions
 
     programs = [program] * len(images) if isinstance(program, ImageProgram) else list(program)
     steps = [example_steps(p, image_poses, image, None) for p, image, image_poses in zip(programs, images, poses)]
     out = []
     for found, program, image_poses in zip(teacher_forced(model, images, steps, strokes_only=True), programs, poses):
-        tracing = [list(segments) for segments, _ in target_tracing(list(program.shapes), list(image_poses))]
+        traced, actions = traced_with_actions(list(program.shapes), list(image_poses))
+        tracing = [list(segments) for segments, _ in traced]
         where = [(s, i) for s, segments in enumerate(tracing) for i in range(len(segments))]
         worst, total, margins = (math.inf, None, None), 0.0, []
         for (s, i), logp in zip(where, found["stroke_logp"]):
@@ -196,5 +197,5 @@ def read_strokes(model: Decoder, images: list[np.ndarray], program: ImageProgram
         tracing[s][i] = dataclasses.replace(tracing[s][i], stroke=DATASET_STROKE_TYPES[other])
         out.append(StrokeReading(float(margin), ImageProgram(tuple(from_travel_form(t) for t in tracing)), total,
                                  tuple(margins), tuple(tuple(logp) for logp in found["stroke_logp"]),
-                                 tuple(traced_actions(list(program.shapes), list(image_poses)))))
+                                 tuple(actions)))
     return out
