@@ -198,6 +198,24 @@ def strip_of(state: State, seg: Segment, rng: np.random.Generator | None = None)
     return strip
 
 
+def tracing_tokens(tracing: list, box: tuple[float, float, float]) -> dict:
+    """The true tokens of a tracing (`dsl.walk.target_tracing`) in an image whose ink crop is `box`: per step, kind,
+    stroke, values and start (see the module notes), the arrays teacher forcing reads (`perception.beam.teacher_forced`);
+    nothing walked or drawn."""
+    kinds, strokes, values, starts = [], [], [], []
+    zeros = np.zeros(4, np.float32)
+    for segments, start in tracing:
+        kinds.append(StepKind.NEXT), strokes.append(-1), values.append(zeros), starts.append(start_values(start, box))
+        for seg in segments:
+            kinds.append(StepKind.LINE if seg.kind is ActionKind.LINE else StepKind.ARC)
+            strokes.append(STROKE_INDEX.get(seg.stroke, 0))
+            values.append(np.array((seg.length, seg.radius, seg.curvature / 360.0, seg.turn / 180.0), np.float32))
+            starts.append(zeros)
+    kinds.append(StepKind.STOP), strokes.append(-1), values.append(zeros), starts.append(zeros)
+    return {"kind": np.array(kinds, np.int64), "stroke": np.array(strokes, np.int64), "values": np.stack(values),
+            "start": np.stack(starts)}
+
+
 def example_steps(program: ImageProgram, poses, image: np.ndarray, rng: np.random.Generator | None) -> dict:
     """The step arrays of one image (see the module notes); rng None: no jitter (measurement)."""
     box = crop_box(image)
@@ -206,27 +224,22 @@ def example_steps(program: ImageProgram, poses, image: np.ndarray, rng: np.rando
     canvas = Image.new("L", (CANVAS, CANVAS), 0)
     state = null_state(box)
 
-    def add(kind: int, **fields) -> None:
+    def add(**fields) -> None:
         seen, corr = (jitter(state, rng) if rng is not None and rows else (state, np.zeros(4, np.float32)))
-        rows.append({"kind": kind, "state": np.array(seen.as_tuple(), np.float32), "correction": corr,
+        rows.append({"state": np.array(seen.as_tuple(), np.float32), "correction": corr,
                      "canvas": np.asarray(canvas, np.uint8).copy(), **fields})
 
     for segments, start in tracing:
-        add(StepKind.NEXT, start=start_values(start, box))
+        add()
         state = start
         for i, seg in enumerate(segments):
-            add(StepKind.LINE if seg.kind is ActionKind.LINE else StepKind.ARC, stroke=STROKE_INDEX.get(seg.stroke, 0),
-                values=np.array((seg.length, seg.radius, seg.curvature / 360.0, seg.turn / 180.0), np.float32),
-                has_turn=i > 0, strip=strip_of(state, seg, rng))
+            add(has_turn=i > 0, strip=strip_of(state, seg, rng))
             path, state = walk(state, seg.kind, seg.turn, seg.length, seg.radius, seg.curvature)
             draw_paths(canvas, [path], box, pen_width(state.u))
-    add(StepKind.STOP)
+    add()
     return {
-        "kind": np.array([r["kind"] for r in rows], np.int64),
-        "stroke": np.array([r.get("stroke", -1) for r in rows], np.int64),
-        "values": np.stack([r.get("values", np.zeros(4, np.float32)) for r in rows]),
+        **tracing_tokens(tracing, box),
         "has_turn": np.array([r.get("has_turn", False) for r in rows], bool),
-        "start": np.stack([r.get("start", np.zeros(4, np.float32)) for r in rows]),
         "state": np.stack([r["state"] for r in rows]),
         "correction": np.stack([r["correction"] for r in rows]),
         "strip": np.stack([r.get("strip", np.zeros(4, np.float32)) for r in rows]),

@@ -176,15 +176,17 @@ def read_strokes(model: Decoder, images: list[np.ndarray], program: ImageProgram
     from dsl.canonical import from_travel_form
     from dsl.types import DATASET_STROKE_TYPES
     from perception.beam import teacher_forced
-    from perception.data import example_steps
+    from perception.data import crop_box, tracing_tokens
     from dsl.walk import traced_with_actions
 
     programs = [program] * len(images) if isinstance(program, ImageProgram) else list(program)
-    steps = [example_steps(p, image_poses, image, None) for p, image, image_poses in zip(programs, images, poses)]
+    traced = [traced_with_actions(list(p.shapes), list(image_poses)) for p, image_poses in zip(programs, poses)]
+    # an image judged at several poses is passed as the same array each time: its ink box found once
+    boxes = {key: crop_box(image) for key, image in {id(image): image for image in images}.items()}
+    steps = [tracing_tokens(tracing, boxes[id(image)]) for (tracing, _), image in zip(traced, images)]
     out = []
-    for found, program, image_poses in zip(teacher_forced(model, images, steps, strokes_only=True), programs, poses):
-        traced, actions = traced_with_actions(list(program.shapes), list(image_poses))
-        tracing = [list(segments) for segments, _ in traced]
+    for found, (tracing, actions) in zip(teacher_forced(model, images, steps, strokes_only=True), traced):
+        tracing = [list(segments) for segments, _ in tracing]
         where = [(s, i) for s, segments in enumerate(tracing) for i in range(len(segments))]
         worst, total, margins = (math.inf, None, None), 0.0, []
         for (s, i), logp in zip(where, found["stroke_logp"]):

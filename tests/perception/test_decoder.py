@@ -15,8 +15,9 @@ from dsl.raster import render_program
 from dsl.types import ImageProgram
 from dsl.raster import official_view
 from dsl.turtle import execute_shape
-from perception.data import apply_correction, example_steps, jitter, prepare_image, sample_training_program, steps_program
-from dsl.walk import State, variant_starts, walk_shape
+from perception.data import (apply_correction, crop_box, example_steps, jitter, prepare_image, sample_training_program,
+                             steps_program, tracing_tokens)
+from dsl.walk import State, target_tracing, variant_starts, walk_shape
 from perception.decode import DEFAULT_CHECKPOINT, Proposal, decode_images, load_decoder, snap_free_form
 from perception.commands import add_arguments
 from perception.train import train
@@ -32,6 +33,20 @@ def test_the_taught_tracing_encodes_the_program():
         assert steps["kind"][0] == 2 and steps["kind"][-1] == 3  # NEXT first, STOP last
         assert same_image(steps_program(steps), program)
 
+
+
+def test_the_tokens_teacher_forcing_reads_are_the_taught_steps_tokens():
+    """`tracing_tokens` (what reading strokes along a program feeds the decoder, nothing drawn) gives exactly the
+    kind, stroke, values and start arrays of `example_steps`, one and two shapes alike."""
+    rng = np.random.default_rng(5)
+    for _ in range(30):
+        program, poses = sample_training_program(rng)
+        image = render_program(program, poses)
+        steps = example_steps(program, poses, image, None)
+        tokens = tracing_tokens(target_tracing(list(program.shapes), list(poses)), crop_box(image))
+        assert tokens.keys() == {"kind", "stroke", "values", "start"}
+        for key, value in tokens.items():
+            assert value.dtype == steps[key].dtype and np.array_equal(value, steps[key])
 
 def test_walking_a_tracing_from_its_start_redraws_the_shape():
     rng = np.random.default_rng(4)
