@@ -282,12 +282,12 @@ def _with_strokes(model: Decoder, image, ctx, hyps, here, partial: list, keep: i
 def teacher_forced(model: Decoder, images: list[np.ndarray], steps: list[dict], gain: float | None = None,
                    strokes_only: bool = False) -> list[dict]:
     """Step-by-step teacher forcing with the decoder's own turtle: the previous tokens are the truth
-    (`steps`: arrays of `perception.data.example_steps`, whose NEXT steps give the true starts), and the
-    turtle walks the true actions from the re-centred state, as in decoding. Per image, per step: the
-    argmax kind, the argmax stroke type given the true action, and the heaviest components of the
-    turn / length / curvature / radius heads; and each action's stroke log-probabilities (`stroke_logp`).
-    `strokes_only`: the stroke types and their log-probabilities only (the other heads are not run; the
-    walk, and so the strokes' outputs, are the same)."""
+    (`steps`: per image, the token arrays of `perception.data.tracing_tokens`, or the `example_steps` that hold
+    them; their NEXT steps give the true starts), and the turtle walks the true actions from the re-centred state,
+    as in decoding. Per image, per step: the argmax kind, the argmax stroke type given the true action, and the
+    heaviest components of the turn / length / curvature / radius heads; and each action's stroke log-probabilities
+    (`stroke_logp`). `strokes_only`: the stroke types and their log-probabilities only (the other heads are not run;
+    the walk, and so the strokes' outputs, are the same)."""
     cfg, inputs = model.config, _crops_pooled(model, prepare(images))
     n = len(images)
     boxes = [tuple(b) for b in inputs["box"].tolist()]

@@ -202,16 +202,15 @@ def tracing_tokens(tracing: list, box: tuple[float, float, float]) -> dict:
     """The true tokens of a tracing (`dsl.walk.target_tracing`) in an image whose ink crop is `box`: per step, kind,
     stroke, values and start (see the module notes), the arrays teacher forcing reads (`perception.beam.teacher_forced`);
     nothing walked or drawn."""
-    kinds, strokes, values, starts = [], [], [], []
+    rows = []  # (kind, stroke, values, start) per step
     zeros = np.zeros(4, np.float32)
     for segments, start in tracing:
-        kinds.append(StepKind.NEXT), strokes.append(-1), values.append(zeros), starts.append(start_values(start, box))
-        for seg in segments:
-            kinds.append(StepKind.LINE if seg.kind is ActionKind.LINE else StepKind.ARC)
-            strokes.append(STROKE_INDEX.get(seg.stroke, 0))
-            values.append(np.array((seg.length, seg.radius, seg.curvature / 360.0, seg.turn / 180.0), np.float32))
-            starts.append(zeros)
-    kinds.append(StepKind.STOP), strokes.append(-1), values.append(zeros), starts.append(zeros)
+        rows.append((StepKind.NEXT, -1, zeros, start_values(start, box)))
+        rows += [(StepKind.LINE if seg.kind is ActionKind.LINE else StepKind.ARC, STROKE_INDEX.get(seg.stroke, 0),
+                  np.array((seg.length, seg.radius, seg.curvature / 360.0, seg.turn / 180.0), np.float32), zeros)
+                 for seg in segments]
+    rows.append((StepKind.STOP, -1, zeros, zeros))
+    kinds, strokes, values, starts = zip(*rows)
     return {"kind": np.array(kinds, np.int64), "stroke": np.array(strokes, np.int64), "values": np.stack(values),
             "start": np.stack(starts)}
 
