@@ -90,16 +90,16 @@ def formed_from(perception, images, positives: int, readings: dict, stages: Stag
                                                    for c, (program, split) in enumerate(candidates.values())], stages)
 
 
-def _chosen(perception, images, positives: int, checked: list, stages: Stages) -> Formed | None:
+def _chosen(perception, images, positives: int, checked: list, stages: Stages, more=None) -> Formed | None:
     """Of the candidates (hypothesis, its guessed quarter-arc strokes, its checks on set A), the one that explains
     the most set-A images (ties: the lower total fit, then the first), if it explains at least MIN_A_EXPLAINED;
-    with its strokes read from set A where they are a guess (`strokes_of_set_a`). Else None."""
-    best = None
-    for program, split, on_a in checked:
-        explained = [k for k in range(positives) if on_a[k].fit <= LEVEL_PX]
-        key = (len(explained), -sum(x.fit for x in on_a))
-        if best is None or key > best[0]:
-            best = (key, program, split, explained, on_a)
+    with its strokes read from set A where they are a guess (`strokes_of_set_a`). Else None. `more`: a callable
+    giving more candidates alike (the readings of the set-A images not decoded yet, `_more_readings`), asked for
+    when the best so far fits set A as a hypothesis worth completing does (`search.completion.worth_trying`:
+    worse on average than COMPLETION_ABOVE_PX, where most true programs fit better) and chosen among with the rest."""
+    best = _best(checked, positives)
+    if more is not None and len(best[3]) >= MIN_A_EXPLAINED and worth_trying([x.fit for x in best[4]]):
+        best = _best(checked + more(), positives)
     _, hypothesis, split, explained, on_a = best
     if len(explained) < MIN_A_EXPLAINED:
         return None
@@ -110,6 +110,40 @@ def _chosen(perception, images, positives: int, checked: list, stages: Stages) -
         with stages("check"):
             formed = strokes_of_set_a(perception, images, formed, rounds=split + added + 1)
     return formed
+
+
+def _best(checked: list, positives: int) -> tuple:
+    """`_chosen`'s choice among `checked` -> (its key, hypothesis, guessed strokes, set-A images explained, checks)."""
+    best = None
+    for program, split, on_a in checked:
+        explained = [k for k in range(positives) if on_a[k].fit <= LEVEL_PX]
+        key = (len(explained), -sum(x.fit for x in on_a))
+        if best is None or key > best[0]:
+            best = (key, program, split, explained, on_a)
+    return best
+
+
+def _more_readings(perception, images, positives: int, decoded: list, seen: set, stages: Stages) -> list:
+    """The top readings of the set-A images not in `decoded` (decoded now, beam FORM_BEAM) as free-form candidates
+    (`_candidate`) not among `seen` (their keys), each checked on set A -> [(hypothesis, guessed strokes, checks)].
+    The decoder may misread one image where it reads another right (an arc taken for its chord or for a corner,
+    generated seeds 75111 + 76111: of the 16 problems whose H fitted set A worse than the generator's program by
+    more than 0.2 px, 14 had the generator's program as the top reading of one of their six set-A images)."""
+    rest = [k for k in range(positives) if k not in decoded]
+    with stages("decode"):
+        found = perception.decode_each([images[k] for k in rest], beam=FORM_BEAM)
+    candidates: dict = {}
+    for props in found:
+        candidate = _candidate(props[0].program) if props else None
+        if candidate is not None and candidate[0] not in seen:
+            candidates.setdefault(candidate[0], candidate[1:])
+    if not candidates:
+        return []
+    programs = [program for program, _ in candidates.values()]
+    with stages("check"):
+        checks = perception.map(check_job, [(images[k], p, False) for p in programs for k in range(positives)])
+    return [(program, split, checks[c * positives:(c + 1) * positives])
+            for c, (program, split) in enumerate(candidates.values())]
 
 
 def completed_on_set_a(perception, images, positives: int, formed: Formed) -> tuple[Formed, int]:
@@ -196,8 +230,9 @@ def decoded_and_formed(perception, images, positives: int, negatives: int, first
         if found.get(k) is not None:
             key, program, split = found[k]
             candidates.setdefault(key, (program, split, owner[k]))
+    more = functools.partial(_more_readings, perception, images, positives, first, set(candidates), stages)
     formed = _chosen(perception, images, positives, [(program, split, on_a[k]) for program, split, k in candidates.values()],
-                     stages) if candidates else None
+                     stages, more) if candidates else None
     submitted = jobs if formed is not None and ahead is not None and formed.hypothesis == ahead else None
     return {k: decoded[k] for k in first}, formed, submitted
 

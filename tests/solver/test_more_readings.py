@@ -1,0 +1,57 @@
+"""Forming H: where the best hypothesis from the images decoded first fits set A poorly, the other set-A images'
+readings are asked for and chosen among alike (`solver.reading.form._chosen`, `_more_readings`)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from dsl.canonical import image_key
+from dsl.syntax import parse_image
+from solver.reading.form import _candidate, _chosen, _more_readings
+from solver.reading.jobs import Stages
+
+POOR = [SimpleNamespace(fit=1.5)] * 6  # every set-A image explained, worse than most true programs fit (1.0 px)
+GOOD = [SimpleNamespace(fit=0.4)] * 6
+
+SQUARE = parse_image([["line_normal_1.000-0.500", "line_zigzag_1.000-0.750", "line_normal_1.000-0.750",
+                       "line_circle_1.000-0.750"]])
+HOOK = parse_image([["line_normal_1.000-0.500", "arc_square_0.500_0.625-0.500", "line_normal_1.000-0.500"]])
+
+
+def test_more_readings_are_asked_for_when_the_best_fits_set_a_poorly_and_the_better_one_wins():
+    asked = []
+
+    def more():
+        asked.append(True)
+        return [("better", 0, GOOD)]
+
+    formed = _chosen(None, [None] * 12, 6, [("first", 0, POOR)], Stages(), more)
+    assert asked == [True] and formed.hypothesis == "better"
+
+
+def test_no_more_readings_where_the_best_fits_set_a_well():
+    def more():
+        raise AssertionError("asked for more readings")
+
+    assert _chosen(None, [None] * 12, 6, [("first", 0, GOOD)], Stages(), more).hypothesis == "first"
+
+
+def test_more_readings_are_the_undecoded_images_top_readings_not_seen_each_checked_on_set_a():
+    decoded_images = []
+
+    class Perception:
+        def decode_each(self, images, beam):
+            decoded_images.extend(images)
+            return [[SimpleNamespace(program=SQUARE if image == "a2" else HOOK)] for image in images]
+
+        def map(self, function, jobs):
+            return [SimpleNamespace(fit=0.3 if program == HOOK_CANDIDATE else 0.9) for _, program, _ in jobs]
+
+    images = ["a0", "a1", "a2", "a3", "a4", "a5"]
+    seen = {image_key(_candidate(SQUARE)[1])}  # read already from an image decoded first
+    HOOK_CANDIDATE = _candidate(HOOK)[1]
+    found = _more_readings(Perception(), images, 6, [0, 1], seen, Stages())
+    assert decoded_images == ["a2", "a3", "a4", "a5"]  # the set-A images not decoded first
+    assert [program for program, _, _ in found] == [HOOK_CANDIDATE]  # the square was a candidate already; the hook
+    # read from three images is one candidate
+    assert [check.fit for check in found[0][2]] == [0.3] * 6
