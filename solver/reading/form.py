@@ -76,18 +76,25 @@ def _candidate(program: ImageProgram) -> tuple | None:
 def formed_from(perception, images, positives: int, readings: dict, stages: Stages) -> Formed | None:
     """The free-form hypothesis H among `readings` (image -> program) that explains the most set-A images
     (ties: the lower total fit), if it explains at least MIN_A_EXPLAINED; else None."""
-    candidates: dict = {}  # key -> (hypothesis, its quarter arcs whose strokes are a guess: `quarter_arcs`)
-    for program in readings.values():
+    checked = _checked_candidates(perception, images, positives, list(readings.values()), set(), stages)
+    return _chosen(perception, images, positives, checked, stages) if checked else None
+
+
+def _checked_candidates(perception, images, positives: int, programs: list, seen: set, stages: Stages) -> list:
+    """The free-form candidates (`_candidate`) among `programs`, one per key and none among `seen` (their keys),
+    each checked on set A -> [(hypothesis, its quarter arcs whose strokes are a guess: `quarter_arcs`, checks)]."""
+    candidates: dict = {}  # key -> (hypothesis, guessed strokes)
+    for program in programs:
         found = _candidate(program)
-        if found is not None:
+        if found is not None and found[0] not in seen:
             candidates.setdefault(found[0], found[1:])
     if not candidates:
-        return None
-    programs = [program for program, _ in candidates.values()]
+        return []
     with stages("check"):
-        checks = perception.map(check_job, [(images[k], p, False) for p in programs for k in range(positives)])
-    return _chosen(perception, images, positives, [(program, split, checks[c * positives:(c + 1) * positives])
-                                                   for c, (program, split) in enumerate(candidates.values())], stages)
+        checks = perception.map(check_job, [(images[k], program, False) for program, _ in candidates.values()
+                                            for k in range(positives)])
+    return [(program, split, checks[c * positives:(c + 1) * positives])
+            for c, (program, split) in enumerate(candidates.values())]
 
 
 def _chosen(perception, images, positives: int, checked: list, stages: Stages, more=None) -> Formed | None:
@@ -132,18 +139,8 @@ def _more_readings(perception, images, positives: int, decoded: list, seen: set,
     rest = [k for k in range(positives) if k not in decoded]
     with stages("decode"):
         found = perception.decode_each([images[k] for k in rest], beam=FORM_BEAM)
-    candidates: dict = {}
-    for props in found:
-        candidate = _candidate(props[0].program) if props else None
-        if candidate is not None and candidate[0] not in seen:
-            candidates.setdefault(candidate[0], candidate[1:])
-    if not candidates:
-        return []
-    programs = [program for program, _ in candidates.values()]
-    with stages("check"):
-        checks = perception.map(check_job, [(images[k], p, False) for p in programs for k in range(positives)])
-    return [(program, split, checks[c * positives:(c + 1) * positives])
-            for c, (program, split) in enumerate(candidates.values())]
+    return _checked_candidates(perception, images, positives, [props[0].program for props in found if props], seen,
+                               stages)
 
 
 def completed_on_set_a(perception, images, positives: int, formed: Formed) -> tuple[Formed, int]:

@@ -34,7 +34,6 @@ def test_the_taught_tracing_encodes_the_program():
         assert same_image(steps_program(steps), program)
 
 
-
 def test_the_tokens_teacher_forcing_reads_are_the_taught_steps_tokens():
     """`tracing_tokens` (what reading strokes along a program feeds the decoder, nothing drawn) gives exactly the
     kind, stroke, values and start arrays of `example_steps`, one and two shapes alike."""
@@ -47,6 +46,7 @@ def test_the_tokens_teacher_forcing_reads_are_the_taught_steps_tokens():
         assert tokens.keys() == {"kind", "stroke", "values", "start"}
         for key, value in tokens.items():
             assert value.dtype == steps[key].dtype and np.array_equal(value, steps[key])
+
 
 def test_walking_a_tracing_from_its_start_redraws_the_shape():
     rng = np.random.default_rng(4)
