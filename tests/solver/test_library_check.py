@@ -112,3 +112,37 @@ def test_a_hypothesis_that_fails_from_the_first_headings_is_fitted_again_from_mo
     monkeypatch.setattr(search.near_miss, "centreline_fit", fitting)
     found = check_job((_drawn(PAIR, 3), tuple(sorted(PAIR)), None))
     assert RETRY_GUESSES in asked and found["fit"] < 1.0 and takes_hypothesis(found)
+
+
+def test_a_query_held_back_by_the_level_alone_is_judged_within_set_a_fits(monkeypatch):
+    import solver.reading.library_check as check
+    from solver.settings import LEVEL_PX
+
+    names = tuple(sorted(PAIR))
+    h, other = library_program(PAIR), library_program(("closed_circle", "open_s1"))
+    # each image a number: how well H fits it, px (set A's strokes lay their ink off the centreline)
+    fits = {0: LEVEL_PX + 0.3, 1: LEVEL_PX + 0.5, 2: 1.0, 3: 1.2, 4: 0.9, 5: 9.0, 12: LEVEL_PX + 0.4,
+            13: LEVEL_PX + 0.8}
+    asked = []
+
+    def fitted(job):
+        image, _, _, *rest = job
+        asked.append((image, tuple(rest)))
+        return {"fit": fits[image], "read_fit": 9.0, "neighbour_fit": 9.0, "neighbour": None, "poses": (),
+                "features": {}}
+
+    monkeypatch.setattr(check, "check_job", fitted)
+    monkeypatch.setattr(check, "remember_features", lambda features: None)
+    results = ([Perceived(h)] * 5 + [Perceived(other)] + [Perceived(other)] * 6
+               + [Perceived(other, evidence={}), Perceived(other, evidence={})])
+    out = checked_queries(_Here(), list(range(14)), results, 6, 6, Stages())
+    assert library_names(out[12].program) == names  # within the worst of set A's fits (image 1)
+    assert out[12].evidence["level"] == round(LEVEL_PX + 0.5, 3)
+    assert library_names(out[13].program) != names  # worse than any set-A image that draws H
+    assert {image for image, _ in asked} == {0, 1, 2, 3, 4, 12, 13}  # image 5 is not read as H: not asked
+    assert (12, (True, LEVEL_PX + 0.5)) in asked  # checked again within that level, its near misses screened
+
+    fits.update({12: LEVEL_PX - 0.1, 13: LEVEL_PX - 0.2})  # nothing held back: set A is not fitted
+    asked.clear()
+    checked_queries(_Here(), list(range(14)), results, 6, 6, Stages())
+    assert {image for image, _ in asked} == {12, 13}
