@@ -6,6 +6,7 @@ import numpy as np
 from dsl.canonical import same_image
 from dsl.library import load_library
 from dsl.syntax import parse_image
+from search.refine import Proposal
 from solver.reading.perception import PixelPerception
 
 from tests.solver.test_hypotheses import CIRCLE, CIRCLE_NEAR_MISS, TURNED, ZIGZAG, H, FixedDecoder, _drawn
@@ -230,13 +231,46 @@ def test_a_problem_read_as_library_shapes_is_perceived_again_as_free_form_from_a
     assert same_image(results[9].program, TURNED)
 
 
-def test_a_problem_whose_first_decoded_images_propose_no_free_form_program_is_not_perceived_again():
-    off_grid = parse_image([["line_normal_0.550-0.500", "line_normal_0.400-0.700"]])  # no value on the free-form grid
+OFF_GRID = parse_image([["line_normal_0.550-0.500", "line_normal_0.400-0.700"]])  # no value on the free-form grid
+
+
+def test_a_problem_whose_set_a_proposes_no_free_form_program_is_not_perceived_again():
     rng = np.random.default_rng(5)
-    images = [_drawn(off_grid, rng) for _ in range(10)]
-    with FixedDecoder(off_grid) as perception:
+    images = [_drawn(OFF_GRID, rng) for _ in range(10)]
+    with FixedDecoder(OFF_GRID) as perception:
         assert perception.perceive_free_form(images, positives=6, negatives=2) is None
-        assert perception.decoded == 2  # the others are not decoded
+        assert perception.decoded == 6  # judged on all of set A, then nothing more
     with FixedDecoder(H, per_problem=False) as perception:  # the ablation reads every image on its own
         assert perception.perceive_free_form(images, positives=6, negatives=2) is None
         assert perception.decoded == 0
+
+
+class _FirstTwoMisread(FixedDecoder):
+    """The decoder reads the first two images it is given as OFF_GRID (two shapes touching, say), the others right."""
+
+    def proposals(self, images):
+        found = [(Proposal(OFF_GRID if self.decoded + k < 2 else self.reading, 0.0),) for k in range(len(images))]
+        self.decoded += len(images)
+        return found
+
+
+def test_set_a_perceived_again_forms_h_from_its_other_images_when_the_first_are_misread():
+    # the first DECODE_FIRST images propose no free-form program: the others are decoded all the same
+    rng = np.random.default_rng(3)
+    images = [_drawn(p, rng) for p in [H] * 6 + [TURNED, ZIGZAG] + [H, TURNED]]
+    with _FirstTwoMisread(H) as perception:
+        results = perception.perceive_free_form(images, positives=6, negatives=2)
+        assert perception.decoded == 6
+    assert [r.evidence["verdict"] for r in results[:6]] == ["hypothesis"] * 6
+    assert same_image(results[8].program, H)
+
+
+def test_a_library_problem_the_classifier_is_sure_of_is_not_decoded_further_when_its_first_images_propose_nothing():
+    from solver.reading.library_check import library_program
+
+    shapes = library_program(("closed_circle",))  # a library shape the classifier is sure of
+    rng = np.random.default_rng(7)
+    images = [_drawn(shapes, rng) for _ in range(10)]
+    with FixedDecoder(OFF_GRID) as perception:
+        assert perception.perceive_free_form(images, positives=6, negatives=2) is None
+        assert perception.decoded == 2  # the classifier is sure of set A: the other four are not decoded
