@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import functools
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from dsl.canonical import normalise_angle, reversed_shape, same_shape, shape_key
 from dsl.types import Action, ActionKind, ImageProgram, Shape, StrokeType
@@ -153,6 +153,29 @@ def centreline_refit(program: ImageProgram, target: Target, placements: list[Pla
              for order in itertools.permutations(range(len(templates))))
     placed, value = min(tried, key=lambda found: found[1])
     return value, placed
+
+
+def centreline_laid_on(program: ImageProgram, other: ImageProgram, target: Target, placements: list[Placement],
+                       max_evals: int = FIT_EVALS) -> tuple[float, list]:
+    """`centreline_fit` of `program` with each shape laid on a shape of `other` (as many shapes, fitted at
+    `placements`; each way of pairing them): its drawn centroid where that shape's lies, its drawn size (`rms`) that
+    shape's, at the one of HEADINGS whose centreline fits the ink best (`search.pose.turned_to`), refined jointly
+    -> the best (fit, placements). Where `centreline_refit` starts the program at the other's placements, a shape's
+    start point and heading, which mean another point of the picture in another shape, this one starts it on the
+    same ink whichever way round it is written (generated seed 85111, bd_rec_symm_arc180-bird4_0000: a positive query's
+    rectangle with a half circle, read as a hexagon fitted at 2.06 px, from scratch 4.24, from the hexagon's start
+    4.58, laid on the hexagon's ink 2.0)."""
+    templates, others = centreline_templates(program), centreline_templates(other)
+    if len(placements) != len(templates) or len(others) != len(templates):
+        return float("inf"), []
+    best = (float("inf"), [])
+    for order in itertools.permutations(range(len(templates))):
+        starts = [turned_to(tpl, others[k], replace(placements[k], s=placements[k].s * others[k].rms / tpl.rms),
+                            target, HEADINGS) for tpl, k in zip(templates, order)]
+        placed, value = refine(templates, starts, target, max_evals)
+        if value < best[0]:
+            best = (value, placed)
+    return best
 
 
 def _screen_start(tpl, group: int, n_groups: int, target: Target):

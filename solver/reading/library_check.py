@@ -33,7 +33,8 @@ from dsl.categories import exact_shape_categories
 from dsl.features import remember_features, shape_features
 from dsl.library import load_library, look_alikes
 from dsl.types import ImageProgram, StrokeType
-from search.near_miss import centreline_fit, centreline_refit, centreline_templates, nearest_neighbour, retried
+from search.near_miss import (centreline_fit, centreline_laid_on, centreline_refit, centreline_templates, nearest_neighbour,
+                              retried)
 from search.template import make_target
 from solver.reading.readings import Perceived
 from solver.reading.switches import PRODUCT
@@ -85,7 +86,10 @@ def check_job(job: tuple) -> dict:
     reading, `takes_hypothesis`; none with `near_misses` False, the ablation `Switches.near_misses`), with H's poses
     and its shapes' features and categories (what the facts will ask of them). H is fitted from scratch and also from
     where the reading's shapes lie (`centreline_refit`: a reading that names a look-alike of one of H's shapes has
-    placed it near H's pose, which a fit from scratch may miss); the better fit counts. Where H explains the query no
+    placed it near H's pose, which a fit from scratch may miss) and laid on the reading's shapes' ink
+    (`centreline_laid_on`: their centroids and sizes, every heading; a start point means another point of the
+    picture in another shape); the best fit counts. Generated seeds 80111 + 80222 (tuning, 480 basic problems): 2
+    positive queries gained, none lost. Where H explains the query no
     better than LEVEL_PX, H is fitted again from more heading guesses (`search.near_miss.retried`), and where that
     makes H rival the reading or the best near miss, they are fitted again alike: H fitted from more headings is not
     weighed against rivals fitted from fewer. `job`: (image, names, the query's reading or None[, near misses
@@ -97,10 +101,13 @@ def check_job(job: tuple) -> dict:
     fit, placements = centreline_fit(program, target, regroup=True)  # which ink is whose: decided by H
     own, read_placements = (centreline_fit(reading.with_strokes(StrokeType.NORMAL), target) if reading is not None
                             else (float("inf"), []))
-    if read_placements:  # H also started where the reading lies: its look-alike's pose is near H's own
-        refit, refit_placements = centreline_refit(program, target, read_placements)
-        if refit < fit:
-            fit, placements = refit, refit_placements
+    if read_placements:  # H also started where the reading lies: its look-alike's pose is near H's own, and its
+        # look-alike's ink is where H's shape would lie
+        normal = reading.with_strokes(StrokeType.NORMAL)
+        for refit, refit_placements in (centreline_refit(program, target, read_placements),
+                                        centreline_laid_on(program, normal, target, read_placements)):
+            if refit < fit:
+                fit, placements = refit, refit_placements
     first = fit
     if fit > LEVEL_PX:  # H explains no more than that from the first headings: from more
         fit, placements = retried(program, target, fit, placements)

@@ -253,3 +253,26 @@ def test_a_program_refitted_from_placements_keeps_the_fit_they_start_from():
     from_other = centreline_refit(drawn, target, centreline_fit(look_alike, target)[1])
     assert np.isfinite(from_other[0]) and len(from_other[1]) == 2
     assert centreline_refit(drawn, target, placements[:1]) == (float("inf"), [])
+
+
+def test_a_program_laid_on_a_look_alikes_ink_finds_the_pose_its_start_point_does_not():
+    """A half-circle on a rectangle with stamped and zigzag strokes (the basic generator's drawing), read as a
+    hexagon: started at the hexagon's placement, or from scratch, the shape lands far from its ink; laid on the
+    hexagon's ink (centroid and size, every heading scanned) it fits as well as the hexagon."""
+    from dsl.generate import ProblemKind, place
+    from dsl.library import load_library
+    from dsl.types import Shape
+    from search.near_miss import centreline_fit, centreline_laid_on, centreline_refit
+
+    library = load_library()
+    strokes = (StrokeType.SQUARE, StrokeType.CIRCLE, StrokeType.SQUARE, StrokeType.ZIGZAG)
+    shape = library["rec_symm_arc180"].shape
+    drawn = ImageProgram((Shape(tuple(a.with_stroke(s) for a, s in zip(shape.actions, strokes))),))
+    h = drawn.with_strokes(StrokeType.NORMAL)
+    reading = ImageProgram((library["right_hexagon"].shape,))
+    target = make_target(render_program(drawn, place(np.random.default_rng(0), drawn, ProblemKind.BASIC.scale_range)))
+    read_fit, read_placements = centreline_fit(reading, target)
+    laid, placements = centreline_laid_on(h, reading, target, read_placements)
+    assert laid < read_fit + 0.2 and len(placements) == 1
+    assert laid < centreline_fit(h, target)[0] - 2.0 and laid < centreline_refit(h, target, read_placements)[0] - 2.0
+    assert centreline_laid_on(h, reading, target, read_placements * 2) == (float("inf"), [])
