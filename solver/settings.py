@@ -193,7 +193,8 @@ SURE_NEIGHBOUR_MARGIN_PX = 0.25  # px of centreline fit by which a query's neigh
 # which the neighbour verdict is sure though H fits the query within set A's fits (`solver.reading.check.sure_neighbour`).
 # Generated ff tuning seeds 58101 + 59001 (480 problems): the one positive query with a neighbour verdict in doubt had it
 # by 0.07 px (earlier seeds 12121 + 13131: 4, by 0.05 px or less); a negative whose near miss walks a circle on past its
-# start and off it, by 0.35 px (ff_nact4_5_0017 of 58101)
+# start and off it, by 0.35 px (ff_nact4_5_0017 of 58101). A library query's reading that the basic generator cannot
+# have drawn there keeps the query from H only by this margin too (`solver.reading.library_check.reading_bar`)
 LEVEL_PX = 2.5  # px of centreline fit (`search.pose.fit`, 512 px images) within which a hypothesis or neighbour
 # explains an image (tuning set, seed 3131: set-A images fit their true program at 0.3-2.2 px; a hypothesis read
 # wrongly fits set A at 3.8-5.4 px)

@@ -149,3 +149,21 @@ def test_a_query_held_back_by_the_level_alone_is_judged_within_set_a_fits(monkey
     asked.clear()
     checked_queries(_Here(), list(range(14)), results, 6, 6, Stages())
     assert {image for image, _ in asked} == {12, 13}
+
+
+def test_a_reading_the_generator_cannot_draw_here_must_beat_h_by_the_sure_margin():
+    from solver.reading.library_check import drawn_outside, held_back, reading_bar
+    from solver.settings import SURE_NEIGHBOUR_MARGIN_PX
+
+    names = tuple(sorted(PAIR))
+    (slot, other), *_ = near_misses(names)[0]
+    swapped = tuple(sorted(names[:slot] + (other,) + names[slot + 1:]))
+    outside = tuple(sorted(("trap_symm_arc180", "open_s1")))  # trap_symm_arc180: another super class
+    assert not drawn_outside(names, names) and not drawn_outside(swapped, names) and not drawn_outside(None, names)
+    assert drawn_outside(outside, names)
+    # generated seed 87111, bd_open_line_arc2-open_arbitrary_arc2_0000: a positive query read as shapes outside the
+    # problem that fit 0.13 px better than H
+    found = {"fit": 2.47, "read_fit": 2.34, "neighbour_fit": 2.42, "read_outside": True}
+    assert reading_bar(found) == 2.34 + SURE_NEIGHBOUR_MARGIN_PX and takes_hypothesis(found)
+    assert not takes_hypothesis({**found, "read_outside": False})  # a near miss read as itself keeps the query
+    assert held_back({**found, "fit": 2.55}) and not held_back({**found, "fit": 2.55, "read_outside": False})
