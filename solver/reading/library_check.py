@@ -117,8 +117,8 @@ def check_job(job: tuple) -> dict:
         # the reading is fitted so too
         own = retried(reading.with_strokes(StrokeType.NORMAL), target, own, read_placements)[0]
     outside = reading is not None and drawn_outside(library_names(reading), names)
-    asked = neighbours and beats_reading(fit, own + (SURE_NEIGHBOUR_MARGIN_PX if outside else 0.0), level)  # else H
-    # loses anyway
+    asked = neighbours and beats_reading(fit, reading_bar({"read_fit": own, "read_outside": outside}), level)  # else
+    # H loses anyway
     best = nearest_neighbour(near_misses(names), target) if asked else None
     if best is not None and fit < first and fit < best[1] + CHECK_MARGIN_PX:  # ... and the near miss that rivals it
         best = (best[0], *retried(best[0][1], target, best[1], best[2]))
@@ -165,9 +165,8 @@ def reading_bar(found: dict) -> float:
     SURE_NEIGHBOUR_MARGIN_PX where the generator cannot have drawn the reading (`drawn_outside`): such a reading must
     fit better than H by the margin that makes a neighbour verdict sure to keep the query. Looked-at seeds 87111-89111
     (`generate --basic 240`, a probe checking every image): 3 positive queries read as shapes outside the problem
-    fitted better than H by 0.09-0.13 px; with the margin 2 of them take H (the third is held by a near miss), no
-    negative query and 1 more of the 4,320 set-B images; tuning seeds 79111, 80111, 80222: no query and no set-B
-    image changes."""
+    fitted better than H by 0.09-0.13 px; with the margin 2 of them take H, no negative query and 1 more of the
+    4,320 set-B images; tuning seeds 79111, 80111, 80222: no query and no set-B image changes."""
     return found["read_fit"] + (SURE_NEIGHBOUR_MARGIN_PX if found.get("read_outside") else 0.0)
 
 
