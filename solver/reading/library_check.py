@@ -101,11 +101,10 @@ def check_job(job: tuple) -> dict:
     target = make_target(image)
     program = library_program(names)
     fit, placements = centreline_fit(program, target, regroup=True)  # which ink is whose: decided by H
-    own, read_placements = (centreline_fit(reading.with_strokes(StrokeType.NORMAL), target) if reading is not None
-                            else (float("inf"), []))
+    normal = reading.with_strokes(StrokeType.NORMAL) if reading is not None else None  # the reading's centreline
+    own, read_placements = centreline_fit(normal, target) if normal is not None else (float("inf"), [])
     if read_placements:  # H also started where the reading lies: its look-alike's pose is near H's own, and its
         # look-alike's ink is where H's shape would lie
-        normal = reading.with_strokes(StrokeType.NORMAL)
         for refit, refit_placements in (centreline_refit(program, target, read_placements),
                                         centreline_laid_on(program, normal, target, read_placements)):
             if refit < fit:
@@ -113,9 +112,9 @@ def check_job(job: tuple) -> dict:
     first = fit
     if fit > LEVEL_PX:  # H explains no more than that from the first headings: from more
         fit, placements = retried(program, target, fit, placements)
-    if fit < first and fit < own and reading is not None:  # H, fitted from more headings, now beats the reading:
+    if fit < first and fit < own and normal is not None:  # H, fitted from more headings, now beats the reading:
         # the reading is fitted so too
-        own = retried(reading.with_strokes(StrokeType.NORMAL), target, own, read_placements)[0]
+        own = retried(normal, target, own, read_placements)[0]
     outside = reading is not None and drawn_outside(library_names(reading), names)
     asked = neighbours and beats_reading(fit, reading_bar({"read_fit": own, "read_outside": outside}), level)  # else
     # H loses anyway
