@@ -22,7 +22,11 @@ from __future__ import annotations
 
 import functools
 import itertools
+import math
 from dataclasses import dataclass, replace
+
+import numpy as np
+from scipy.spatial import cKDTree
 
 from dsl.canonical import normalise_angle, reversed_shape, same_shape, shape_key
 from dsl.types import Action, ActionKind, ImageProgram, Shape, StrokeType
@@ -30,7 +34,8 @@ from search.ink import ink_parts
 from search.neighbourhood import forward_free_form, free_form_action
 from search.pose import (FIT_EVALS, Placement, SparseProblem, fit, guesses, ink_groups, pixel_cost, polish, refine,
                          shape_window, turned, turned_to)
-from search.settings import (FIT_GUESSES, HEADINGS, NEAR_MISS_TURN_CHANGE, NEAR_MISS_TURNS, RETRY_GUESSES,
+from search.settings import (EXPLAINED_PX, EXPLAINED_ROUNDS, FIT_GUESSES, HEADINGS, MIN_LEFT_SHARE,
+                             NEAR_MISS_TURN_CHANGE, NEAR_MISS_TURNS, RETRY_GUESSES,
                              SCREEN_EVALS, SCREEN_KEEP, SCREEN_REFINED, STROKE_POLISH_EVALS, SYMMETRY_EVALS,
                              SYMMETRY_JUDGED, SYMMETRY_TURNS, SYMMETRY_TOLERANCE)
 from search.template import Target, template
@@ -130,15 +135,65 @@ def centreline_fit(program: ImageProgram, target: Target, max_evals: int = FIT_E
 
 
 def retried(program: ImageProgram, target: Target, fit_px: float, placements: list,
-            regroup: bool = False) -> tuple[float, list]:
-    """`program`'s centreline fit (`fit_px`, at `placements`) and its fit from RETRY_GUESSES heading guesses per
-    shape -> the better (fit, placements). For a hypothesis about to lose an image it may draw: the best FIT_GUESSES
-    headings by the coarse score may all miss the basin of an open or S-like shape. On the image's ink groups as they
-    stand, or, with `regroup` (a two-shape hypothesis whose shapes lie apart where they are known to be drawn), the
-    ink split as the hypothesis explains it best (`search.pose.fit`'s regroup, once an image: the split found is the
-    image's for every candidate fitted after)."""
+            regroup: bool = False, apart: bool = False) -> tuple[float, list]:
+    """`program`'s centreline fit (`fit_px`, at `placements`; none given: only the fit is known) and its fit from
+    RETRY_GUESSES heading guesses per shape -> the better (fit, placements). For a hypothesis about to lose an image it
+    may draw: the best FIT_GUESSES headings by the coarse score may all miss the basin of an open or S-like shape. On
+    the image's ink groups as they stand, or, with `regroup` (a two-shape hypothesis whose shapes lie apart where they
+    are known to be drawn), the ink split as the hypothesis explains it best (`search.pose.fit`'s regroup, once an
+    image: the split found is the image's for every candidate fitted after). With `apart` (a hypothesis whose shapes
+    are known, and the rivals it is weighed against), the better then has each shape fitted again on the ink the other
+    leaves (`explained_apart`; the retry's placements where none are given): where two shapes cross, the ink's moments
+    miss both."""
     again, found = centreline_fit(program, target, keep=RETRY_GUESSES, regroup=regroup)
-    return (again, found) if again < fit_px else (fit_px, placements)
+    if not apart:
+        return (again, found) if again < fit_px else (fit_px, placements)
+    start = (again, found) if again < fit_px or len(placements) != len(found) else (fit_px, placements)
+    return min((fit_px, placements), explained_apart(program, target, *start), key=lambda option: option[0])
+
+
+def explained_apart(program: ImageProgram, target: Target, fit_px: float, placements: list,
+                    max_evals: int = FIT_EVALS) -> tuple[float, list]:
+    """A two-shape program's centreline fit (`fit_px`, at `placements`) and its fit with each shape in turn fitted
+    again from scratch on the ink the other shape leaves (ink farther than EXPLAINED_PX from its drawn centreline;
+    RETRY_GUESSES heading guesses from that ink's moments, the pair refined on all the ink), EXPLAINED_ROUNDS times
+    -> the best (fit, placements); a one-shape program's as given. Where two shapes touch or cross, the ink is one
+    part and every split of it by place (`search.ink`) cuts through both shapes: the moments of a split miss both,
+    while one shape fitted well says which ink is the other's (generated seed 89111,
+    bd_open_band_three_arcs6-necked_six_lines7_0000, a positive query whose shapes cross: H 6.28 px with the band
+    misplaced, 2.04 px so)."""
+    templates = centreline_templates(program)
+    if len(templates) != 2 or len(placements) != 2:
+        return fit_px, placements
+    best = (fit_px, list(placements))
+    ink = target.ink_points
+    for _ in range(EXPLAINED_ROUNDS):
+        for s in (0, 1):
+            other = _drawn_centreline(templates[1 - s], best[1][1 - s])
+            left = np.ascontiguousarray(ink[cKDTree(other).query(ink)[0] > EXPLAINED_PX])
+            if len(left) == 0 or len(left) < MIN_LEFT_SHARE * len(ink):
+                continue
+            for start in guesses(templates[s], left, target, keep=RETRY_GUESSES):
+                placed, value = refine(templates, [start if k == s else best[1][k] for k in (0, 1)], target, max_evals)
+                if value < best[0]:
+                    best = (value, placed)
+    return best
+
+
+def _drawn_centreline(tpl, place: Placement, step_px: float = 2.0) -> np.ndarray:
+    """Points every `step_px` or closer along `tpl`'s marks (a normal stroke's centreline) drawn at `place`, in the
+    crop frame of `Target.ink_points` (column, row)."""
+    unit = step_px / max(place.s, 1e-6)
+    points = []
+    for k in range(len(tpl.mark_offsets) - 1):
+        mark = tpl.mark_points[tpl.mark_offsets[k]:tpl.mark_offsets[k + 1]]
+        points.append(mark[:1])
+        for a, b in zip(mark[:-1], mark[1:]):
+            n = max(1, math.ceil(float(np.hypot(*(b - a))) / unit))
+            points.append(a + (b - a) * (np.arange(1, n + 1) / n)[:, None])
+    x, y = np.concatenate(points).T
+    cx, cy, a, b = place.affine()
+    return np.column_stack([cx + a * x - b * y, cy - (b * x + a * y)])
 
 
 def centreline_refit(program: ImageProgram, target: Target, placements: list[Placement],

@@ -50,6 +50,17 @@ RETRY_GUESSES = 8  # heading guesses refined per shape (`pose.fit`'s keep) when 
 # 36 guesses (the ink regrouped too) brought 0 / 5 / 6 within LEVEL_PX, 36 at about 3 x the time of 8; regrouping
 # the ink in the retry cost 27 % of the median time, and without it 4 of those 5 are labelled right. Free-form seed
 # 61101, ff_nact3_5_0020: a positive query H fitted at 2.08 px from 2 guesses, a neighbour at 1.40, H 0.42 from 8
+EXPLAINED_PX = 12.0  # px (512-px images): ink within this distance of one shape's drawn centreline counts as that
+# shape's when `near_miss.retried` fits the other shape of a two-shape program again on the ink left
+# (`near_miss.explained_apart`). From the stamp geometry (spec 2.5), not fitted: a stamp's outline reaches up to about
+# 10 px from the centreline at the basic painter's largest scale (a square's half-diagonal or a triangle's
+# circumradius, 9.2 turtle units x 260/180 x 512/782 px, and the outline), and a fitted centreline lies 1-2 px off.
+# 9 px left a square stamp's corners as ink to explain (generated seed 88111, bd_large_union_circle-asymmetric_crown,
+# looked at)
+EXPLAINED_ROUNDS = 2  # times each shape of a two-shape program is fitted again on the ink the other leaves, in turn
+# (`near_miss.explained_apart`): the second round starts from the other shape as the first round left it. Not fitted
+MIN_LEFT_SHARE = 0.05  # share of the ink: the least the other shape must leave for a shape to be fitted on it. A guard,
+# not fitted
 NEAR_HEADINGS = np.arange(-30.0, 31.0, 15.0)  # degrees: heading guesses around a known pose
 STEPS = (1.5, 1.5, 4.0, 0.04)  # first step sizes of the local search: cx, cy (px), theta (degrees), log s
 STEP_GROWTH = 8.0  # an improving move of the local search is tried again at twice its step while it improves, up to

@@ -92,7 +92,8 @@ def check_job(job: tuple) -> dict:
     (`centreline_laid_on`: their centroids and sizes, every heading; a start point means another point of the
     picture in another shape); the best fit counts. Generated seeds 80111 + 80222 (tuning, 480 basic problems): 2
     positive queries gained, none lost. Where H explains the query no
-    better than LEVEL_PX, H is fitted again from more heading guesses (`search.near_miss.retried`), and where that
+    better than LEVEL_PX, H is fitted again from more heading guesses and each of its two shapes on the ink the other
+    leaves (`search.near_miss.retried`: where the shapes cross, the ink is one part), and where that
     makes H rival the reading or the best near miss, they are fitted again alike: H fitted from more headings is not
     weighed against rivals fitted from fewer. `job`: (image, names, the query's reading or None[, near misses
     screened: True][, the level H must fit within: LEVEL_PX])."""
@@ -111,16 +112,16 @@ def check_job(job: tuple) -> dict:
                 fit, placements = refit, refit_placements
     first = fit
     if fit > LEVEL_PX:  # H explains no more than that from the first headings: from more
-        fit, placements = retried(program, target, fit, placements)
+        fit, placements = retried(program, target, fit, placements, apart=True)
     if fit < first and fit < own and normal is not None:  # H, fitted from more headings, now beats the reading:
         # the reading is fitted so too
-        own = retried(normal, target, own, read_placements)[0]
+        own = retried(normal, target, own, read_placements, apart=True)[0]
     outside = reading is not None and drawn_outside(library_names(reading), names)
     asked = neighbours and beats_reading(fit, reading_bar({"read_fit": own, "read_outside": outside}), level)  # else
     # H loses anyway
     best = nearest_neighbour(near_misses(names), target) if asked else None
     if best is not None and fit < first and fit < best[1] + CHECK_MARGIN_PX:  # ... and the near miss that rivals it
-        best = (best[0], *retried(best[0][1], target, best[1], best[2]))
+        best = (best[0], *retried(best[0][1], target, best[1], best[2], apart=True))
     return {"fit": fit, "read_fit": own, "read_outside": outside,
             "neighbour_fit": best[1] if best is not None else float("inf"),
             "neighbour": best[0][0][1] if best is not None else None,

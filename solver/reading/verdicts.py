@@ -118,11 +118,13 @@ def _retried(checked: Check, hypothesis: ImageProgram, target, regroup: bool = F
     better: H fitted from the first headings may miss its basin and lose the query to a neighbour (generated seed
     61101, ff_nact3_5_0020: a positive query, H at 2.08 px, a neighbour at 1.40; from more headings H fits 0.42).
     Where H so overtakes the neighbour, the neighbour is fitted from as many headings, the two compared alike.
-    `regroup`: H decides which ink is whose (`search.near_miss.retried`); where that splits the ink anew, H's
-    neighbours are screened again on the new split (generated seed 70111, ff_nact3_3_0013: a positive query, its two
-    shapes touching, H 4.83 px on the 2-means split, 1.24 regrouped)."""
+    `regroup`: H decides which ink is whose (`search.near_miss.retried`, its shapes also fitted each on the ink the
+    other leaves, and the neighbour so too); where that splits the ink anew, H's neighbours are screened again on the
+    new split (generated seed 70111, ff_nact3_3_0013: a positive query, its two shapes touching, H 4.83 px on the
+    2-means split, 1.24 regrouped)."""
     groups = target.memo.get(("groups", 2))
-    fit_px, placements = retried(hypothesis, target, checked.fit, list(checked.placements), regroup=regroup)
+    fit_px, placements = retried(hypothesis, target, checked.fit, list(checked.placements), regroup=regroup,
+                                  apart=regroup)
     if fit_px >= checked.fit:
         return checked
     if checked.neighbour is not None and target.memo.get(("groups", 2)) is not groups:  # the ink split anew
@@ -130,7 +132,7 @@ def _retried(checked: Check, hypothesis: ImageProgram, target, regroup: bool = F
     out = replace(checked, fit=fit_px, poses=tuple(p.pose(target) for p in placements), placements=tuple(placements))
     if checked.neighbour is not None and fit_px <= checked.neighbour_fit < checked.fit:  # H overtook its neighbour:
         # the neighbour is fitted from as many headings too
-        again, found = retried(checked.neighbour, target, checked.neighbour_fit, [])
+        again, found = retried(checked.neighbour, target, checked.neighbour_fit, [], apart=regroup)
         if again < checked.neighbour_fit:
             out = replace(out, neighbour_fit=again, neighbour_poses=tuple(p.pose(target) for p in found))
     return out

@@ -276,3 +276,33 @@ def test_a_program_laid_on_a_look_alikes_ink_finds_the_pose_its_start_point_does
     assert laid < read_fit + 0.2 and len(placements) == 1
     assert laid < centreline_fit(h, target)[0] - 2.0 and laid < centreline_refit(h, target, read_placements)[0] - 2.0
     assert centreline_laid_on(h, reading, target, read_placements * 2) == (float("inf"), [])
+
+
+def test_two_crossing_shapes_are_fitted_each_on_the_ink_the_other_leaves():
+    """Two library shapes drawn across each other (one ink part, stamped and zigzag strokes): every split of the
+    ink by place cuts through both, and the fit from scratch misplaces one of them; fitted again on the ink the
+    well-placed one leaves, both fit as well as shapes drawn apart."""
+    from dsl.library import load_library
+    from dsl.types import Pose, Shape
+    from search.ink import ink_parts
+    from search.near_miss import centreline_fit, explained_apart, retried
+
+    library = load_library()
+    rng = np.random.default_rng(0)
+    kinds = [StrokeType.NORMAL, StrokeType.ZIGZAG, StrokeType.CIRCLE, StrokeType.SQUARE, StrokeType.TRIANGLE]
+    shapes = tuple(Shape(tuple(a.with_stroke(kinds[rng.integers(5)]) for a in library[name].shape.actions))
+                   for name in ("open_band_three_arcs6", "necked_six_lines7"))
+    first = Pose(float(rng.uniform(-150, 0)), float(rng.uniform(-100, 100)), float(rng.uniform(0, 360)), 200.0)
+    second = Pose(first.x + float(rng.uniform(0, 150)), first.y + float(rng.uniform(-80, 80)),
+                  float(rng.uniform(0, 360)), 180.0)
+    drawn = ImageProgram(shapes)
+    target = make_target(render_program(drawn, (first, second)))
+    h = drawn.with_strokes(StrokeType.NORMAL)
+    assert ink_parts(target) == 1
+    fit, placements = centreline_fit(h, target, regroup=True)
+    apart, found = explained_apart(h, target, fit, placements)
+    assert fit > 4.0 and apart < 2.5 and len(found) == 2
+    assert retried(h, target, fit, placements)[0] == fit  # more headings alone do not find it
+    assert retried(h, target, fit, placements, apart=True)[0] == apart == retried(h, target, fit, [], apart=True)[0]
+    one = ImageProgram(h.shapes[:1])
+    assert explained_apart(one, target, *centreline_fit(one, target)) == centreline_fit(one, target)

@@ -464,7 +464,8 @@ def test_h_losing_a_query_is_fitted_again_from_more_headings_and_a_neighbour_it_
 
     asked = []
 
-    def retried(program, target, fit_px, placements, regroup=False):  # from more headings: H fits 0.4 px, its neighbour 1.0 px
+    def retried(program, target, fit_px, placements, regroup=False, apart=False):  # from more headings: H fits 0.4 px, its
+        # neighbour 1.0 px
         asked.append(program)
         return (0.4 if program == H else 1.0), []
 
