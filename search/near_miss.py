@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-import math
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -38,7 +37,7 @@ from search.settings import (EXPLAINED_PX, EXPLAINED_ROUNDS, FIT_GUESSES, HEADIN
                              NEAR_MISS_TURN_CHANGE, NEAR_MISS_TURNS, RETRY_GUESSES,
                              SCREEN_EVALS, SCREEN_KEEP, SCREEN_REFINED, STROKE_POLISH_EVALS, SYMMETRY_EVALS,
                              SYMMETRY_JUDGED, SYMMETRY_TURNS, SYMMETRY_TOLERANCE)
-from search.template import Target, template
+from search.template import Target, resample, template
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,17 +180,11 @@ def explained_apart(program: ImageProgram, target: Target, fit_px: float, placem
 
 
 def _drawn_centreline(tpl, place: Placement, step_px: float = 2.0) -> np.ndarray:
-    """Points every `step_px` or closer along `tpl`'s marks (a normal stroke's centreline) drawn at `place`, in the
-    crop frame of `Target.ink_points` (column, row)."""
+    """Points every `step_px` or closer along `tpl`'s marks (a normal stroke's centreline, `search.template.resample`)
+    drawn at `place`, in the crop frame of `Target.ink_points` (column, row)."""
     unit = step_px / max(place.s, 1e-6)
-    points = []
-    for k in range(len(tpl.mark_offsets) - 1):
-        mark = tpl.mark_points[tpl.mark_offsets[k]:tpl.mark_offsets[k + 1]]
-        points.append(mark[:1])
-        for a, b in zip(mark[:-1], mark[1:]):
-            n = max(1, math.ceil(float(np.hypot(*(b - a))) / unit))
-            points.append(a + (b - a) * (np.arange(1, n + 1) / n)[:, None])
-    x, y = np.concatenate(points).T
+    x, y = np.concatenate([resample(tpl.mark_points[tpl.mark_offsets[k]:tpl.mark_offsets[k + 1]], unit)
+                           for k in range(len(tpl.mark_offsets) - 1)]).T
     cx, cy, a, b = place.affine()
     return np.column_stack([cx + a * x - b * y, cy - (b * x + a * y)])
 
