@@ -9,7 +9,7 @@ from dsl.raster import render_program
 from dsl.types import ImageProgram
 from solver.reading.jobs import Stages
 from solver.reading.library_check import (check_job, checked_queries, library_names, library_program, near_misses,
-                                          set_a_names, takes_hypothesis)
+                                          set_a_checked, set_a_names, takes_hypothesis)
 from solver.reading.readings import Perceived
 
 import numpy as np
@@ -167,3 +167,28 @@ def test_a_reading_the_generator_cannot_draw_here_must_beat_h_by_the_sure_margin
     assert reading_bar(found) == 2.34 + SURE_NEIGHBOUR_MARGIN_PX and takes_hypothesis(found)
     assert not takes_hypothesis({**found, "read_outside": False})  # a near miss read as itself keeps the query
     assert held_back({**found, "fit": 2.55}) and not held_back({**found, "fit": 2.55, "read_outside": False})
+
+
+def test_set_a_split_between_h_and_a_misreading_is_checked_and_h_found():
+    # set A draws H in every image, but three of its readings name a shape of another super class: no reading is
+    # shared by MIN_A_EXPLAINED images, so the candidates are checked on the rest of set A, and H explains all six
+    names, wrong = tuple(sorted(PAIR)), library_program(("trap_symm_arc180", "open_s1"))
+    images = [_drawn(PAIR, 10 + k) for k in range(6)]
+    results = [Perceived(library_program(PAIR))] * 3 + [Perceived(wrong, evidence={"verdict": "library"})] * 3
+    assert set_a_names(results, 6) is None
+    out, found = set_a_checked(_Here(), images, results, 6, Stages())
+    assert found == names
+    assert all(library_names(r.program) == names for r in out)
+    assert all(out[k].evidence["verdict"] == "library_hypothesis" for k in (3, 4, 5)) and out[0] is results[0]
+    query = Perceived(wrong, evidence={"verdict": "library"})  # a query misread alike is checked against H now
+    checked = checked_queries(_Here(), images + [None] * 6 + [_drawn(PAIR, 20), None],
+                              results + [Perceived(wrong)] * 6 + [query, results[0]], 6, 6, Stages())
+    assert library_names(checked[12].program) == names and library_names(checked[3].program) == names
+
+
+def test_set_a_split_that_no_candidate_explains_gives_no_h():
+    other = ("trap_symm_arc180", "open_s1")
+    images = [_drawn(PAIR, 30 + k) for k in range(3)] + [_drawn(other, 40 + k) for k in range(3)]
+    results = [Perceived(library_program(PAIR))] * 3 + [Perceived(library_program(other))] * 3
+    out, found = set_a_checked(_Here(), images, results, 6, Stages())
+    assert found is None and out is results
