@@ -197,7 +197,8 @@ def set_a_checked(perception, images: list[np.ndarray], results: list, positives
     """H for a library problem whose set-A readings agree on no shapes (`set_a_names` gives None), found by checking
     instead of counting: each reading that SET_A_CANDIDATE_READS or more set-A images share is checked on the other
     set-A images (`check_job`, `explains_set_a`), and the one that explains the most (ties: the one read most often,
-    then by name) is H when it explains at least MIN_A_EXPLAINED of them -> (`results` with the set-A images it
+    then the one whose centreline fits the six set-A images closest on average) is H when it explains at least
+    MIN_A_EXPLAINED of them -> (`results` with the set-A images it
     explains read as H, H's names); else (`results`, None). Where a shape has a look-alike (an S-curve and an S with a
     line in it, a rectangle with an arc and a hexagon) or its strokes blur it, set A's six readings may split 3 : 3 or
     3 : 2 : 1 between H and look-alikes; the rule induced from them then names neither, and the queries are never
@@ -210,15 +211,17 @@ def set_a_checked(perception, images: list[np.ndarray], results: list, positives
         return results, None
     others = {names: [k for k in range(positives) if results[k] is None or library_names(results[k].program) != names]
               for names in candidates}
-    jobs = [(names, k) for names in candidates for k in others[names]]
-    with stages("check"):
-        found = perception.map(check_job, [(images[k], names, results[k].program if results[k] is not None else None,
-                                            False) for names, k in jobs])
-    explained = {names: {} for names in candidates}
+    jobs = [(names, k) for names in candidates for k in range(positives)]  # an image read as the candidate: its fit
+    with stages("check"):  # alone, for the tie-break
+        found = perception.map(check_job, [(images[k], names, results[k].program if k in others[names]
+                                            and results[k] is not None else None, False) for names, k in jobs])
+    explained, fits = {names: {} for names in candidates}, {names: [] for names in candidates}
     for (names, k), checked in zip(jobs, found):
-        if explains_set_a(checked):
+        fits[names].append(checked["fit"])
+        if k in others[names] and explains_set_a(checked):
             explained[names][k] = checked
-    names = max(candidates, key=lambda names: (counted[names] + len(explained[names]), counted[names]))
+    names = max(candidates, key=lambda names: (counted[names] + len(explained[names]), counted[names],
+                                               -float(np.mean(fits[names]))))
     if counted[names] + len(explained[names]) < MIN_A_EXPLAINED:
         return results, None
     out = list(results)

@@ -192,3 +192,20 @@ def test_set_a_split_that_no_candidate_explains_gives_no_h():
     results = [Perceived(library_program(PAIR))] * 3 + [Perceived(library_program(other))] * 3
     out, found = set_a_checked(_Here(), images, results, 6, Stages())
     assert found is None and out is results
+
+
+def test_a_tie_between_set_a_candidates_goes_to_the_one_that_fits_set_a_closer(monkeypatch):
+    import solver.reading.library_check as library_check
+    from dsl.features import shape_features
+
+    first, closer = ("closed_circle", "open_s1"), tuple(sorted(PAIR))  # `first` sorts before `closer`
+
+    def checked(job):  # both explain every set-A image alike; `closer` fits them closer
+        _, names, reading, _ = job
+        return {"fit": 1.0 if names == closer else 1.2, "read_fit": 1.1 if reading is not None else float("inf"),
+                "poses": (), "features": shape_features(library_program(names))}
+
+    monkeypatch.setattr(library_check, "check_job", checked)
+    results = [Perceived(library_program(first))] * 3 + [Perceived(library_program(PAIR))] * 3
+    out, found = set_a_checked(_Here(), [None] * 6, results, 6, Stages())
+    assert found == closer and all(library_names(r.program) == closer for r in out)
