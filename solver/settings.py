@@ -179,9 +179,9 @@ DRAWABLE_A = 3  # set-A images (of 6) whose classifier names a library shape a f
 MIN_A_EXPLAINED = 4  # set-A images (of 6) a hypothesis must explain to be taken as the problem's program
 SET_A_CANDIDATE_READS = 2  # set-A images (of 6) whose library readings must agree for that reading to be checked on
 # the rest of set A as a library problem's H where no reading is shared by MIN_A_EXPLAINED
-# (`solver.reading.library_check.set_a_checked`): a reading made once is a misreading as often as not, and each
-# candidate costs a check of up to five images. Not fitted: at most three candidates, and a split of set A in two
-# pairs and two singles still checked
+# (`solver.reading.library_check.set_a_checked`). Not fitted: the least that makes a reading more than one image's,
+# so at most three candidates (each a check of six images), and a split of set A in two pairs and two singles is
+# still checked
 STROKE_LOGP_SLACK = 2.0  # nats: an action takes the decoder's stroke when it prefers it to H's by more than this
 # (tuning set, seed 3131, 40 problems, true H: 2 of 40 positive queries flagged, 1 of 91 stroke near misses missed)
 CHECK_MARGIN_PX = 0.5  # px of centreline fit: a library problem's query takes set A's shapes H when H fits it within

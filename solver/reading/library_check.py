@@ -195,14 +195,14 @@ def explains_set_a(found: dict) -> bool:
 def set_a_checked(perception, images: list[np.ndarray], results: list, positives: int,
                   stages) -> tuple[list, tuple[str, ...] | None]:
     """H for a library problem whose set-A readings agree on no shapes (`set_a_names` gives None), found by checking
-    instead of counting: each reading that SET_A_CANDIDATE_READS or more set-A images share is checked on the other
-    set-A images (`check_job`, `explains_set_a`), and the one that explains the most (ties: the one read most often,
-    then the one whose centreline fits the six set-A images closest on average) is H when it explains at least
-    MIN_A_EXPLAINED of them -> (`results` with the set-A images it
-    explains read as H, H's names); else (`results`, None). Where a shape has a look-alike (an S-curve and an S with a
-    line in it, a rectangle with an arc and a hexagon) or its strokes blur it, set A's six readings may split 3 : 3 or
-    3 : 2 : 1 between H and look-alikes; the rule induced from them then names neither, and the queries are never
-    checked against H (generated seeds 98111-99444, judged: 6 of the 15 wrong basic queries)."""
+    instead of counting: each reading that SET_A_CANDIDATE_READS or more set-A images share is checked on all six
+    (`check_job`; an image read otherwise it explains by `explains_set_a`), and the one that explains the most (ties:
+    the one read most often, then the one whose centreline fits the six closest on average) is H when it explains at
+    least MIN_A_EXPLAINED -> (`results` with the set-A images it explains read as H, H's names); else (`results`,
+    None). Where a shape has a look-alike (an S-curve and an S with a line in it, a rectangle with an arc and a
+    hexagon) or its strokes blur it, set A's six readings may split 3 : 3 or 3 : 2 : 1 between H and look-alikes; the
+    rule induced from them then names neither, and the queries are never checked against H (generated seeds
+    98111-99444, judged: 6 of the 15 wrong basic queries)."""
     counted = Counter(names for r in results[:positives] if r is not None
                       and (names := library_names(r.program)) is not None)
     candidates = sorted((names for names, count in counted.items() if count >= SET_A_CANDIDATE_READS),
