@@ -58,10 +58,14 @@ def library_names(program: ImageProgram | None) -> tuple[str, ...] | None:
     return tuple(sorted(found[0] for found in names)) if all(names) else None
 
 
+def set_a_read(results: list, positives: int) -> list:
+    """The library shapes each set-A reading draws (`library_names`; None for an image read otherwise or not at all)."""
+    return [library_names(r.program) if r is not None else None for r in results[:positives]]
+
+
 def set_a_names(results: list, positives: int) -> tuple[str, ...] | None:
     """The library shapes at least MIN_A_EXPLAINED set-A readings draw (`library_names`), or None."""
-    counted = Counter(names for r in results[:positives] if r is not None
-                      and (names := library_names(r.program)) is not None)
+    counted = Counter(names for names in set_a_read(results, positives) if names is not None)
     if not counted:
         return None
     names, count = counted.most_common(1)[0]
@@ -179,7 +183,7 @@ def reading_bar(found: dict) -> float:
 def set_a_level(perception, images: list[np.ndarray], results: list, positives: int, names: tuple[str, ...]) -> float:
     """The level a query's fit of H is judged within, from set A (module docstring): the worst fit of H (px, as
     `check_job` fits a query) on the set-A images read as H, LEVEL_PX where that is lower or none is so read."""
-    explained = [k for k in range(positives) if results[k] is not None and library_names(results[k].program) == names]
+    explained = [k for k, read in enumerate(set_a_read(results, positives)) if read == names]
     found = perception.map(check_job, [(images[k], names, results[k].program, False) for k in explained])
     return max([LEVEL_PX] + [checked["fit"] for checked in found])
 
@@ -203,22 +207,20 @@ def set_a_checked(perception, images: list[np.ndarray], results: list, positives
     hexagon) or its strokes blur it, set A's six readings may split 3 : 3 or 3 : 2 : 1 between H and look-alikes; the
     rule induced from them then names neither, and the queries are never checked against H (generated seeds
     98111-99444, judged: 6 of the 15 wrong basic queries)."""
-    counted = Counter(names for r in results[:positives] if r is not None
-                      and (names := library_names(r.program)) is not None)
+    read = set_a_read(results, positives)
+    counted = Counter(names for names in read if names is not None)
     candidates = sorted((names for names, count in counted.items() if count >= SET_A_CANDIDATE_READS),
                         key=lambda names: (-counted[names], names))
     if not candidates:
         return results, None
-    others = {names: [k for k in range(positives) if results[k] is None or library_names(results[k].program) != names]
-              for names in candidates}
     jobs = [(names, k) for names in candidates for k in range(positives)]  # an image read as the candidate: its fit
     with stages("check"):  # alone, for the tie-break
-        found = perception.map(check_job, [(images[k], names, results[k].program if k in others[names]
+        found = perception.map(check_job, [(images[k], names, results[k].program if read[k] != names
                                             and results[k] is not None else None, False) for names, k in jobs])
     explained, fits = {names: {} for names in candidates}, {names: [] for names in candidates}
     for (names, k), checked in zip(jobs, found):
         fits[names].append(checked["fit"])
-        if k in others[names] and explains_set_a(checked):
+        if read[k] != names and explains_set_a(checked):
             explained[names][k] = checked
     names = max(candidates, key=lambda names: (counted[names] + len(explained[names]), counted[names],
                                                -float(np.mean(fits[names]))))
