@@ -19,6 +19,11 @@ SAMPLES = 128  # ink pixels kept for pose search
 INK_THRESHOLD = 128  # grey level below which a pixel is ink
 CLOSING = 2  # iterations of binary closing: fills stamp interiors and the gaps between stamps
 CROP_MARGIN = 24  # pixels around the ink kept in the crop
+STAMP_HOLLOW_AREA = 120  # px^2 (512 px images): the largest white region inside a stamp's outline that
+# `make_target(stamps_filled=True)` counts as ink. A circle stamp at the largest scale factor (radius 7.5 x 220 / 180
+# turtle units, spec 2.5) covers 113 px^2 with its outline; after CLOSING, the hollows rendered for circle, square
+# and triangle strokes of open_s3, closed_circle and right_hexagon at scale factors 150-220 are 13-72 px^2, the
+# smallest region a library shape encloses 5,756 px^2. Not fitted
 # Stamps as the official PNGs show them, relative to dsl.turtle's polygons (fitted by hand on a few
 # official dev images: the official stamps look larger and bolder than `dsl.raster` draws them).
 STAMP_ENLARGEMENT: dict[StrokeType, float] = {StrokeType.CIRCLE: 1.1, StrokeType.SQUARE: 1.12, StrokeType.TRIANGLE: 0.9}

@@ -22,7 +22,7 @@ from dsl.raster import PEN_KIND, STAMP_KIND, official_view
 from dsl.turtle import PEN_WIDTH, STAMP_OUTLINE_WIDTH, MarkKind, execute_shape
 from dsl.types import Action, Pose, Shape
 from search.settings import (CENTRELINE_SPACING, CLOSING, COARSE_POINTS, CROP_MARGIN, INK_THRESHOLD, SAMPLES,
-                             STAMP_ENLARGEMENT)
+                             STAMP_ENLARGEMENT, STAMP_HOLLOW_AREA)
 
 REFERENCE_SCALE = 180.0  # scale the pieces are executed at before dividing (any value works)
 
@@ -206,8 +206,10 @@ def closing(mask: np.ndarray, iterations: int) -> np.ndarray:
     return out
 
 
-def make_target(image: np.ndarray) -> Target:
-    """Prepare a greyscale (or RGB) uint8 image with dark ink on white."""
+def make_target(image: np.ndarray, stamps_filled: bool = False) -> Target:
+    """Prepare a greyscale (or RGB) uint8 image with dark ink on white. `stamps_filled`: the hollows of stamped
+    strokes counted as ink (`stamp_hollows`), so that a stamped stroke's ink lies around its centreline as a drawn
+    stroke's does."""
     grey = np.asarray(image)
     if grey.ndim == 3:
         grey = grey[..., 0]
@@ -223,6 +225,9 @@ def make_target(image: np.ndarray) -> Target:
     c0, c1 = max(cols.min() - CROP_MARGIN, 0), min(cols.max() + CROP_MARGIN + 1, grey.shape[1])
     crop_ink = ink[r0:r1, c0:c1]
     closed = closing(crop_ink, CLOSING) | crop_ink
+    if stamps_filled:
+        hollows = stamp_hollows(closed)
+        crop_ink, closed = crop_ink | hollows, closed | hollows
     dt = ndimage.distance_transform_edt(~closed)
     ink_points = np.column_stack(np.nonzero(crop_ink))[:, ::-1] + 0.5
     samples = np.ascontiguousarray(ink_points[:: int(math.ceil(len(ink_points) / SAMPLES))])
@@ -230,6 +235,19 @@ def make_target(image: np.ndarray) -> Target:
         grey, np.array(grey[r0:r1, c0:c1]), (int(r0), int(c0)), dt,
         ink_points, samples,
     )
+
+
+def stamp_hollows(ink: np.ndarray) -> np.ndarray:
+    """The regions `ink` encloses of at most STAMP_HOLLOW_AREA pixels: the white inside of a stamp's outline (a
+    circle, square or triangle stamp is a hollow polygon centred on the stroke's centreline, spec 2.5), which
+    CLOSING does not fill."""
+    enclosed = ndimage.binary_fill_holes(ink) & ~ink
+    labels, count = ndimage.label(enclosed)
+    if count == 0:
+        return enclosed
+    small = np.bincount(labels.ravel(), minlength=count + 1) <= STAMP_HOLLOW_AREA
+    small[0] = False
+    return small[labels]
 
 
 def affine_to_pose(cx: float, cy: float, a: float, b: float, target: Target) -> Pose:

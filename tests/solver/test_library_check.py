@@ -209,3 +209,24 @@ def test_a_tie_between_set_a_candidates_goes_to_the_one_that_fits_set_a_closer(m
     results = [Perceived(library_program(first))] * 3 + [Perceived(library_program(PAIR))] * 3
     out, found = set_a_checked(_Here(), [None] * 6, results, 6, Stages())
     assert found == closer and all(library_names(r.program) == closer for r in out)
+
+
+def test_a_circle_stamped_shape_and_its_look_alike_are_told_apart_by_the_check():
+    """open_s3 (H) and its look-alike open_line_s3 drawn with circle stamps, each read as the other shape's or its
+    own: the check fits them on the ink with the stamps' hollows filled, so the image that draws H takes it from the
+    look-alike's reading and the image that draws the look-alike keeps its reading. On the hollow outlines alone
+    (`make_target` without `stamps_filled`) the check got 2 of these 4 positive and 1 of these 4 negative images right
+    (12 poses: 5 and 5 of 12; 12 and 11 with the hollows filled)."""
+    from dsl.types import Pose, StrokeType
+
+    library = load_library()
+
+    def stamped(name: str) -> ImageProgram:
+        return ImageProgram((library[name].shape.with_strokes(StrokeType.CIRCLE),))
+
+    for pose in (Pose(-86, -23, 15, 151), Pose(-69, 41, 218, 201), Pose(-96, 44, 294, 150), Pose(-64, -47, 263, 162)):
+        drawing_h = check_job((render_program(stamped("open_s3"), [pose]), ("open_s3",), stamped("open_line_s3")))
+        assert takes_hypothesis(drawing_h), drawing_h
+        drawing_look_alike = check_job((render_program(stamped("open_line_s3"), [pose]), ("open_s3",),
+                                        stamped("open_line_s3")))
+        assert not takes_hypothesis(drawing_look_alike), drawing_look_alike
