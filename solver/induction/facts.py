@@ -47,7 +47,7 @@ from dsl.canonical import canonical_shape, same_shape
 from dsl.features import STRAIGHT_LINE_ATTRIBUTES, image_features
 from dsl.library import ATTRIBUTES, load_library
 from dsl.syntax import format_shape
-from dsl.types import ImageProgram, Shape
+from dsl.types import ImageProgram, Shape, StrokeType
 from dsl.categories import exact_shape_categories
 from search.categories import matched_shape_categories
 from solver.settings import ATTRIBUTE_SOURCE, TOLERANCES
@@ -279,6 +279,9 @@ def fact_atoms(role: Role, index: int, facts: ImageFacts) -> list[clingo.Symbol]
         atoms.append(clingo.Function("image_seq", [image, clingo.String(facts.image_sequence)]))
     for k, shape in enumerate(facts.shapes):
         atoms.append(clingo.Function("seq", [image, clingo.String(shape.sequence)]))
+        stamps = sum(a.stroke is not StrokeType.NORMAL for a in shape.program.actions) if shape.program else 0
+        if stamps:  # stamped(K, N): program K draws N actions with a stroke other than plain (family.lp)
+            atoms.append(clingo.Function("stamped", [clingo.String(shape.sequence), clingo.Number(stamps)]))
         atoms += [clingo.Function("category", [image, clingo.Number(k), clingo.String(name)])
                   for name in shape.categories]
         for name, value in sorted(shape.attributes.items()):

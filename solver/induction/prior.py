@@ -29,6 +29,7 @@ from importlib import resources
 from pathlib import Path
 
 from dsl.library import load_library
+from dsl.types import DATASET_STROKE_TYPES
 from solver.induction.facts import COUNTS, ShapeFacts, shape_facts
 from solver.settings import LIBRARY_READINGS, NOISE
 
@@ -84,13 +85,14 @@ def centinats(probability: float) -> int:
 
 
 def family_facts(population: int) -> list[str]:
-    """The lines of prior.lp that family.lp reads: read_weight(Generator, Reading, Centinats) and
-    error_nats(Centinats) for a library of `population` shapes."""
+    """The lines of prior.lp that family.lp reads: read_weight(Generator, Reading, Centinats),
+    error_nats(Centinats) for a library of `population` shapes, and stroke_nats(Centinats)."""
     lines = []
     for generator, rate in LIBRARY_READINGS.items():
         lines.append(f"read_weight({generator}, library, {centinats(rate)}).")
         lines.append(f"read_weight({generator}, free_form, {centinats(1 - rate)}).")
     lines.append(f"error_nats({-centinats(NOISE / population)}).")
+    lines.append(f"stroke_nats({-centinats(1 / len(DATASET_STROKE_TYPES))}).")
     return lines
 
 
@@ -100,7 +102,8 @@ HEADER = """\
 % measured on the {total} library shapes (see solver/induction/prior.py). A literal missing here (a count value
 % never seen in the library) is as rare as one shape: see rule.lp. Last, the facts of the family prior
 % (family.lp): read_weight(G, R, W) = log P(a context shape is read as R | generator G) and
-% error_nats(W) = log(|library| / NOISE), in centinats (solver/settings.py: LIBRARY_READINGS, NOISE).
+% error_nats(W) = log(|library| / NOISE), in centinats (solver/settings.py: LIBRARY_READINGS, NOISE),
+% and stroke_nats(W) = log 5, the basic generator's choice of a stroke type (spec §3.3), in centinats.
 %
 % Input (#defined): none.  Shows: nothing (defines info/2 for rule.lp, read_weight/3 and error_nats/1
 % for family.lp)

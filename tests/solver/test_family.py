@@ -137,3 +137,28 @@ def test_readings_that_cannot_decide_report_both_families_with_their_scores():
     explanation = explain(induce(facts, time_limit=5.0), facts)
     assert explanation.asp == 'concept(I) :- image(I), category(I,_,"square").' and explanation.score == 0.5
     assert [(alt.asp, alt.score) for alt in explanation.alternatives] == [('concept(I) :- image(I), seq(I,"p").', 0.5)]
+
+
+def stamped(shape: Shape, strokes: tuple[StrokeType, ...]) -> Shape:
+    return Shape(tuple(action.with_stroke(stroke) for action, stroke in zip(shape.actions, strokes)))
+
+
+STAMPS = (StrokeType.ZIGZAG, StrokeType.CIRCLE, StrokeType.SQUARE, StrokeType.TRIANGLE)
+
+
+@pytest.mark.parametrize("strokes, family", [(STAMPS, "sequence"), ((StrokeType.NORMAL,) * 4, "category")])
+def test_a_stamped_program_shared_by_set_a_is_the_free_form_generators_mark(strokes, family):
+    """Set A draws a square six times with the same four stamps, set B its look-alikes: every shape is a library
+    shape, so the readings alone favour the basic generator, and the category and the stroke sequence both fit.
+    The basic generator picks each action's stroke anew per image (spec 3.3): five images repeating the first's
+    four stamps have probability (1/5)^20 under it, so the category pays and the sequence wins. Plain strokes
+    repeat under any generator (a shape without stamps): the category keeps its place."""
+    square = stamped(load_library()["square"].shape, strokes)
+    facts = problem_facts(images([square] * 6), images(look_alikes("square")), [], CategorySource.EXACT,
+                          tolerant=True)
+    assert all(s.categories for image in facts.context_a + facts.context_b for s in image.shapes)
+    induction = induce(facts, time_limit=5.0)
+    assert induction.cost[0] == 0
+    first = induction.rules[0].rule.literals[0].family
+    assert (first.is_sequence if family == "sequence" else first in (Family.CATEGORY, Family.CATEGORIES))
+    assert charges(facts)["library"] == (1 if family == "sequence" else 0)
