@@ -76,20 +76,27 @@ def checked_many(job: tuple) -> list[tuple]:
     1.92 px, within LEVEL_PX, and the generator's writing of H, its triangle walked the other way round, has the near
     miss at 0.56 px); `agree`: set A's ink bears out H's shapes (`solver.reading.form.parts_agree`); else neither is
     the ink of a query H is about to lose split as H explains it (`_retried`) nor are H's own neighbours screened from
-    its pose (`_anchored_own`): the near misses of a misread H fit a query as well as H."""
+    its pose (`_anchored_own`): the near misses of a misread H fit a query as well as H.
+
+    The strokes of an image H explains are judged at the placements of H its check found (`Check.placements`), not
+    fitted again: a fit after the check's may take the assignment of shapes to ink parts that won for one of H's near
+    misses (`search.pose`'s ("order", n) memo, reused within a tolerance of its cost) and lay each shape of H on the
+    other's ink (generated seed 101555, ff_nact2_5_0007: a positive query's right angle laid on the other shape's two
+    sides at twice its scale, its strokes read there at -13.8 nats, +7.7 where the check placed it)."""
     checkpoint, images, hypothesis, *rest = job
     near_misses = rest[0] if rest else True
     queries = rest[1] if len(rest) > 1 else len(images)
     context_fit = rest[2] if len(rest) > 2 else None
     agree = rest[3] if len(rest) > 3 else False
     targets = [make_target(image) for image in images]
-    decided, refitted = [], {}
+    decided, fitted = [], {}
     for k, target in enumerate(targets):
         checked = check(hypothesis, target, near_misses)
         if k < queries and (checked.neighbour_fit < checked.fit or checked.fit > LEVEL_PX):  # H about to lose a query
             again = _retried(checked, hypothesis, target, agree)
             if again.fit < checked.fit:  # its strokes are judged where H fits from more headings
-                checked, refitted[k] = again, again.placements
+                checked = again
+        fitted[k] = checked.placements  # H's strokes are judged where its check placed it (the docstring)
         found = verdict(checked, hypothesis)
         if found.program is None and near_misses:  # no neighbour of H as written explains it: H written otherwise?
             found = _otherwise_written(hypothesis, target, found, checked)
@@ -108,7 +115,7 @@ def checked_many(job: tuple) -> list[tuple]:
         # of its shapes, here in the worker
     read = [k for k, found in enumerate(decided) if found.program is not None and found.evidence["verdict"] == "hypothesis"]
     judged = dict(zip(read, judged_readings(checkpoint, [images[k] for k in read], hypothesis, [targets[k] for k in read],
-                                             [refitted.get(k, ()) for k in read]))) if read else {}
+                                             [fitted[k] for k in read]))) if read else {}
     return [(replace(found, poses=judged[k][0]), judged[k][1]) if k in judged else (found, None)
             for k, found in enumerate(decided)]
 
