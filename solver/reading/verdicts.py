@@ -89,14 +89,14 @@ def checked_many(job: tuple) -> list[tuple]:
     context_fit = rest[2] if len(rest) > 2 else None
     agree = rest[3] if len(rest) > 3 else False
     targets = [make_target(image) for image in images]
-    decided, fitted = [], {}
+    decided, fitted = [], []
     for k, target in enumerate(targets):
         checked = check(hypothesis, target, near_misses)
         if k < queries and (checked.neighbour_fit < checked.fit or checked.fit > LEVEL_PX):  # H about to lose a query
             again = _retried(checked, hypothesis, target, agree)
             if again.fit < checked.fit:  # its strokes are judged where H fits from more headings
                 checked = again
-        fitted[k] = checked.placements  # H's strokes are judged where its check placed it (the docstring)
+        fitted.append(checked.placements)  # H's strokes are judged where its check placed it (the docstring)
         found = verdict(checked, hypothesis)
         if found.program is None and near_misses:  # no neighbour of H as written explains it: H written otherwise?
             found = _otherwise_written(hypothesis, target, found, checked)
