@@ -32,7 +32,7 @@ from dsl.types import Action, ActionKind, ImageProgram, Shape, StrokeType
 from search.ink import ink_parts
 from search.neighbourhood import forward_free_form, free_form_action
 from search.pose import (FIT_EVALS, Placement, SparseProblem, fit, guesses, ink_groups, pixel_cost, polish, refine,
-                         shape_window, turned, turned_to)
+                         shape_window, stray_share, turned, turned_to)
 from search.settings import (EXPLAINED_PX, EXPLAINED_ROUNDS, FIT_GUESSES, HEADINGS, MIN_LEFT_SHARE,
                              NEAR_MISS_TURN_CHANGE, NEAR_MISS_TURNS, RETRY_GUESSES,
                              SCREEN_EVALS, SCREEN_KEEP, SCREEN_REFINED, STROKE_POLISH_EVALS, SYMMETRY_EVALS,
@@ -61,6 +61,7 @@ class Check:
     neighbour_poses: tuple  # the best neighbour's (centreline fit)
     placements: tuple = ()  # the hypothesis's fitted placements (`search.pose.Placement`), for `stroke_placements_many`
     parts: int = 1  # the image's ink parts (`search.ink.ink_parts`) where the hypothesis has two shapes, else 1
+    stray: float = 0.0  # share of the image's ink the hypothesis, where placed, does not draw (`search.pose.stray_share`)
 
     @property
     def geometric_margin(self) -> float:
@@ -359,13 +360,14 @@ def check(program: ImageProgram, target: Target, neighbours: bool = True) -> Che
     the hypothesis are judged is the caller's: `stroke_placements_many`)."""
     own, placements = centreline_fit(program, target)
     parts = ink_parts(target) if len(program.shapes) == 2 else 1
+    stray = stray_share(centreline_templates(program), placements, target)
     best = nearest_neighbour(neighbours_drawn(program), target) if neighbours else None
     if best is None:
         return Check(own, float("inf"), None, None, tuple(p.pose(target) for p in placements), (), tuple(placements),
-                     parts)
+                     parts, stray)
     (change, neighbour, *_), value, found = best
     return Check(own, value, neighbour, change, tuple(p.pose(target) for p in placements),
-                 tuple(p.pose(target) for p in found), tuple(placements), parts)
+                 tuple(p.pose(target) for p in found), tuple(placements), parts, stray)
 
 
 def nearest_neighbour(candidates, target: Target) -> tuple | None:

@@ -95,6 +95,34 @@ class SparseProblem:
         return f + r
 
 
+def _posed_coarse(template_: Template, place: Placement) -> np.ndarray:
+    """A template's coarse centreline points where `place` puts them in the image (px)."""
+    cx, cy, a, b = place.affine()
+    return np.column_stack([cx + a * template_.coarse[:, 0] - b * template_.coarse[:, 1],
+                            cy - (b * template_.coarse[:, 0] + a * template_.coarse[:, 1])])
+
+
+def stray_share(templates: list[Template], placements: list[Placement], target: Target) -> float:
+    """The share of the image's sampled ink (`Target.samples`) that lies farther than CAP px beyond the pen's edge
+    from every posed centreline (each shape's coarse points joined in order): ink the placed shapes do not draw,
+    where the fit's forward term counts it only as far as CAP."""
+    samples = target.samples
+    if len(samples) == 0:
+        return 0.0
+    nearest = np.full(len(samples), np.inf)
+    for tpl, place in zip(templates, placements):
+        pts = _posed_coarse(tpl, place)
+        if len(pts) == 1:
+            nearest = np.minimum(nearest, np.sqrt(((samples - pts[0]) ** 2).sum(-1)))
+            continue
+        start, step = pts[:-1], pts[1:] - pts[:-1]  # segments between consecutive points
+        length2 = np.maximum((step ** 2).sum(-1), 1e-12)
+        t = np.clip((((samples[:, None, :] - start[None]) * step[None]).sum(-1)) / length2[None], 0.0, 1.0)
+        gap = samples[:, None, :] - (start[None] + t[..., None] * step[None])
+        nearest = np.minimum(nearest, np.sqrt((gap ** 2).sum(-1)).min(axis=1))
+    return float((nearest > PEN_RADIUS_PX + CAP).mean())
+
+
 def unexplained_near_joints(
     templates: list[Template], placements: list[Placement], target: Target, far: float = 4.0
 ) -> list[np.ndarray]:
@@ -105,9 +133,7 @@ def unexplained_near_joints(
     for tpl, place in zip(templates, placements):
         cx, cy, a, b = place.affine()
         posed.append((tpl, place, cx, cy, a, b))
-    pts = np.concatenate([np.column_stack([cx + a * t.coarse[:, 0] - b * t.coarse[:, 1],
-                                           cy - (b * t.coarse[:, 0] + a * t.coarse[:, 1])])
-                          for t, _, cx, cy, a, b in posed])
+    pts = np.concatenate([_posed_coarse(t, place) for t, place, *_ in posed])
     samples = target.samples
     nearest = np.sqrt(((samples[:, None, :] - pts[None]) ** 2).sum(-1)).min(axis=1)
     lost = samples[nearest > PEN_RADIUS_PX + far]

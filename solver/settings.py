@@ -200,6 +200,12 @@ SURE_NEIGHBOUR_MARGIN_PX = 0.25  # px of centreline fit by which a query's neigh
 # by 0.07 px (earlier seeds 12121 + 13131: 4, by 0.05 px or less); a negative whose near miss walks a circle on past its
 # start and off it, by 0.35 px (ff_nact4_5_0017 of 58101). A library query's reading that the basic generator cannot
 # have drawn there keeps the query from H only by this margin too (`solver.reading.library_check.reading_bar`)
+STRAY_SHARE = 0.02  # share of an image's sampled ink (`search.pose.stray_share`: farther than CAP px beyond the
+# pen's edge from H where H is placed) by which a query H explains may exceed the most any set-A image H explains holds,
+# before it is read in full (`solver.reading.check.stray_beyond`): ink H does not draw, as a negative's changed action
+# shows where H misses an action the generator drew twice (a side walked over again). Looked at on generated seeds
+# 101555 + 101777 + 101888 (60 one-shape problems with H, 26 with a wrong query): positive queries held at most 0.009
+# more than their set A, 5 of the 14 negatives taken as H held 0.03-0.09; 0.02 is between (2.6 of 128 samples)
 LEVEL_PX = 2.5  # px of centreline fit (`search.pose.fit`, 512 px images) within which a hypothesis or neighbour
 # explains an image (tuning set, seed 3131: set-A images fit their true program at 0.3-2.2 px; a hypothesis read
 # wrongly fits set A at 3.8-5.4 px)

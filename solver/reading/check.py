@@ -15,13 +15,22 @@ from solver.reading.overlaid import overlaid_job, walked_on_writings, with_overl
 from solver.reading.readings import Perceived
 from solver.reading.switches import PRODUCT
 from solver.reading.verdicts import check_chunks, judged_reading, set_a_readings, submit_checks
-from solver.settings import CHECKED_READ_BEAM, LEVEL_PX, STROKE_LOGP_SLACK, SURE_NEIGHBOUR_MARGIN_PX
+from solver.settings import CHECKED_READ_BEAM, LEVEL_PX, STRAY_SHARE, STROKE_LOGP_SLACK, SURE_NEIGHBOUR_MARGIN_PX
 
 
 def in_doubt(found: dict) -> bool:
     """A query's check is in doubt when it is a neighbour where H explains the image too (within LEVEL_PX: a small
     margin of fit tells them apart) not sure (`sure_neighbour`)."""
     return found.get("verdict") == "neighbour" and found["fit"] <= LEVEL_PX and not found.get("sure_neighbour")
+
+
+def stray_beyond(found: dict, context_stray: float) -> bool:
+    """A query taken as H holds ink H does not draw beyond what set A shows (`context_stray`: the most of its ink any
+    set-A image H explains leaves undrawn, `search.pose.stray_share`) by more than STRAY_SHARE: H's fit caps the
+    distance of ink it misses, so a whole action's ink away from H moves the fit little where H has many actions. A
+    negative whose changed action the generator drew twice in set A (a side walked over again, which H, read from
+    pixels, draws once) shows that action's ink beside H and none of its neighbours explains it; read in full."""
+    return found.get("verdict") == "hypothesis" and found.get("stray", 0.0) > context_stray + STRAY_SHARE
 
 
 def stroke_doubted(checked: Perceived, hypothesis: ImageProgram) -> Perceived:
@@ -65,6 +74,7 @@ def check_problem(perception, images, results, positives: int, negatives: int, f
             results[k] = None
     queries = list(range(positives + negatives, len(images)))
     context_fit = worst_explained_fit(formed.checks)
+    context_stray = max(formed.checks[k].stray for k in formed.explained)
     if submitted is None:
         submitted = Jobs(perception.pool)
         submit_checks(submitted, perception, images, positives, negatives, hypothesis, context_fit,
@@ -94,7 +104,7 @@ def check_problem(perception, images, results, positives: int, negatives: int, f
         if k in queries and said.get("verdict") == "stroke" and not said.get("sure_stroke"):
             results[k] = stroke_doubted(results[k], hypothesis)
         evidence[k] = results[k].evidence if results[k] is not None else decided.evidence
-        if k in queries and (results[k] is None or in_doubt(evidence[k])):
+        if k in queries and (results[k] is None or in_doubt(evidence[k]) or stray_beyond(evidence[k], context_stray)):
             with stages("read"):
                 results[k] = _read_instead(results[k], evidence[k], read_checked(perception, [images[k]])[0])
     with stages("check"):

@@ -13,7 +13,7 @@ from dsl.types import DATASET_STROKE_TYPES, ImageProgram, Shape
 from search.categories import known_categories
 from search.near_miss import (Check, centreline_templates, check, nearest_neighbour, neighbours_drawn, retried,
                               screened, stroke_placements_many)
-from search.pose import FIT_EVALS, SparseProblem, anchored, refine
+from search.pose import FIT_EVALS, SparseProblem, anchored, refine, stray_share
 from search.template import make_target
 from solver.reading.jobs import Jobs
 from solver.reading.readings import Perceived
@@ -51,7 +51,7 @@ def verdict(found: Check, hypothesis: ImageProgram) -> Verdict:
                        found.neighbour_poses)
     if found.fit > LEVEL_PX:
         return Verdict(None, {**evidence, "verdict": "unexplained"})
-    return Verdict(hypothesis, {**evidence, "verdict": "hypothesis"}, found.poses)
+    return Verdict(hypothesis, {**evidence, "verdict": "hypothesis", "stray": round(found.stray, 4)}, found.poses)
 
 
 def judged_one(job: tuple):
@@ -136,7 +136,8 @@ def _retried(checked: Check, hypothesis: ImageProgram, target, regroup: bool = F
         return checked
     if checked.neighbour is not None and target.memo.get(("groups", 2)) is not groups:  # the ink split anew
         checked = replace(check(hypothesis, target), fit=checked.fit)
-    out = replace(checked, fit=fit_px, poses=tuple(p.pose(target) for p in placements), placements=tuple(placements))
+    out = replace(checked, fit=fit_px, poses=tuple(p.pose(target) for p in placements), placements=tuple(placements),
+                  stray=stray_share(centreline_templates(hypothesis), placements, target))
     if checked.neighbour is not None and fit_px <= checked.neighbour_fit < checked.fit:  # H overtook its neighbour:
         # the neighbour is fitted from as many headings too
         again, found = retried(checked.neighbour, target, checked.neighbour_fit, [], apart=regroup)

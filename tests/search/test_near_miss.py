@@ -306,3 +306,11 @@ def test_two_crossing_shapes_are_fitted_each_on_the_ink_the_other_leaves():
     assert retried(h, target, fit, placements, apart=True)[0] == apart == retried(h, target, fit, [], apart=True)[0]
     one = ImageProgram(h.shapes[:1])
     assert explained_apart(one, target, *centreline_fit(one, target)) == centreline_fit(one, target)
+
+
+def test_ink_the_hypothesis_does_not_draw_is_its_stray_share():
+    pose = [Pose(-20.0, 15.0, 35.0, 110.0)]
+    assert check(H, make_target(render_program(H, pose)), False).stray <= 0.01  # H draws all of its own ink
+    longer = parse_image([["line_normal_1.000-0.500", "arc_normal_0.500_0.625-0.750", "line_normal_1.000-0.833",
+                           "line_normal_1.000-0.667", "arc_normal_0.500_0.625-0.750"]])  # H and one more action
+    assert check(H, make_target(render_program(longer, pose)), False).stray >= 0.05
