@@ -95,11 +95,10 @@ class SparseProblem:
         return f + r
 
 
-def _posed_coarse(template_: Template, place: Placement) -> np.ndarray:
-    """A template's coarse centreline points where `place` puts them in the image (px)."""
+def _posed(points: np.ndarray, place: Placement) -> np.ndarray:
+    """A template's points (its coarse centreline, its joints) where `place` puts them in the crop frame (px)."""
     cx, cy, a, b = place.affine()
-    return np.column_stack([cx + a * template_.coarse[:, 0] - b * template_.coarse[:, 1],
-                            cy - (b * template_.coarse[:, 0] + a * template_.coarse[:, 1])])
+    return np.column_stack([cx + a * points[:, 0] - b * points[:, 1], cy - (b * points[:, 0] + a * points[:, 1])])
 
 
 def stray_share(templates: list[Template], placements: list[Placement], target: Target) -> float:
@@ -111,7 +110,7 @@ def stray_share(templates: list[Template], placements: list[Placement], target: 
         return 0.0
     nearest = np.full(len(samples), np.inf)
     for tpl, place in zip(templates, placements):
-        pts = _posed_coarse(tpl, place)
+        pts = _posed(tpl.coarse, place)
         if len(pts) == 1:
             nearest = np.minimum(nearest, np.sqrt(((samples - pts[0]) ** 2).sum(-1)))
             continue
@@ -129,18 +128,13 @@ def unexplained_near_joints(
     """Per shape, per joint: the share of the sampled ink that lies farther than `far` px from every
     posed centreline and nearer to that joint than one unit of the shape's length (where an action is
     missing)."""
-    posed = []
-    for tpl, place in zip(templates, placements):
-        cx, cy, a, b = place.affine()
-        posed.append((tpl, place, cx, cy, a, b))
-    pts = np.concatenate([_posed_coarse(t, place) for t, place, *_ in posed])
+    pts = np.concatenate([_posed(tpl.coarse, place) for tpl, place in zip(templates, placements)])
     samples = target.samples
     nearest = np.sqrt(((samples[:, None, :] - pts[None]) ** 2).sum(-1)).min(axis=1)
     lost = samples[nearest > PEN_RADIUS_PX + far]
     out = []
-    for tpl, place, cx, cy, a, b in posed:
-        joints = np.column_stack([cx + a * tpl.joints[:, 0] - b * tpl.joints[:, 1],
-                                  cy - (b * tpl.joints[:, 0] + a * tpl.joints[:, 1])])
+    for tpl, place in zip(templates, placements):
+        joints = _posed(tpl.joints, place)
         if len(lost) == 0:
             out.append(np.zeros(len(joints)))
             continue
