@@ -105,8 +105,8 @@ HEADER = """\
 % error_nats(W) = log(|library| / NOISE), in centinats (solver/settings.py: LIBRARY_READINGS, NOISE),
 % and stroke_nats(W) = log 5, the basic generator's choice of a stroke type (spec §3.3), in centinats.
 %
-% Input (#defined): none.  Shows: nothing (defines info/2 for rule.lp, read_weight/3 and error_nats/1
-% for family.lp)
+% Input (#defined): none.  Shows: nothing (defines info/2 for rule.lp, read_weight/3, error_nats/1 and
+% stroke_nats/1 for family.lp)
 
 """
 
