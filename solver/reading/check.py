@@ -9,7 +9,7 @@ from dsl.canonical import same_image
 from dsl.features import remember_features
 from dsl.types import ImageProgram
 from search.categories import remember_categories
-from solver.reading.form import Formed, parts_agree, worst_explained_fit
+from solver.reading.form import Formed, parts_agree, strokes_of_set_a, voted_strokes, worst_explained_fit
 from solver.reading.jobs import Jobs, Stages
 from solver.reading.overlaid import overlaid_job, walked_on_writings, with_overlaid
 from solver.reading.readings import Perceived
@@ -59,12 +59,16 @@ def sure_neighbour(found: dict, context_fit: float) -> bool:
 
 
 def check_problem(perception, images, results, positives: int, negatives: int, formed: Formed, stages: Stages,
-                  context: list | None = None, submitted: Jobs | None = None) -> list[Perceived]:
+                  context: list | None = None, submitted: Jobs | None = None, vote: bool = True) -> list[Perceived]:
     """Step 3 of `solver.reading.pipeline`: set A explained by H reads as H, every other image is checked against
     H and its neighbours (`check_chunks`; a doubtful query is read in full here, in this process, while the
     workers check the others); what nothing explains is read in full. `context`: set A's stroke readings along H,
-    when already made; `submitted`: the Jobs holding the check jobs against H, when already handed out."""
-    hypothesis = formed.hypothesis
+    when already made; `submitted`: the Jobs holding the check jobs against H, when already handed out. When a
+    query's strokes read otherwise than H's, set A's are read along H; where set A votes for another stroke of one
+    action of H, each voting image reading H's other strokes firmly (`vote`, `solver.reading.form.voted_strokes`:
+    H read from one image took a stroke that image shows unclearly), H takes set A's strokes (`strokes_of_set_a`)
+    and the images are checked against it afresh."""
+    given, hypothesis = results, formed.hypothesis
     results = list(results)
     for k in formed.explained:  # set A draws H (within the noise): the images read otherwise too
         results[k] = Perceived(hypothesis, formed.checks[k].poses, None,
@@ -93,9 +97,13 @@ def check_problem(perception, images, results, positives: int, negatives: int, f
             with stages("check"):  # a query's strokes read otherwise than H's: how far do set A's stray? (read
                 # already when set A's strokes were read for H; kept for the walked-on loop's check, `_overlaid`)
                 if formed.strokes_read is None:
-                    formed = replace(formed, strokes_read=tuple(set_a_readings(
-                        perception, [images[j] for j in formed.explained], hypothesis,
-                        [formed.checks[j].placements for j in formed.explained])))
+                    readings = set_a_readings(perception, [images[j] for j in formed.explained], hypothesis,
+                                              [formed.checks[j].placements for j in formed.explained])
+                    if vote and voted_strokes(hypothesis, readings, alone=True) is not None:
+                        formed = strokes_of_set_a(perception, images, formed, readings=readings, alone=True)
+                        return check_problem(perception, images, given, positives, negatives, formed, stages,
+                                             vote=False)
+                    formed = replace(formed, strokes_read=tuple(readings))
                 context_margin = min(read.margin for _, read in formed.strokes_read)
         results[k] = judged_reading(decided, reading, hypothesis, context_margin)
         said = results[k].evidence if results[k] is not None else {}

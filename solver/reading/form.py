@@ -263,27 +263,45 @@ def quarter_arcs(program: ImageProgram) -> ImageProgram:
     return ImageProgram(tuple(shapes))
 
 
-def strokes_of_set_a(perception, images, formed: Formed, rounds: int = 3) -> Formed:
+def strokes_of_set_a(perception, images, formed: Formed, rounds: int = 3, readings: list | None = None,
+                     alone: bool = False) -> Formed:
     """H's strokes where set A shows them otherwise: H read from one image whose run of quarter arcs the decoder
-    read as one long arc carries that arc's stroke on every quarter (`quarter_arcs`), and each quarter has its own.
-    The decoder walking H at the set-A images' poses (`judged_readings`) names, per image, the action whose stroke
-    it doubts most and the stroke it prefers there (by more than STROKE_LOGP_SLACK); the change most images name
-    is taken when at least half of the images H explains name it (two quarters misread split the images between
-    them), and set A is read again (at most `rounds` changes). When the last reading names no change, it is set A's
-    reading along the final H, kept (`Formed.strokes_read`: the context margin of `check_problem` reads the same)."""
+    read as one long arc carries that arc's stroke on every quarter (`quarter_arcs`), and each quarter has its own;
+    a reading of one image may carry a wrong stroke whatever its arcs. The decoder walking H at the set-A images'
+    poses (`judged_readings`) names, per image, the action whose stroke it doubts most and the stroke it prefers
+    there; the change set A votes for (`voted_strokes`) is taken and set A is read again (at most `rounds` changes).
+    When the last reading names no change, it is set A's reading along the final H, kept (`Formed.strokes_read`: the
+    context margin of `check_problem` reads the same). `readings`: set A's readings along H, when made already;
+    `alone`: as `voted_strokes`'."""
     hypothesis = formed.hypothesis
     a = formed.explained
     for _ in range(rounds):
-        readings = judged_readings(perception.checkpoint, [images[k] for k in a], hypothesis,
-                                    fitted=[formed.checks[k].placements for k in a])
-        changed = [in_frame_of(hypothesis, reading.program) for _, reading in readings
-                   if reading.margin < -STROKE_LOGP_SLACK]
-        votes = [(sum(same_image(program, other) for other in changed), program) for program in changed]
-        named, best = max(votes, key=lambda vote: vote[0], default=(0, None))
-        if best is None or 2 * named < len(a):
+        if readings is None:
+            readings = judged_readings(perception.checkpoint, [images[k] for k in a], hypothesis,
+                                        fitted=[formed.checks[k].placements for k in a])
+        best = voted_strokes(hypothesis, readings, alone)
+        if best is None:
             return replace(formed, hypothesis=hypothesis, strokes_read=tuple(readings))
-        hypothesis = best
+        hypothesis, readings = best, None
     return replace(formed, hypothesis=hypothesis)
+
+
+def voted_strokes(hypothesis: ImageProgram, readings: list, alone: bool = False) -> ImageProgram | None:
+    """H with the one stroke changed that set A votes for, or None: each set-A image's reading along H
+    (`readings`: (poses, `perception.decode.StrokeReading`) each) names the change of its worst action when the
+    decoder prefers another stroke there by more than STROKE_LOGP_SLACK (`alone`: only when it is the one action
+    whose stroke it so doubts, H's other strokes read firmly: where H is read wrong in its geometry, set A's
+    strokes read along it are doubted at several actions each, and such doubt names no change); the change most
+    images name is voted for when at least half of them name it (two quarters misread split the images between
+    them)."""
+    def names(reading) -> bool:
+        return reading.margin < -STROKE_LOGP_SLACK and (
+            not alone or sum(margin < -STROKE_LOGP_SLACK for margin in reading.margins) == 1)
+
+    changed = [in_frame_of(hypothesis, reading.program) for _, reading in readings if names(reading)]
+    votes = [(sum(same_image(program, other) for other in changed), program) for program in changed]
+    named, best = max(votes, key=lambda vote: vote[0], default=(0, None))
+    return best if best is not None and 2 * named >= len(readings) else None
 
 
 def formed_after_reading(perception, images, positives: int, first: list, guesses: list, decoded: dict, results: list,
