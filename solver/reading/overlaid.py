@@ -22,7 +22,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from dsl.canonical import from_travel_form, travel_variants
+from dsl.canonical import from_travel_form, travel_key, travel_variants
 from dsl.types import DATASET_STROKE_TYPES, ImageProgram, Shape
 from dsl.walk import state_pose, variant_action, variant_starts
 from solver.reading.verdicts import in_frame_of, judged_readings
@@ -101,19 +101,41 @@ def overlaid_near_misses(checkpoint, set_a: list, judged: list, hypothesis: Imag
     """Per query (`queries`, H drawn at `q_poses` in each): (program, poses, margin) when it is a sure stroke near
     miss of H's `overlaid_writing` (its stroke margin along it below -STROKE_LOGP_SLACK and below set A's least margin
     along it by as much: the program is the writing with that action's stroke changed, drawn at `poses`), else None.
-    `judged`: (poses, reading) of each set-A image along H (`judged_readings`). Set A and the queries are read along
-    the writing in one batch."""
+    `judged`: (poses, reading) of each set-A image along H (`judged_readings`). A query is read along the writing at
+    H's pose and at every pose turned alike (`turned_alike`), the one where the writing's strokes are likeliest
+    taken: H's strokes may read alike turned round (square, zigzag, square, zigzag), and at the turn the query's pose
+    was judged the arc walked on may lie on another arc than in set A (generated seed 101555, ff_nact3_5_0029: a
+    positive query read at -19.9 nats there, as set A at the other turn). Turns whose strokes differ are not tried:
+    a negative read there hides its change (102111, ff_nact3_5_0011)."""
     found = overlaid_writing(checkpoint, set_a, judged, hypothesis)
     if found is None:
         return [None] * len(queries)
     s, v, writing = found
-    poses = [writing_poses(hypothesis, s, v, writing, p) for p in [p for p, _ in judged] + list(q_poses)]
-    readings = strokes_chunk((checkpoint, list(set_a) + list(queries), writing, poses))
-    context = min(min(reading.margin for reading in readings[:len(set_a)]), 0.0)
+    poses = [writing_poses(hypothesis, s, v, writing, p) for p, _ in judged]
+    context = min(min(reading.margin for reading in strokes_chunk((checkpoint, list(set_a), writing, poses))), 0.0)
+    turns = [[writing_poses(hypothesis, s, v, writing, alike) for alike in turned_alike(hypothesis, s, p)] for p in q_poses]
+    rows = [(image, p) for image, options in zip(queries, turns) for p in options]
+    readings = iter(strokes_chunk((checkpoint, [image for image, _ in rows], writing, [p for _, p in rows])))
     out = []
-    for reading, drawn in zip(readings[len(set_a):], poses[len(set_a):]):
+    for options in turns:
+        reading, drawn = max(((next(readings), p) for p in options), key=lambda found: found[0].logp)
         sure = reading.margin < -STROKE_LOGP_SLACK and reading.margin < context - STROKE_LOGP_SLACK
         out.append((in_frame_of(writing, reading.program), drawn, reading.margin) if sure else None)
+    return out
+
+
+def turned_alike(hypothesis: ImageProgram, s: int, poses: tuple) -> list[tuple]:
+    """H's poses in an image (`poses`) and every other pose at which H draws the same picture, strokes and all: shape s
+    started where each of its travel variants with the same moves, turns and strokes as H's shape starts (a circle of
+    quarter arcs stamped square, zigzag, square, zigzag, turned half round). The decoder cannot tell such poses apart
+    along H; at a turn whose strokes differ it can, and a query is not read there."""
+    shape = hypothesis.shapes[s]
+    variants = variant_starts(shape, poses[s])
+    written = travel_key(variants[0][0])
+    out = [tuple(poses)]
+    for v, (variant, start) in enumerate(variants):
+        if v and travel_key(variant) == written:
+            out.append(tuple(poses[:s]) + (state_pose(start, shape),) + tuple(poses[s + 1:]))
     return out
 
 

@@ -1,16 +1,19 @@
 """A loop of arcs walked on past its start: the queries taken as H checked against H walked on by one arc, the
 strokes laid over each other read from set A (`solver.reading.overlaid`)."""
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
+from dsl.canonical import same_image
 from dsl.raster import render_program
 from dsl.syntax import parse_image
 from dsl.turtle import execute_shape
 from dsl.types import Pose
 from search.near_miss import check
 from search.template import make_target
-from solver.reading.overlaid import overlaid_job, walked_on_writings, writing_poses
+from solver.reading.overlaid import overlaid_job, turned_alike, walked_on_writings, writing_poses
 from solver.reading.verdicts import judged_readings
 
 
@@ -62,3 +65,51 @@ def test_a_stroke_changed_under_the_arc_walked_on_is_a_near_miss(seed):
 
 def test_a_circle_drawn_once_keeps_its_positive_queries():
     assert overlaid_job(_problem(H, [H, H], 2)) == [None, None]
+
+
+# generated seed 101555, ff_nact3_5_0029: H's strokes (square, zigzag, square, zigzag) read alike turned half round
+TWOFOLD_H = _circle("square", "zigzag", "square", "zigzag")
+
+
+def _same_poses(poses, other) -> bool:
+    return all(np.allclose([p.x, p.y, p.heading % 360, p.scale], [q.x, q.y, q.heading % 360, q.scale], atol=1e-6)
+               for p, q in zip(poses, other))
+
+
+def test_only_the_poses_where_h_draws_the_same_picture_strokes_and_all_are_turned_alike():
+    pose = (Pose(-40, 10, 70, 110),)
+    turns = turned_alike(TWOFOLD_H, 0, pose)
+    assert len(turns) == 2 and turns[0] == pose  # the pose judged, and the circle started half round
+    joints = execute_shape(TWOFOLD_H.shapes[0], pose[0], magnifier=False).end_points
+    drawn = execute_shape(TWOFOLD_H.shapes[0], turns[1][0], magnifier=False).end_points
+    assert not np.allclose(drawn[0], joints[0], atol=1e-3)  # it starts elsewhere, on the same circle
+    for x, y in drawn:
+        assert np.min(np.hypot(joints[:, 0] - x, joints[:, 1] - y)) < 1e-6
+    assert len(turned_alike(_circle("square", "square", "square", "square"), 0, pose)) == 4
+    assert turned_alike(H, 0, pose) == [pose]  # four strokes: no turn draws the same
+    hook = parse_image([["line_normal_1.000-0.500", "arc_normal_0.500_0.625-0.500"]])
+    assert turned_alike(hook, 0, pose) == [pose]
+
+
+def test_a_query_is_read_along_the_writing_at_the_turn_alike_where_its_strokes_are_likeliest(monkeypatch):
+    """The decoder faked: it reads the writing well where the arc walked on lies where set A shows it (the query's
+    pose turned half round from the one judged along H), badly elsewhere; a query read badly at both is a near miss."""
+    import solver.reading.overlaid as overlaid
+
+    s, v, writing, _ = walked_on_writings(TWOFOLD_H)[0]
+    monkeypatch.setattr(overlaid, "overlaid_writing", lambda *args: (s, v, writing))
+    judged = (Pose(-40, 10, 70, 110),)
+    right = writing_poses(TWOFOLD_H, s, v, writing, turned_alike(TWOFOLD_H, s, judged)[1])
+
+    def read(job):
+        _, images, _, poses = job
+        return [SimpleNamespace(margin=3.0, logp=-1.0, program=writing) if image != "negative" and
+                (image == "a" or _same_poses(drawn, right)) else SimpleNamespace(margin=-20.0, logp=-30.0, program=writing)
+                for image, drawn in zip(images, poses)]
+
+    monkeypatch.setattr(overlaid, "strokes_chunk", read)
+    set_a = [((Pose(0, 0, 0, 100),), None)] * 6
+    found = overlaid.overlaid_near_misses(None, ["a"] * 6, set_a, TWOFOLD_H, ["positive", "negative"], [judged, judged])
+    assert found[0] is None  # read at the turn alike where the writing's strokes are likeliest
+    program, drawn, margin = found[1]
+    assert margin == -20.0 and same_image(program, writing)
