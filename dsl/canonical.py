@@ -214,11 +214,11 @@ def _variant_key(segments: list[Segment], ignore_strokes: bool) -> tuple:
     return tuple(_segment_key(s, ignore_strokes) for s in segments)
 
 
-def travel_key(segments: list[Segment], ignore_strokes: bool = False) -> tuple:
+def travel_key(segments: list[Segment]) -> tuple:
     """A key of one travel form as written (its moves, turns and strokes in order, from its start): two travel
     variants of a shape with the same key draw the same picture from their starts (a circle of quarter arcs stamped
     alike started a quarter on), where `shape_key` is the same for every variant."""
-    return _variant_key(segments, ignore_strokes)
+    return _variant_key(segments, ignore_strokes=False)
 
 
 def canonical_shape(shape: Shape, ignore_strokes: bool = False) -> Shape:

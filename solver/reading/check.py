@@ -9,7 +9,7 @@ from dsl.canonical import same_image
 from dsl.features import remember_features
 from dsl.types import ImageProgram
 from search.categories import remember_categories
-from solver.reading.form import Formed, parts_agree, strokes_of_set_a, voted_strokes, worst_explained_fit
+from solver.reading.form import Formed, parts_agree, strokes_of_set_a, worst_explained_fit
 from solver.reading.jobs import Jobs, Stages
 from solver.reading.overlaid import overlaid_job, walked_on_writings, with_overlaid
 from solver.reading.readings import Perceived
@@ -99,11 +99,13 @@ def check_problem(perception, images, results, positives: int, negatives: int, f
                 if formed.strokes_read is None:
                     readings = set_a_readings(perception, [images[j] for j in formed.explained], hypothesis,
                                               [formed.checks[j].placements for j in formed.explained])
-                    if vote and voted_strokes(hypothesis, readings, alone=True) is not None:
+                    if not vote:
+                        formed = replace(formed, strokes_read=tuple(readings))
+                    else:  # H as set A votes (itself, readings kept, where no change is voted)
                         formed = strokes_of_set_a(perception, images, formed, readings=readings, alone=True)
-                        return check_problem(perception, images, given, positives, negatives, formed, stages,
-                                             vote=False)
-                    formed = replace(formed, strokes_read=tuple(readings))
+                        if formed.hypothesis is not hypothesis:
+                            return check_problem(perception, images, given, positives, negatives, formed, stages,
+                                                 vote=False)
                 context_margin = min(read.margin for _, read in formed.strokes_read)
         results[k] = judged_reading(decided, reading, hypothesis, context_margin)
         said = results[k].evidence if results[k] is not None else {}

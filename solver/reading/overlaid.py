@@ -101,21 +101,21 @@ def overlaid_near_misses(checkpoint, set_a: list, judged: list, hypothesis: Imag
     """Per query (`queries`, H drawn at `q_poses` in each): (program, poses, margin) when it is a sure stroke near
     miss of H's `overlaid_writing` (its stroke margin along it below -STROKE_LOGP_SLACK and below set A's least margin
     along it by as much: the program is the writing with that action's stroke changed, drawn at `poses`), else None.
-    `judged`: (poses, reading) of each set-A image along H (`judged_readings`). A query is read along the writing at
-    H's pose and at every pose turned alike (`turned_alike`), the one where the writing's strokes are likeliest
-    taken: H's strokes may read alike turned round (square, zigzag, square, zigzag), and at the turn the query's pose
-    was judged the arc walked on may lie on another arc than in set A (generated seed 101555, ff_nact3_5_0029: a
-    positive query read at -19.9 nats there, as set A at the other turn). Turns whose strokes differ are not tried:
-    a negative read there hides its change (102111, ff_nact3_5_0011)."""
+    `judged`: (poses, reading) of each set-A image along H (`judged_readings`). Set A and the queries are read along
+    the writing in one batch, a query at H's pose and at every pose turned alike (`turned_alike`), the one where the
+    writing's strokes are likeliest taken: H's strokes may read alike turned round (square, zigzag, square, zigzag),
+    and at the turn the query's pose was judged the arc walked on may lie on another arc than in set A (generated seed
+    101555, ff_nact3_5_0029: a positive query read at -19.9 nats there, as set A at the other turn). Turns whose
+    strokes differ are not tried: a negative read there hides its change (102111, ff_nact3_5_0011)."""
     found = overlaid_writing(checkpoint, set_a, judged, hypothesis)
     if found is None:
         return [None] * len(queries)
     s, v, writing = found
-    poses = [writing_poses(hypothesis, s, v, writing, p) for p, _ in judged]
-    context = min(min(reading.margin for reading in strokes_chunk((checkpoint, list(set_a), writing, poses))), 0.0)
     turns = [[writing_poses(hypothesis, s, v, writing, alike) for alike in turned_alike(hypothesis, s, p)] for p in q_poses]
-    rows = [(image, p) for image, options in zip(queries, turns) for p in options]
+    rows = [(image, writing_poses(hypothesis, s, v, writing, p)) for image, (p, _) in zip(set_a, judged)]
+    rows += [(image, p) for image, options in zip(queries, turns) for p in options]
     readings = iter(strokes_chunk((checkpoint, [image for image, _ in rows], writing, [p for _, p in rows])))
+    context = min(min(next(readings).margin for _ in set_a), 0.0)
     out = []
     for options in turns:
         reading, drawn = max(((next(readings), p) for p in options), key=lambda found: found[0].logp)
