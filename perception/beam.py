@@ -43,16 +43,23 @@ class Hypothesis:
 def prepare(images: list[np.ndarray]) -> dict[str, torch.Tensor]:
     """uint8 greyscale images (any size; 512 px framing assumed) -> the decoder's inputs. An image passed
     more than once (the same array) is prepared once."""
+    inputs, rows = prepare_distinct(images)
+    if len(rows) == len(inputs["box"]):
+        return inputs
+    return {key: value[rows] for key, value in inputs.items()}
+
+
+def prepare_distinct(images: list[np.ndarray]) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
+    """`prepare`'s inputs of each distinct image (the same array passed again is one), and the row of each of
+    `images` in them: views index the inputs by row (`owner`), so an image judged at many poses is not copied
+    for each (a 512 x 512 float image is 1 MB)."""
     first: dict[int, int] = {}
     index = [first.setdefault(id(im), len(first)) for im in images]
     grey = [_as_official(np.asarray(im)) for im in {id(im): im for im in images}.values()]
     image = torch.from_numpy(np.stack([255 - g for g in grey]))[:, None].float() / 255.0
     crop = torch.from_numpy(np.stack([prepare_image(g, CANVAS)[0] for g in grey]))[:, None]
     box = torch.tensor([crop_box(g) for g in grey], dtype=torch.float32)
-    if len(grey) == len(images):
-        return {"image": image, "crop": crop, "box": box}
-    rows = torch.tensor(index)
-    return {"image": image[rows], "crop": crop[rows], "box": box[rows]}
+    return {"image": image, "crop": crop, "box": box}, torch.tensor(index)
 
 
 def _crops_pooled(model: Decoder, inputs: dict) -> dict:
@@ -288,9 +295,10 @@ def teacher_forced(model: Decoder, images: list[np.ndarray], steps: list[dict], 
     heaviest components of the turn / length / curvature / radius heads; and each action's stroke log-probabilities
     (`stroke_logp`). `strokes_only`: the stroke types and their log-probabilities only (the other heads are not run;
     the walk, and so the strokes' outputs, are the same)."""
-    cfg, inputs = model.config, _crops_pooled(model, prepare(images))
+    inputs, rows = prepare_distinct(images)
+    cfg, inputs = model.config, _crops_pooled(model, inputs)
     n = len(images)
-    boxes = [tuple(b) for b in inputs["box"].tolist()]
+    boxes = [tuple(inputs["box"][r].tolist()) for r in rows.tolist()]
     states = [null_state(b) for b in boxes]
     canvases = [Image.new("L", (CANVAS, CANVAS), 0) for _ in range(n)]
     h = torch.zeros(1, n, cfg.hidden)
@@ -306,7 +314,7 @@ def teacher_forced(model: Decoder, images: list[np.ndarray], steps: list[dict], 
         idx = torch.tensor(alive)
         prev = (torch.full((len(alive),), -1), torch.full((len(alive),), -1), torch.zeros(len(alive), 4), torch.zeros(len(alive), 4)) \
             if t == 0 else tuple(p[idx, t - 1] for p in tokens)
-        ctx, _, _, hs, here = _look(model, inputs, idx, [states[i] for i in alive], [canvases[i] for i in alive],
+        ctx, _, _, hs, here = _look(model, inputs, rows[idx], [states[i] for i in alive], [canvases[i] for i in alive],
                                     prev, (lstm_state[0][:, idx], lstm_state[1][:, idx]), t == 0, gain)
         lstm_state[0][:, idx], lstm_state[1][:, idx] = hs
         kinds = None if strokes_only else model.kind_dist(ctx).logits.argmax(-1).tolist()
@@ -319,7 +327,7 @@ def teacher_forced(model: Decoder, images: list[np.ndarray], steps: list[dict], 
             act = torch.tensor(a_rows)
             strips = torch.tensor([segment_middle(here[r], segments[r], walked[r][0]) for r in a_rows], dtype=torch.float32)
             u = torch.tensor([here[r].u for r in a_rows], dtype=torch.float32)
-            feats = model.strip_features(inputs["image"], idx[act], strips, u)
+            feats = model.strip_features(inputs["image"], rows[idx[act]], strips, u)
             a_ctx, a_kind, a_val = ctx[act], true_kind[act], values[act]
             stroke_logits = model.stroke_logits(a_ctx, a_kind, a_val, feats)
             strokes = stroke_logits.argmax(-1).tolist()
