@@ -35,12 +35,13 @@ from __future__ import annotations
 import numpy as np
 
 from solver.reading.check import check_problem
-from solver.reading.form import decoded_and_formed, formed_after_reading, formed_from, free_form_proposed
+from solver.reading.form import decoded_and_formed, formed_after_reading, formed_from, free_form_proposed, strokes_of_set_a
 from solver.reading.jobs import Stages
-from solver.reading.library import library_drawn, library_first, library_problem, library_sure
+from solver.reading.library import library_drawn, library_first, library_problem, library_sure, stamped
 from solver.reading.plans import classifier_confidence
 from solver.reading.readings import Perceived
-from solver.settings import DECODE_FIRST, FORM_BEAM
+from solver.reading.verdicts import set_a_readings
+from solver.settings import DECODE_FIRST, FORM_BEAM, STROKE_LOGP_SLACK
 
 
 def perceive_problem(perception, images: list[np.ndarray], positives: int, negatives: int, stages: Stages) -> list[Perceived]:
@@ -107,6 +108,29 @@ def perceive_free_form(perception, images: list[np.ndarray], positives: int, neg
     if not free_form_proposed(decoded):
         return None
     formed = formed_from(perception, images, positives, {k: props[0].program for k, props in decoded.items() if props}, stages)
+    if formed is not None and stamped(formed.hypothesis):
+        with stages("check"):
+            formed = strokes_shared(perception, images, formed)
     if formed is None:
         return None
     return check_problem(perception, images, [None] * len(images), positives, negatives, formed, stages)
+
+
+def strokes_shared(perception, images: list[np.ndarray], formed):
+    """`formed` with its strokes as set A votes for them (`solver.reading.form.strokes_of_set_a`, each voting image
+    doubting that one action), or None where set A does not share them: more than half of the set-A images H explains
+    read H's strokes otherwise (the decoder walking H at their poses prefers another stroke for some action by more
+    than STROKE_LOGP_SLACK). H drawn with stamps was read from one image; its geometry fits set A, its strokes are that
+    image's. A free-form problem's set A shares them; the basic generator draws a library shape's actions in strokes
+    drawn afresh for each image (spec 3.3), and a second look (`perceive_free_form`) that takes one image's strokes
+    as H's gives a stroke-sequence rule every other positive query breaks: generated seed 102666, where
+    bd_closed_circle-symm_trans_turtle_0000's H (a circle of four circle-stamped arcs, one of four triangle-stamped
+    ones) had all five set-A images it explains reject its strokes at 2-7 of 8 actions (-13.5 to -31.5 nats), and a
+    positive query was taken for B."""
+    readings = set_a_readings(perception, [images[k] for k in formed.explained], formed.hypothesis,
+                              [formed.checks[k].placements for k in formed.explained])
+    formed = strokes_of_set_a(perception, images, formed, readings=readings, alone=True)
+    if formed.strokes_read is None:  # set A voted for a change in each of its rounds
+        return formed
+    rejecting = sum(reading.margin < -STROKE_LOGP_SLACK for _, reading in formed.strokes_read)
+    return None if 2 * rejecting > len(formed.strokes_read) else formed

@@ -31,11 +31,11 @@ from pathlib import Path
 import numpy as np
 
 from dsl.dataset import DatasetError, Problem, load_problem, read_programs
-from dsl.types import ImageProgram
+from dsl.types import ImageProgram, StrokeType
 from solver.explaining import ReportImage, rule_shapes
 from solver.induction import DEFAULT_MAX_RULES, DEFAULT_TIME_LIMIT, attribute_source
 from solver.reading import PRODUCT, readable_weighting, stamped, unreadable_reason
-from solver.settings import READ_THREADS
+from solver.settings import MIN_A_EXPLAINED, READ_THREADS, SHARED_STAMPS
 from solver.solving.confidence import attributes_tested, context_errors, disputed_attributes, query_confidences
 from solver.solving.programs import solve_programs
 from solver.solving.types import ProblemInput, Solution
@@ -131,11 +131,12 @@ def _solved_images(loaded: list, names: list[str], perception, positives: int, n
     induced = time.perf_counter()
     solution = _solved(programs, errors, False, time_limit, max_rules, positives, negatives, switches.posterior)
     stages["induce"] = round(time.perf_counter() - induced, 4)
-    is_stamped = _stamped_sequence(solution.rule)
+    stamped_a = _stamped_sequence(solution.rule) or _shared_stamps(programs[:positives])
     if hasattr(perception, "perceive_free_form") and _read_as_library(evidence, positives) and (
-            context_errors(solution) or is_stamped):
-        # the library readings leave context images unexplained, or their rule fixes stamped strokes (which only a
-        # free-form problem's set A shares): is set A one free-form program after all?
+            context_errors(solution) or stamped_a):
+        # the library readings leave context images unexplained, or their rule fixes stamped strokes, or set A's
+        # readings share a shape's stamps (which only a free-form problem's set A does): is set A one free-form
+        # program after all?
         again = _perceived(names, loaded, perception, stages, positives, negatives, free_form=True)
         if again is not None:
             again_errors = [*(notes or ()), *again[2]]
@@ -144,7 +145,7 @@ def _solved_images(loaded: list, names: list[str], perception, positives: int, n
                                    switches.posterior)
             stages["induce"] = round(stages["induce"] + time.perf_counter() - induced, 4)
             if context_errors(solved_again) < context_errors(solution) or (
-                    is_stamped and context_errors(solved_again) <= context_errors(solution)):
+                    stamped_a and context_errors(solved_again) <= context_errors(solution)):
                 (programs, shown, _, evidence), errors, solution = again, again_errors, solved_again
     # the confidence of each label from the evidence (`solver.solving.confidence`); without it, the vote's share
     confidence, features = (query_confidences(solution, evidence[context:]) if switches.confidence
@@ -210,6 +211,25 @@ def _stamped_sequence(rule) -> bool:
         return False
     return any(stamped(ImageProgram(rule_shapes(literal))) for literal in rule.literals
                if literal.family.is_sequence and not literal.negated)
+
+
+def _shared_stamps(programs: list) -> bool:
+    """Whether set A's readings share stamps as only a free-form problem's set A does: at least MIN_A_EXPLAINED of
+    them each have a shape whose stamped or zigzag strokes, SHARED_STAMPS or more, are the same (as a multiset: a
+    library reading may write a shape from another start). The basic and abstract generators draw each action's
+    stroke afresh per image (spec 3.3-3.4). Read as library shapes, a free-form problem whose two shapes the
+    classifier names (a bird and a square, generated seed 102777's ff_nact4_4_0002) gives a shape-category rule set
+    B does not break (its near misses change a shape's geometry) while a query's changed stroke does not count."""
+    counts: dict = {}
+    for program in programs:
+        for key in {_stamps(shape) for shape in (program.shapes if program is not None else ())}:
+            if len(key) >= SHARED_STAMPS:
+                counts[key] = counts.get(key, 0) + 1
+    return max(counts.values(), default=0) >= MIN_A_EXPLAINED
+
+
+def _stamps(shape) -> tuple:
+    return tuple(sorted(action.stroke.value for action in shape.actions if action.stroke is not StrokeType.NORMAL))
 
 
 def _read_as_library(evidence: list, positives: int) -> bool:
