@@ -298,7 +298,8 @@ def teacher_forced(model: Decoder, images: list[np.ndarray], steps: list[dict], 
     inputs, rows = prepare_distinct(images)
     cfg, inputs = model.config, _crops_pooled(model, inputs)
     n = len(images)
-    boxes = [tuple(inputs["box"][r].tolist()) for r in rows.tolist()]
+    distinct_boxes = inputs["box"].tolist()
+    boxes = [tuple(distinct_boxes[r]) for r in rows.tolist()]
     states = [null_state(b) for b in boxes]
     canvases = [Image.new("L", (CANVAS, CANVAS), 0) for _ in range(n)]
     h = torch.zeros(1, n, cfg.hidden)

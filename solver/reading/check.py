@@ -9,12 +9,12 @@ from dsl.canonical import same_image
 from dsl.features import remember_features
 from dsl.types import ImageProgram
 from search.categories import remember_categories
-from solver.reading.form import Formed, parts_agree, strokes_of_set_a, worst_explained_fit
+from solver.reading.form import Formed, parts_agree, set_a_along_h, worst_explained_fit
 from solver.reading.jobs import Jobs, Stages
 from solver.reading.overlaid import overlaid_job, walked_on_writings, with_overlaid
 from solver.reading.readings import Perceived
 from solver.reading.switches import PRODUCT
-from solver.reading.verdicts import check_chunks, judged_reading, set_a_readings, submit_checks
+from solver.reading.verdicts import check_chunks, judged_reading, submit_checks
 from solver.settings import CHECKED_READ_BEAM, LEVEL_PX, STRAY_SHARE, STROKE_LOGP_SLACK, SURE_NEIGHBOUR_MARGIN_PX
 
 
@@ -96,16 +96,11 @@ def check_problem(perception, images, results, positives: int, negatives: int, f
         if k in queries and context_margin is None and reading is not None and reading.margin < -STROKE_LOGP_SLACK:
             with stages("check"):  # a query's strokes read otherwise than H's: how far do set A's stray? (read
                 # already when set A's strokes were read for H; kept for the walked-on loop's check, `_overlaid`)
-                if formed.strokes_read is None:
-                    readings = set_a_readings(perception, [images[j] for j in formed.explained], hypothesis,
-                                              [formed.checks[j].placements for j in formed.explained])
-                    if not vote:
-                        formed = replace(formed, strokes_read=tuple(readings))
-                    else:  # H as set A votes (itself, readings kept, where no change is voted)
-                        formed = strokes_of_set_a(perception, images, formed, readings=readings, alone=True)
-                        if formed.hypothesis is not hypothesis:
-                            return check_problem(perception, images, given, positives, negatives, formed, stages,
-                                                 vote=False)
+                if formed.strokes_read is None:  # H as set A votes (itself, readings kept, where no change is voted)
+                    formed = set_a_along_h(perception, images, formed, vote)
+                    if formed.hypothesis is not hypothesis:
+                        return check_problem(perception, images, given, positives, negatives, formed, stages,
+                                             vote=False)
                 context_margin = min(read.margin for _, read in formed.strokes_read)
         results[k] = judged_reading(decided, reading, hypothesis, context_margin)
         said = results[k].evidence if results[k] is not None else {}

@@ -18,7 +18,7 @@ from search.template import make_target
 from solver.reading.jobs import Jobs, Stages
 from solver.reading.readings import PerceptionError
 from solver.reading.traced import free_form_reading, grid_share
-from solver.reading.verdicts import check_job, in_frame_of, judged_readings, submit_checks
+from solver.reading.verdicts import check_job, in_frame_of, judged_readings, set_a_readings, submit_checks
 from solver.settings import FORM_BEAM, FORM_GRID_SHARE, LEVEL_PX, MIN_A_EXPLAINED, STROKE_LOGP_SLACK
 
 
@@ -284,6 +284,17 @@ def strokes_of_set_a(perception, images, formed: Formed, rounds: int = 3, readin
             return replace(formed, hypothesis=hypothesis, strokes_read=tuple(readings))
         hypothesis, readings = best, None
     return replace(formed, hypothesis=hypothesis)
+
+
+def set_a_along_h(perception, images, formed: Formed, vote: bool = True) -> Formed:
+    """`formed` with set A's strokes read along H in the worker processes (`set_a_readings`, from the placements its
+    checks fitted) and, with `vote`, H's strokes as set A votes for them (`strokes_of_set_a`, each voting image
+    doubting that one action: `alone`); `Formed.strokes_read` holds the readings along the final H."""
+    a = formed.explained
+    readings = set_a_readings(perception, [images[k] for k in a], formed.hypothesis, [formed.checks[k].placements for k in a])
+    if not vote:
+        return replace(formed, strokes_read=tuple(readings))
+    return strokes_of_set_a(perception, images, formed, readings=readings, alone=True)
 
 
 def voted_strokes(hypothesis: ImageProgram, readings: list, alone: bool = False) -> ImageProgram | None:

@@ -35,12 +35,11 @@ from __future__ import annotations
 import numpy as np
 
 from solver.reading.check import check_problem
-from solver.reading.form import decoded_and_formed, formed_after_reading, formed_from, free_form_proposed, strokes_of_set_a
+from solver.reading.form import decoded_and_formed, formed_after_reading, formed_from, free_form_proposed, set_a_along_h
 from solver.reading.jobs import Stages
 from solver.reading.library import library_drawn, library_first, library_problem, library_sure, stamped
 from solver.reading.plans import classifier_confidence
 from solver.reading.readings import Perceived
-from solver.reading.verdicts import set_a_readings
 from solver.settings import DECODE_FIRST, FORM_BEAM, STROKE_LOGP_SLACK
 
 
@@ -117,8 +116,7 @@ def perceive_free_form(perception, images: list[np.ndarray], positives: int, neg
 
 
 def strokes_shared(perception, images: list[np.ndarray], formed):
-    """`formed` with its strokes as set A votes for them (`solver.reading.form.strokes_of_set_a`, each voting image
-    doubting that one action), or None where set A does not share them: more than half of the set-A images H explains
+    """`formed` with its strokes as set A votes for them (`solver.reading.form.set_a_along_h`), or None where set A does not share them: more than half of the set-A images H explains
     read H's strokes otherwise (the decoder walking H at their poses prefers another stroke for some action by more
     than STROKE_LOGP_SLACK). H drawn with stamps was read from one image; its geometry fits set A, its strokes are that
     image's. A free-form problem's set A shares them; the basic generator draws a library shape's actions in strokes
@@ -127,9 +125,7 @@ def strokes_shared(perception, images: list[np.ndarray], formed):
     bd_closed_circle-symm_trans_turtle_0000's H (a circle of four circle-stamped arcs, one of four triangle-stamped
     ones) had all five set-A images it explains reject its strokes at 2-7 of 8 actions (-13.5 to -31.5 nats), and a
     positive query was taken for B."""
-    readings = set_a_readings(perception, [images[k] for k in formed.explained], formed.hypothesis,
-                              [formed.checks[k].placements for k in formed.explained])
-    formed = strokes_of_set_a(perception, images, formed, readings=readings, alone=True)
+    formed = set_a_along_h(perception, images, formed)
     if formed.strokes_read is None:  # set A voted for a change in each of its rounds
         return formed
     rejecting = sum(reading.margin < -STROKE_LOGP_SLACK for _, reading in formed.strokes_read)

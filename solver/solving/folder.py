@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import os
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -220,11 +221,8 @@ def _shared_stamps(programs: list) -> bool:
     stroke afresh per image (spec 3.3-3.4). Read as library shapes, a free-form problem whose two shapes the
     classifier names (a bird and a square, generated seed 102777's ff_nact4_4_0002) gives a shape-category rule set
     B does not break (its near misses change a shape's geometry) while a query's changed stroke does not count."""
-    counts: dict = {}
-    for program in programs:
-        for key in {_stamps(shape) for shape in (program.shapes if program is not None else ())}:
-            if len(key) >= SHARED_STAMPS:
-                counts[key] = counts.get(key, 0) + 1
+    counts = Counter(key for program in programs if program is not None
+                     for key in {_stamps(shape) for shape in program.shapes} if len(key) >= SHARED_STAMPS)
     return max(counts.values(), default=0) >= MIN_A_EXPLAINED
 
 

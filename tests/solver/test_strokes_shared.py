@@ -10,24 +10,17 @@ from types import SimpleNamespace
 
 from dsl.canonical import same_image
 from dsl.syntax import parse_image
-from solver.reading import pipeline
+from solver.reading import form
 from solver.reading.form import Formed
 from solver.reading.pipeline import strokes_shared
 from solver.solving.folder import _shared_stamps
 
 from tests.solver.test_hypotheses import H, ZIGZAG
-from tests.solver.test_voted_strokes import TRIANGLE
-
-
-def _read(margin: float, program, doubted: int = 1) -> tuple:
-    """A set-A image's stroke reading along H: its worst margin, the program it prefers, and at how many of H's five
-    actions it prefers another stroke by more than STROKE_LOGP_SLACK."""
-    margins = (margin,) * doubted + (6.0,) * (5 - doubted) if margin < 0 else (margin,) * 5
-    return ("poses", SimpleNamespace(margin=margin, program=program, margins=margins))
+from tests.solver.test_voted_strokes import TRIANGLE, _read
 
 
 def _shared(monkeypatch, hypothesis, readings):
-    monkeypatch.setattr(pipeline, "set_a_readings", lambda perception, images, hypothesis, fitted: readings)
+    monkeypatch.setattr(form, "set_a_readings", lambda perception, images, hypothesis, fitted: readings)
     checks = [SimpleNamespace(placements=()) for _ in readings]
     return strokes_shared(SimpleNamespace(checkpoint=None), [None] * len(readings),
                           Formed(hypothesis, list(range(len(readings))), checks))
