@@ -99,16 +99,20 @@ def _checked_candidates(perception, images, positives: int, programs: list, seen
 
 def _chosen(perception, images, positives: int, checked: list, stages: Stages, more=None) -> Formed | None:
     """Of the candidates (hypothesis, its guessed quarter-arc strokes, its checks on set A), the one that explains
-    the most set-A images (ties: the lower total fit, then the first), if it explains at least MIN_A_EXPLAINED;
-    with its strokes read from set A where they are a guess (`strokes_of_set_a`). Else None. `more`: a callable
-    giving more candidates alike (the readings of the set-A images not decoded yet, `_more_readings`), asked for
-    when the best so far fits set A as a hypothesis worth completing does (`search.completion.worth_trying`:
-    worse on average than COMPLETION_ABOVE_PX, where most true programs fit better) or is two shapes set A's ink
-    does not bear out (`_best`), and chosen among with the rest."""
+    the most set-A images (ties: the lower total fit, then the first), or its `corners` where one explains more or as
+    many and fits closer, if it explains at least MIN_A_EXPLAINED; with its strokes read from set A where they are a
+    guess (`strokes_of_set_a`). Else None. `more`: a callable giving more candidates alike (the readings of the set-A
+    images not decoded yet, `_more_readings`), asked for when the best so far fits set A as a hypothesis worth
+    completing does (`search.completion.worth_trying`: worse on average than COMPLETION_ABOVE_PX, where most true
+    programs fit better) or is two shapes set A's ink does not bear out (`_best`), and chosen among with the
+    rest."""
     best = _best(checked, positives)
     if more is not None and len(best[3]) >= MIN_A_EXPLAINED and (
             worth_trying([x.fit for x in best[4]]) or not parts_agree(best[1], best[4])):
         best = _best(checked + more(), positives)
+    cornered = _cornered(perception, images, positives, best[1], best[2], stages)
+    if cornered:  # H drawn with a corner where it reads an arc between two lines, taken where set A says so
+        best = _best([(best[1], best[2], best[4])] + cornered, positives)
     _, hypothesis, split, explained, on_a = best
     if len(explained) < MIN_A_EXPLAINED:
         return None
@@ -119,6 +123,43 @@ def _chosen(perception, images, positives: int, checked: list, stages: Stages, m
         with stages("check"):
             formed = strokes_of_set_a(perception, images, formed, rounds=split + added + 1)
     return formed
+
+
+def corners(program: ImageProgram) -> list[ImageProgram]:
+    """`program` with one of its arcs read between two lines, straight on into it and out of it, drawn as a corner
+    instead: the next line turns by the arc's angle (one variant per such arc). The decoder may read a sharp corner
+    of two stamped lines as a quarter arc between them (the stamps round it): generated ff seed 103111, the
+    two-shape problems ff_nact3_3_0042 and ff_nact2_5_0018, whose H drew such an arc where the generator turned by
+    90 degrees; set A's centreline fit tells the two apart (summed over set A 5.04 -> 3.31 px and 4.50 -> 2.65 px
+    with the corner) and `_best` chooses between them as between any two readings."""
+    variants = []
+    for s, shape in enumerate(program.shapes):
+        actions = shape.actions
+        for i in range(1, len(actions) - 1):
+            before, arc, after = actions[i - 1:i + 2]
+            if before.is_line and not arc.is_line and after.is_line and arc.turn == 0.0 and after.turn == 0.0:
+                drawn = Shape(actions[:i] + (replace(after, turn=arc.angle),) + actions[i + 2:])
+                variants.append(ImageProgram(program.shapes[:s] + (drawn,) + program.shapes[s + 1:]))
+    return variants
+
+
+def _cornered(perception, images, positives: int, hypothesis: ImageProgram, split: int, stages: Stages) -> list:
+    """The `corners` of H (`hypothesis`, `split` of its quarter arcs' strokes a guess) that are free-form, each
+    checked on set A -> [(program, split, checks)]. Only H's: another reading drawn with a corner may draw what H
+    draws at another scale (an L of two unit lines, where H's arms are two lines each in different strokes: generated
+    seed 103333, ff_nact4_5_0018), and fit set A as closely to within noise."""
+    variants: dict = {}  # key -> (hypothesis, guessed strokes)
+    for variant in corners(hypothesis):
+        found = _candidate(variant)
+        if found is not None and found[0] != image_key(hypothesis):
+            variants.setdefault(found[0], (found[1], split))
+    if not variants:
+        return []
+    with stages("check"):
+        checks = perception.map(check_job, [(images[k], program, False) for program, _ in variants.values()
+                                            for k in range(positives)])
+    return [(program, split, checks[c * positives:(c + 1) * positives])
+            for c, (program, split) in enumerate(variants.values())]
 
 
 def _best(checked: list, positives: int) -> tuple:

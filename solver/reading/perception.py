@@ -291,11 +291,12 @@ class PixelPerception:
         finally:
             self.stage_seconds, self.stage_cpu_seconds = stages.seconds, stages.cpu_seconds
 
-    def perceive_free_form(self, images: list[np.ndarray], positives: int, negatives: int = 0) -> list[Perceived] | None:
+    def perceive_free_form(self, images: list[np.ndarray], positives: int, negatives: int = 0,
+                           besides: ImageProgram | None = None) -> list[Perceived] | None:
         """The problem's images perceived as one free-form program and its near misses, every set-A image decoded
-        to form it (`solver.reading.pipeline.perceive_free_form`); None when set A draws no one free-form program. For
-        a problem `perceive` read as library shapes whose rule then misclassifies context images. The stage
-        seconds are left in `stage_seconds`."""
+        to form it (`solver.reading.pipeline.perceive_free_form`); None when set A draws no one free-form program,
+        or only `besides` (the H `perceive` formed already). For a problem whose rule from `perceive`'s readings
+        misclassifies context images. The stage seconds are left in `stage_seconds`."""
 
         if not self._as_problems:
             return None
@@ -303,7 +304,7 @@ class PixelPerception:
         self._start_workers()
         stages = Stages()
         try:
-            return perceive_free_form(self, images, positives, negatives, stages)
+            return perceive_free_form(self, images, positives, negatives, stages, besides)
         finally:
             self.stage_seconds, self.stage_cpu_seconds = stages.seconds, stages.cpu_seconds
 

@@ -25,8 +25,8 @@ The strategies that choose between them, one line each (their docstrings have th
   * `overdrawn`: an image H explains is checked against the near misses of H walked on round a loop of its arcs;
   * `stroke_doubted` / `sure_neighbour` / `in_doubt`: which checked queries keep their verdict, and which are read in full.
 
-`perceive_free_form` is the second look `solver.solving.folder.solve_images` asks for when a problem read as library
-shapes gives a rule that misclassifies context images. Each image's `Perceived.evidence` keeps what decided it (fits,
+`perceive_free_form` is the second look `solver.solving.folder.solve_images` asks for when a problem's readings give a
+rule that misclassifies context images (read as library shapes, or by an H formed from the images decoded first). Each image's `Perceived.evidence` keeps what decided it (fits,
 margins, verdict): the confidence of a query's label is computed from it (`solver.solving.confidence`).
 """
 
@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from dsl.types import ImageProgram
 from solver.reading.check import check_problem
 from solver.reading.form import decoded_and_formed, formed_after_reading, formed_from, free_form_proposed, set_a_along_h
 from solver.reading.jobs import Stages
@@ -78,21 +79,21 @@ def free_form_seen(decoded: dict, results: list) -> bool:
 
 
 def perceive_free_form(perception, images: list[np.ndarray], positives: int, negatives: int,
-                       stages: Stages) -> list[Perceived] | None:
-    """The problem perceived as free-form when `perceive_problem` read it as library shapes and the rule induced
-    from those readings misclassifies context images (`solver.solving.folder.solve_images` asks): every set-A image
-    decoded (beam FORM_BEAM), H formed from their readings (`formed_from`) and checked on the other images as in step
-    3; None when no reading explains MIN_A_EXPLAINED of set A. The classifier may be sure of a free-form program's
-    images (it names a library shape they resemble) or the images decoded first may be the hard ones (two shapes
-    touching): on generated tuning seeds 3131 + 5151, set A's six readings formed H in each of the 80 free-form
-    problems and in none of the 80 basic and 80 abstract ones. Where the decoder proposes no free-form program for
-    any of the six (`free_form_proposed`) nothing more is tried. The first DECODE_FIRST images are decoded first; where
-    they propose none, the other four are decoded too unless the classifier is sure of set A (`library_sure`, as in
-    step 1): a two-shape image may be read as no program at all while the others are read right. Looked-at seed
-    79111: 2 of its 300 two-shape free-form problems (3 queries wrong) came here, their first two images proposed
-    none, the classifier was sure of none of set A, and all six formed the generator's H; tuning seed 80111: 39 of the
-    240 basic problems came here, their first two images proposed none, the classifier was sure of set A in 18, no
-    problem formed H from all six, and decoding the other four took 0.45 s."""
+                       stages: Stages, besides: ImageProgram | None = None) -> list[Perceived] | None:
+    """The problem perceived as free-form when the rule induced from `perceive_problem`'s readings misclassifies
+    context images, or it read as library shapes a set A that shares stamps (`solver.solving.folder.solve_images`
+    asks): every set-A image decoded (beam FORM_BEAM), H formed from their readings (`formed_from`) and checked on
+    the other images as in step 3; None when no reading explains MIN_A_EXPLAINED of set A. The classifier may be
+    sure of a free-form program's images (it names a library shape they resemble) or the images decoded first may be
+    the hard ones (two shapes touching): on generated tuning seeds 3131 + 5151, set A's six readings formed H in
+    each of the 80 free-form problems and in none of the 80 basic and 80 abstract ones. Where the decoder proposes
+    no free-form program for any of the six (`free_form_proposed`) nothing more is tried. The first DECODE_FIRST
+    images are decoded first; where they propose none, the other four are decoded too unless the classifier is sure
+    of set A (`library_sure`, as in step 1): a two-shape image may be read as no program at all while the others are
+    read right. Looked-at seed 79111: 2 of its 300 two-shape free-form problems (3 queries wrong) came here, their
+    first two images proposed none, the classifier was sure of none of set A, and all six formed the generator's H;
+    tuning seed 80111: 39 of the 240 basic problems came here, their first two images proposed none, the classifier
+    was sure of set A in 18, no problem formed H from all six, and decoding the other four took 0.45 s."""
     a = list(range(positives))
     first, rest = a[:DECODE_FIRST], a[DECODE_FIRST:]
     with stages("decode"):
@@ -110,7 +111,7 @@ def perceive_free_form(perception, images: list[np.ndarray], positives: int, neg
     if formed is not None and stamped(formed.hypothesis):
         with stages("check"):
             formed = strokes_shared(perception, images, formed)
-    if formed is None:
+    if formed is None or formed.hypothesis == besides:  # `besides`: H formed already, checked on every image
         return None
     return check_problem(perception, images, [None] * len(images), positives, negatives, formed, stages)
 

@@ -22,6 +22,17 @@ HOOK = parse_image([["line_normal_1.000-0.500", "arc_square_0.500_0.625-0.500", 
 BROKEN_HOOK = parse_image([["line_normal_1.000-0.500", "arc_square_0.500_0.625-0.500"], ["line_normal_1.000-0.500"]])
 
 
+class CornerFitsNothing:
+    """The hook's arc drawn as a corner (`solver.reading.form.corners`), checked on set A: it explains no image."""
+
+    @staticmethod
+    def map(function, jobs):
+        return [SimpleNamespace(fit=9.0, parts=1) for _ in jobs]
+
+
+CORNER = CornerFitsNothing()
+
+
 def test_more_readings_are_asked_for_when_the_best_fits_set_a_poorly_and_the_better_one_wins():
     asked = []
 
@@ -29,7 +40,7 @@ def test_more_readings_are_asked_for_when_the_best_fits_set_a_poorly_and_the_bet
         asked.append(True)
         return [(HOOK, 0, GOOD)]
 
-    formed = _chosen(None, [None] * 12, 6, [(SQUARE, 0, POOR)], Stages(), more)
+    formed = _chosen(CORNER, [None] * 12, 6, [(SQUARE, 0, POOR)], Stages(), more)
     assert asked == [True] and formed.hypothesis == HOOK
 
 
@@ -37,7 +48,7 @@ def test_no_more_readings_where_the_best_fits_set_a_well():
     def more():
         raise AssertionError("asked for more readings")
 
-    assert _chosen(None, [None] * 12, 6, [(SQUARE, 0, GOOD)], Stages(), more).hypothesis == SQUARE
+    assert _chosen(CORNER, [None] * 12, 6, [(SQUARE, 0, GOOD)], Stages(), more).hypothesis == SQUARE
 
 
 def test_more_readings_are_the_undecoded_images_top_readings_not_seen_each_checked_on_set_a():
@@ -65,12 +76,12 @@ def test_a_one_shape_reading_wins_over_two_shapes_that_set_a_ink_does_not_bear_o
     # the hook read as an arc and a separate line fits set A closer (a pose and scale per piece), but every set-A
     # image is one part of ink: the one shape that draws it is H
     checked = [(BROKEN_HOOK, 0, ONE_PART), (HOOK, 0, FAIR)]
-    assert _chosen(None, [None] * 12, 6, checked, Stages()).hypothesis == HOOK
+    assert _chosen(CORNER, [None] * 12, 6, checked, Stages()).hypothesis == HOOK
 
 
 def test_two_shapes_lying_apart_in_set_a_still_win_by_their_closer_fit():
     checked = [(BROKEN_HOOK, 0, TWO_PARTS), (HOOK, 0, FAIR)]
-    assert _chosen(None, [None] * 12, 6, checked, Stages()).hypothesis == BROKEN_HOOK
+    assert _chosen(CORNER, [None] * 12, 6, checked, Stages()).hypothesis == BROKEN_HOOK
 
 
 def test_more_readings_are_asked_for_when_the_best_is_two_shapes_on_one_part_of_ink():
@@ -80,5 +91,5 @@ def test_more_readings_are_asked_for_when_the_best_is_two_shapes_on_one_part_of_
         asked.append(True)
         return [(HOOK, 0, FAIR)]
 
-    formed = _chosen(None, [None] * 12, 6, [(BROKEN_HOOK, 0, ONE_PART)], Stages(), more)
+    formed = _chosen(CORNER, [None] * 12, 6, [(BROKEN_HOOK, 0, ONE_PART)], Stages(), more)
     assert asked == [True] and formed.hypothesis == HOOK
