@@ -88,13 +88,19 @@ def _checked_candidates(perception, images, positives: int, programs: list, seen
         found = _candidate(program)
         if found is not None and found[0] not in seen:
             candidates.setdefault(found[0], found[1:])
+    return _on_set_a(perception, images, positives, list(candidates.values()), stages)
+
+
+def _on_set_a(perception, images, positives: int, candidates: list, stages: Stages) -> list:
+    """Each of `candidates` (hypothesis, guessed strokes) checked on set A in the worker processes -> [(hypothesis,
+    guessed strokes, checks)]."""
     if not candidates:
         return []
     with stages("check"):
-        checks = perception.map(check_job, [(images[k], program, False) for program, _ in candidates.values()
+        checks = perception.map(check_job, [(images[k], program, False) for program, _ in candidates
                                             for k in range(positives)])
     return [(program, split, checks[c * positives:(c + 1) * positives])
-            for c, (program, split) in enumerate(candidates.values())]
+            for c, (program, split) in enumerate(candidates)]
 
 
 def _chosen(perception, images, positives: int, checked: list, stages: Stages, more=None) -> Formed | None:
@@ -153,13 +159,7 @@ def _cornered(perception, images, positives: int, hypothesis: ImageProgram, spli
         found = _candidate(variant)
         if found is not None and found[0] != image_key(hypothesis):
             variants.setdefault(found[0], (found[1], split))
-    if not variants:
-        return []
-    with stages("check"):
-        checks = perception.map(check_job, [(images[k], program, False) for program, _ in variants.values()
-                                            for k in range(positives)])
-    return [(program, split, checks[c * positives:(c + 1) * positives])
-            for c, (program, split) in enumerate(variants.values())]
+    return _on_set_a(perception, images, positives, list(variants.values()), stages)
 
 
 def _best(checked: list, positives: int) -> tuple:

@@ -26,8 +26,9 @@ The strategies that choose between them, one line each (their docstrings have th
   * `stroke_doubted` / `sure_neighbour` / `in_doubt`: which checked queries keep their verdict, and which are read in full.
 
 `perceive_free_form` is the second look `solver.solving.folder.solve_images` asks for when a problem's readings give a
-rule that misclassifies context images (read as library shapes, or by an H formed from the images decoded first). Each image's `Perceived.evidence` keeps what decided it (fits,
-margins, verdict): the confidence of a query's label is computed from it (`solver.solving.confidence`).
+rule that misclassifies context images (read as library shapes, or by an H formed from the images decoded first).
+Each image's `Perceived.evidence` keeps what decided it (fits, margins, verdict): the confidence of a query's label
+is computed from it (`solver.solving.confidence`).
 """
 
 from __future__ import annotations

@@ -66,15 +66,19 @@ def test_set_a_fit_chooses_between_the_rounded_reading_and_its_corner(drawn, cho
     assert formed.hypothesis == _candidate(chosen)[1]
 
 
+class Counting:
+    """Checks on set A counted, each explaining its image at `fit`."""
+
+    def __init__(self, fit: float):
+        self.fit, self.calls = fit, []
+
+    def map(self, function, jobs):
+        self.calls.append(len(jobs))
+        return [SimpleNamespace(fit=self.fit, parts=2) for _ in jobs]
+
+
 def test_the_corner_is_checked_only_where_a_reading_has_such_an_arc():
-    class Counting:
-        calls = []
-
-        def map(self, function, jobs):
-            self.calls.append(len(jobs))
-            return [SimpleNamespace(fit=0.5, parts=2) for _ in jobs]
-
-    perception = Counting()
+    perception = Counting(0.5)
     sharp = _candidate(SHARP)[1]
     _chosen(perception, [None] * 12, 6, [(sharp, 0, [SimpleNamespace(fit=0.5, parts=2)] * 6)], Stages())
     assert perception.calls == []
@@ -83,14 +87,7 @@ def test_the_corner_is_checked_only_where_a_reading_has_such_an_arc():
 def test_only_h_is_drawn_with_a_corner_not_another_reading():
     # the rounded reading fits set A worse than H, which is another reading: its corner (which may draw H's picture at
     # another scale, generated seed 103333, ff_nact4_5_0018) is not tried
-    class Counting:
-        calls = []
-
-        def map(self, function, jobs):
-            self.calls.append(len(jobs))
-            return [SimpleNamespace(fit=0.1, parts=2) for _ in jobs]
-
-    perception = Counting()
+    perception = Counting(0.1)
     sharp, rounded = _candidate(SHARP)[1], _candidate(ROUNDED)[1]
     checked = [(rounded, 0, [SimpleNamespace(fit=1.5, parts=2)] * 6), (sharp, 0, [SimpleNamespace(fit=0.5, parts=2)] * 6)]
     formed = _chosen(perception, [None] * 12, 6, checked, Stages())
