@@ -332,7 +332,8 @@ def set_a_along_h(perception, images, formed: Formed, vote: bool = True) -> Form
     checks fitted) and, with `vote`, H's strokes as set A votes for them (`strokes_of_set_a`, each voting image
     doubting that one action: `alone`); `Formed.strokes_read` holds the readings along the final H."""
     a = formed.explained
-    readings = set_a_readings(perception, [images[k] for k in a], formed.hypothesis, [formed.checks[k].placements for k in a])
+    readings = set_a_readings(perception, [images[k] for k in a], formed.hypothesis,
+                              [formed.checks[k].placements for k in a])
     if not vote:
         return replace(formed, strokes_read=tuple(readings))
     return strokes_of_set_a(perception, images, formed, readings=readings, alone=True)

@@ -118,15 +118,15 @@ def perceive_free_form(perception, images: list[np.ndarray], positives: int, neg
 
 
 def strokes_shared(perception, images: list[np.ndarray], formed):
-    """`formed` with its strokes as set A votes for them (`solver.reading.form.set_a_along_h`), or None where set A does not share them: more than half of the set-A images H explains
-    read H's strokes otherwise (the decoder walking H at their poses prefers another stroke for some action by more
-    than STROKE_LOGP_SLACK). H drawn with stamps was read from one image; its geometry fits set A, its strokes are that
-    image's. A free-form problem's set A shares them; the basic generator draws a library shape's actions in strokes
-    drawn afresh for each image (spec 3.3), and a second look (`perceive_free_form`) that takes one image's strokes
-    as H's gives a stroke-sequence rule every other positive query breaks: generated seed 102666, where
-    bd_closed_circle-symm_trans_turtle_0000's H (a circle of four circle-stamped arcs, one of four triangle-stamped
-    ones) had all five set-A images it explains reject its strokes at 2-7 of 8 actions (-13.5 to -31.5 nats), and a
-    positive query was taken for B."""
+    """`formed` with its strokes as set A votes for them (`solver.reading.form.set_a_along_h`), or None where set A
+    does not share them: more than half of the set-A images H explains read H's strokes otherwise (the decoder
+    walking H at their poses prefers another stroke for some action by more than STROKE_LOGP_SLACK). H drawn with
+    stamps was read from one image; its geometry fits set A, its strokes are that image's. A free-form problem's set
+    A shares them; the basic generator draws a library shape's actions in strokes drawn afresh for each image (spec
+    3.3), and a second look (`perceive_free_form`) that takes one image's strokes as H's gives a stroke-sequence
+    rule every other positive query breaks: generated seed 102666, where bd_closed_circle-symm_trans_turtle_0000's H
+    (a circle of four circle-stamped arcs, one of four triangle-stamped ones) had all five set-A images it explains
+    reject its strokes at 2-7 of 8 actions (-13.5 to -31.5 nats), and a positive query was taken for B."""
     formed = set_a_along_h(perception, images, formed)
     if formed.strokes_read is None:  # set A voted for a change in each of its rounds
         return formed

@@ -134,7 +134,8 @@ def _solved_images(loaded: list, names: list[str], perception, positives: int, n
     induced = time.perf_counter()
     solution = _solved(programs, errors, False, time_limit, max_rules, positives, negatives, switches.posterior)
     stages["induce"] = round(time.perf_counter() - induced, 4)
-    as_library = _read_as_library(evidence, positives)
+    hypothesis = _hypothesis(programs, evidence, positives)
+    as_library = hypothesis is None
     stamped_a = as_library and (_stamped_sequence(solution.rule) or _shared_stamps(programs[:positives]))
     if hasattr(perception, "perceive_free_form") and (context_errors(solution) or stamped_a):
         # the readings leave context images unexplained, or the library readings' rule fixes stamped strokes, or set
@@ -143,7 +144,7 @@ def _solved_images(loaded: list, names: list[str], perception, positives: int, n
         # whose rule misclassifies context images is formed again so (generated seed 103111, ff_nact4_5_0044: H
         # missed a last quarter arc whose turn a set-B image changes; from all six, the arc is in H)
         again = _perceived(names, loaded, perception, stages, positives, negatives, free_form=True,
-                           besides=None if as_library else _hypothesis(programs, evidence, positives))
+                           besides=hypothesis)
         if again is not None:
             again_errors = [*(notes or ()), *again[2]]
             induced = time.perf_counter()
@@ -236,14 +237,10 @@ def _stamps(shape) -> tuple:
 
 
 def _hypothesis(programs: list, evidence: list, positives: int):
-    """The free-form program H a set-A image was read as (its verdict "hypothesis"), or None."""
+    """The free-form program H a set-A image was read as (its verdict "hypothesis"), or None: perception read the
+    problem without one, as library shapes."""
     return next((program for program, found in zip(programs[:positives], evidence[:positives])
                  if found and found.get("verdict") == "hypothesis"), None)
-
-
-def _read_as_library(evidence: list, positives: int) -> bool:
-    """Whether perception read the problem without a free-form program H (no set-A image explained by one)."""
-    return not any(found and found.get("verdict") == "hypothesis" for found in evidence[:positives])
 
 
 def _perceived(names: list[str], loaded: list, perception, stages: dict, positives: int, negatives: int,
