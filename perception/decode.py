@@ -14,7 +14,10 @@ value counts as the weight of the mixture component it came from.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import math
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -167,6 +170,48 @@ class StrokeReading:
     actions: tuple = ()  # per action, as traced, which action of the program it is: (shape, action)
 
 
+_READ: ContextVar[dict | None] = ContextVar("stroke_readings_read", default=None)
+
+
+@contextmanager
+def readings_remembered():
+    """Within the block `read_strokes` walks the decoder along a tracing in an image once: the same image (its
+    pixels) with the same step tokens again takes the first walk's outputs. The checks of one problem ask for the
+    same walk again and again (a shape's poses judged again with the next shape's; H's check of an image repeated by
+    the next check): on the free-form problems of generated seed 103333 about half of the walks of the slowest
+    problems were repeats. A walk's outputs depend a little on the other rows of its batch (about 1e-6 nats), so a
+    remembered walk can differ from a fresh one by that; the block keeps one problem's walks only, so that a problem
+    reads the same whatever was solved before it in the process."""
+    token = _READ.set({})
+    try:
+        yield
+    finally:
+        _READ.reset(token)
+
+
+def _teacher_forced_once(model: Decoder, images: list[np.ndarray], steps: list[dict]) -> list[dict]:
+    """`teacher_forced(..., strokes_only=True)` of each (image, steps) row; within `readings_remembered`, each
+    distinct row walked once (in this call or an earlier one of the block)."""
+    from perception.beam import teacher_forced
+
+    read = _READ.get()
+    if read is None:
+        return teacher_forced(model, images, steps, strokes_only=True)
+    digests = {id(image): hashlib.blake2b(np.ascontiguousarray(image).tobytes(), digest_size=16).digest()
+               + repr((image.shape, image.dtype.str)).encode() for image in images}
+    keys = [(digests[id(image)], *(step[field].tobytes() for field in ("kind", "stroke", "values", "start")))
+            for image, step in zip(images, steps)]
+    first: dict = {}  # each row not yet walked -> the first place it is asked for
+    for k, key in enumerate(keys):
+        if key not in read:
+            first.setdefault(key, k)
+    new = list(first.values())
+    if new:
+        found = teacher_forced(model, [images[k] for k in new], [steps[k] for k in new], strokes_only=True)
+        read.update((keys[k], reading) for k, reading in zip(new, found))
+    return [read[key] for key in keys]
+
+
 @torch.inference_mode()
 def read_strokes(model: Decoder, images: list[np.ndarray], program: ImageProgram | list[ImageProgram],
                  poses: list) -> list[StrokeReading]:
@@ -175,7 +220,6 @@ def read_strokes(model: Decoder, images: list[np.ndarray], program: ImageProgram
     judges every action's stroke type (`StrokeReading`). `program`: one for every image, or one per image."""
     from dsl.canonical import from_travel_form
     from dsl.types import DATASET_STROKE_TYPES
-    from perception.beam import teacher_forced
     from perception.data import crop_box, tracing_tokens
     from dsl.walk import traced_with_actions
 
@@ -185,7 +229,7 @@ def read_strokes(model: Decoder, images: list[np.ndarray], program: ImageProgram
     boxes = {key: crop_box(image) for key, image in {id(image): image for image in images}.items()}
     steps = [tracing_tokens(tracing, boxes[id(image)]) for (tracing, _), image in zip(traced, images)]
     out = []
-    for found, (tracing, actions) in zip(teacher_forced(model, images, steps, strokes_only=True), traced):
+    for found, (tracing, actions) in zip(_teacher_forced_once(model, images, steps), traced):
         tracing = [list(segments) for segments, _ in tracing]
         where = [(s, i) for s, segments in enumerate(tracing) for i in range(len(segments))]
         worst, total, margins = (math.inf, None, None), 0.0, []

@@ -4,6 +4,7 @@ reads an official image."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 
 import numpy as np
@@ -149,6 +150,34 @@ def test_teacher_forcing_walks_every_true_step():
     strokes = teacher_forced(model, images, steps, strokes_only=True)  # the other heads skipped: the same strokes
     assert [o["stroke_logp"] for o in strokes] == [o["stroke_logp"] for o in out]
     assert [o["stroke"] for o in strokes] == [o["stroke"] for o in out]
+
+
+def test_a_problem_walks_each_tracing_in_an_image_once(monkeypatch):
+    import perception.beam as beam
+    from perception.config import DecoderConfig
+    from perception.decode import read_strokes, readings_remembered
+    from perception.model import Decoder
+
+    torch.manual_seed(0)
+    model = Decoder(DecoderConfig(feature=16, hidden=32, channels=(4, 8, 8, 8), head_hidden=16)).eval()
+    rng = np.random.default_rng(8)
+    (p, q), (p2, q2) = sample_training_program(rng), sample_training_program(rng)
+    image, other = render_program(p, q), render_program(p2, q2)
+    walked = []
+    real = beam.teacher_forced
+    monkeypatch.setattr(beam, "teacher_forced", lambda m, images, steps, **kw: walked.append(len(images)) or real(
+        m, images, steps, **kw))
+    fresh = read_strokes(model, [image, other], [p, p2], [q, q2])
+    with readings_remembered():
+        first = read_strokes(model, [image, image.copy(), other], [p, p, p2], [q, q, q2])  # the copy: the same pixels
+        again = read_strokes(model, [other, image], [p2, p], [q2, q])
+        moved = read_strokes(model, [image], p, [[dataclasses.replace(pose, x=pose.x + 5) for pose in q]])
+    outside = read_strokes(model, [image], p, [q])
+    assert walked == [2, 2, 1, 1]  # (fresh) two rows; then two new rows, none new, one new; outside: walked again
+    assert first[0] == first[1] and again == [first[2], first[0]]
+    logps = lambda readings: np.concatenate([np.ravel(r.logps) for r in readings])  # noqa: E731
+    assert np.allclose(logps(first[::2]), logps(fresh), atol=1e-4)  # the batch's other rows: about 1e-6 apart
+    assert not np.allclose(logps(moved), logps(first[:1])) and np.allclose(logps(outside), logps(fresh[:1]), atol=1e-4)
 
 
 def test_head_options_are_the_mixtures_options_exactly():
