@@ -12,6 +12,9 @@ it (`dsl.walk.walk`) and draws it on its canvas, exactly as the training data wa
 
 from __future__ import annotations
 
+import hashlib
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -52,14 +55,58 @@ def prepare(images: list[np.ndarray]) -> dict[str, torch.Tensor]:
 def prepare_distinct(images: list[np.ndarray]) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
     """`prepare`'s inputs of each distinct image (the same array passed again is one), and the row of each of
     `images` in them: views index the inputs by row (`owner`), so an image judged at many poses is not copied
-    for each (a 512 x 512 float image is 1 MB)."""
+    for each (a 512 x 512 float image is 1 MB). Within `work_remembered`, an image (its pixels) is prepared once."""
     first: dict[int, int] = {}
     index = [first.setdefault(id(im), len(first)) for im in images]
-    grey = [_as_official(np.asarray(im)) for im in {id(im): im for im in images}.values()]
-    image = torch.from_numpy(np.stack([255 - g for g in grey]))[:, None].float() / 255.0
-    crop = torch.from_numpy(np.stack([prepare_image(g, CANVAS)[0] for g in grey]))[:, None]
-    box = torch.tensor([crop_box(g) for g in grey], dtype=torch.float32)
-    return {"image": image, "crop": crop, "box": box}, torch.tensor(index)
+    memo = _REMEMBERED.get()
+    prepared = [_prepared(im) if memo is None else _remembered(memo, ("prepared", pixels_key(im)), _prepared, im)
+                for im in {id(im): im for im in images}.values()]
+    image, crop, box = zip(*prepared)
+    return {"image": torch.stack(image), "crop": torch.from_numpy(np.stack(crop)),
+            "box": torch.tensor(box, dtype=torch.float32)}, torch.tensor(index)
+
+
+def _prepared(im: np.ndarray) -> tuple[torch.Tensor, np.ndarray, tuple]:
+    """One image's inputs: its ink in [0, 1] (1, 512, 512), its ink crop (1, 128, 128) and the crop's box."""
+    grey = _as_official(np.asarray(im))
+    return torch.from_numpy(255 - grey)[None].float() / 255.0, prepare_image(grey, CANVAS)[0][None], crop_box(grey)
+
+
+_REMEMBERED: ContextVar[dict | None] = ContextVar("decoder_work_remembered", default=None)
+
+
+@contextmanager
+def work_remembered():
+    """Within the block the decoder's work on an image is done once: its inputs prepared once (`prepare_distinct`:
+    2-3 ms an image, asked for in every batch that holds it), and its readings along a tracing walked once
+    (`perception.decode.read_strokes`: the checks of one problem ask for the same walk again and again, a shape's
+    poses judged again with the next shape's, H's check of an image repeated by the next check; on the free-form
+    problems of generated seed 103333 about half of the walks of the slowest problems were repeats). The same pixels
+    again take the first work's outputs. A walk's outputs depend a little on the other rows of its batch (about 1e-6
+    nats), so a remembered walk can differ from a fresh one by that: the block is meant for one problem, so that a
+    problem reads the same whatever was solved before it in the process."""
+    token = _REMEMBERED.set({})
+    try:
+        yield
+    finally:
+        _REMEMBERED.reset(token)
+
+
+def remembered_work() -> dict | None:
+    """The work `work_remembered` keeps (key -> output), or None outside the block."""
+    return _REMEMBERED.get()
+
+
+def pixels_key(image: np.ndarray) -> bytes:
+    """A key for an image's pixels: a digest of its bytes, shape and type."""
+    array = np.ascontiguousarray(image)
+    return hashlib.blake2b(array.tobytes(), digest_size=16).digest() + repr((array.shape, array.dtype.str)).encode()
+
+
+def _remembered(memo: dict, key, make, *args):
+    if key not in memo:
+        memo[key] = make(*args)
+    return memo[key]
 
 
 def _crops_pooled(model: Decoder, inputs: dict) -> dict:

@@ -14,10 +14,7 @@ value counts as the weight of the mixture component it came from.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import math
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -170,36 +167,16 @@ class StrokeReading:
     actions: tuple = ()  # per action, as traced, which action of the program it is: (shape, action)
 
 
-_READ: ContextVar[dict | None] = ContextVar("stroke_readings_read", default=None)
-
-
-@contextmanager
-def readings_remembered():
-    """Within the block `read_strokes` walks the decoder along a tracing in an image once: the same image (its
-    pixels) with the same step tokens again takes the first walk's outputs. The checks of one problem ask for the
-    same walk again and again (a shape's poses judged again with the next shape's; H's check of an image repeated by
-    the next check): on the free-form problems of generated seed 103333 about half of the walks of the slowest
-    problems were repeats. A walk's outputs depend a little on the other rows of its batch (about 1e-6 nats), so a
-    remembered walk can differ from a fresh one by that; the block keeps one problem's walks only, so that a problem
-    reads the same whatever was solved before it in the process."""
-    token = _READ.set({})
-    try:
-        yield
-    finally:
-        _READ.reset(token)
-
-
 def _teacher_forced_once(model: Decoder, images: list[np.ndarray], steps: list[dict]) -> list[dict]:
-    """`teacher_forced(..., strokes_only=True)` of each (image, steps) row; within `readings_remembered`, each
-    distinct row walked once (in this call or an earlier one of the block)."""
-    from perception.beam import teacher_forced
+    """`teacher_forced(..., strokes_only=True)` of each (image, steps) row; within `perception.beam.work_remembered`,
+    each distinct row walked once (in this call or an earlier one of the block)."""
+    from perception.beam import pixels_key, remembered_work, teacher_forced
 
-    read = _READ.get()
+    read = remembered_work()
     if read is None:
         return teacher_forced(model, images, steps, strokes_only=True)
-    digests = {id(image): hashlib.blake2b(np.ascontiguousarray(image).tobytes(), digest_size=16).digest()
-               + repr((image.shape, image.dtype.str)).encode() for image in images}
-    keys = [(digests[id(image)], *(step[field].tobytes() for field in ("kind", "stroke", "values", "start")))
+    pixels = {id(image): pixels_key(image) for image in images}
+    keys = [("walk", pixels[id(image)], *(step[field].tobytes() for field in ("kind", "stroke", "values", "start")))
             for image, step in zip(images, steps)]
     first: dict = {}  # each row not yet walked -> the first place it is asked for
     for k, key in enumerate(keys):

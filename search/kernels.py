@@ -28,9 +28,17 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numba import types
+
 from dsl.jit import njit
 
 from search.settings import BLOCK, LIST_SLACK, SKIP_MARGIN
+
+# The types of the kernels called with constants by other kernels, given so that each compiles once: called with a
+# constant (`_store(seen, 0, ...)`, `inclusive=True`) or without its defaults, a kernel typed on its calls compiles
+# once per constant and per omission (`_reverse_sum` three times on a first run: 2.8 s of the 13.7 s of compiling of a
+# free-form `solve`, official dev ff_nact2_5_0600).
+_ROWS, _TABLE, _TABLES, _LIST = types.float64[::1], types.float64[:, ::1], types.float64[:, :, ::1], types.int64[::1]
 
 RUN = 16  # stable_argsort's insertion-sorted runs (elements): any size sorts the same; 16 is the usual cut-off
 
@@ -122,9 +130,6 @@ def _forward_mean(cols: np.ndarray, rows: np.ndarray, dt: np.ndarray, cap: float
     for k in range(m):
         forward += _bilinear(dt, cols[k], rows[k], cap)
     return forward / max(m, 1)
-
-
-NO_LISTS = np.zeros(0, dtype=np.int64)
 
 
 @njit(cache=True)
@@ -225,15 +230,16 @@ def _blocks(cols: np.ndarray, rows: np.ndarray) -> np.ndarray:
     return boxes
 
 
-@njit(cache=True)
+@njit(types.Tuple((types.float64, types.boolean))(_ROWS, _ROWS, _ROWS, _TABLE, types.float64, types.float64,
+                                                  types.float64, types.boolean, _LIST, _LIST), cache=True)
 def _reverse_sum(cols: np.ndarray, rows: np.ndarray, radii: np.ndarray, samples: np.ndarray, reach: float,
-                 forward: float, bound: float, inclusive: bool, starts: np.ndarray = NO_LISTS,
-                 members: np.ndarray = NO_LISTS) -> tuple[float, bool]:
+                 forward: float, bound: float, inclusive: bool, starts: np.ndarray,
+                 members: np.ndarray) -> tuple[float, bool]:
     """The sum over ink samples of `_sample_distance` -> (sum, whole). It stops early (whole False, the sum so far)
     once forward + sum / n exceeds `bound` (or reaches it, `inclusive`): the terms are never negative, so the whole
     sum would too. A sample covered by the point that covered the previous one is 0 without a search (a covered
     sample is 0 whichever point covers it). With near-point lists (`starts`, `members` of `_near_lists`, made at
-    a pose no point has moved more than LIST_SLACK from), each sample visits only its list."""
+    a pose no point has moved more than LIST_SLACK from; empty: none), each sample visits only its list."""
     m, n = cols.shape[0], samples.shape[0]
     if m == 0:
         return reach * n, True
@@ -259,11 +265,17 @@ def _reverse_sum(cols: np.ndarray, rows: np.ndarray, radii: np.ndarray, samples:
     return total, True
 
 
+@njit(cache=True, inline="always")
+def _no_lists() -> np.ndarray:
+    """No near-point lists (`_reverse_sum`)."""
+    return np.empty(0, np.int64)
+
+
 @njit(cache=True)
 def _reverse_mean(cols: np.ndarray, rows: np.ndarray, radii: np.ndarray, samples: np.ndarray, reach: float) -> float:
     """`sparse_score`'s reverse term: per ink sample, the distance to the nearest posed point minus its radius
     (at most `reach`), averaged."""
-    total, _ = _reverse_sum(cols, rows, radii, samples, reach, 0.0, np.inf, False)
+    total, _ = _reverse_sum(cols, rows, radii, samples, reach, 0.0, np.inf, False, _no_lists(), _no_lists())
     return total / max(samples.shape[0], 1)
 
 
@@ -333,7 +345,8 @@ def best_sparse_scores(
         if forward[p] > best[-1]:
             break
         cols, rows = _posed(points, owner, pose_sets[p])
-        reverse, whole = _reverse_sum(cols, rows, radii, samples, reach, forward[p], best[-1], False)
+        reverse, whole = _reverse_sum(cols, rows, radii, samples, reach, forward[p], best[-1], False, _no_lists(),
+                                      _no_lists())
         if not whole:
             continue  # its total exceeds the keep-th lowest so far
         total = forward[p] + reverse / max(samples.shape[0], 1)
@@ -382,7 +395,7 @@ def _moved_about(params: np.ndarray, shape: int, param: int, delta: float, centr
     return trial
 
 
-@njit(cache=True)
+@njit(types.none(_TABLES, types.int64, _TABLE), cache=True)
 def _store(seen: np.ndarray, k: int, params: np.ndarray) -> None:
     """seen[k] = params (a table of rows) element by element: an array assigned to a slice compiles Numba's
     shape-mismatch message (string formatting: about 4 s of CPU on a first run), a loop does not."""
@@ -391,7 +404,7 @@ def _store(seen: np.ndarray, k: int, params: np.ndarray) -> None:
             seen[k, i, j] = params[i, j]
 
 
-@njit(cache=True)
+@njit(types.float64(_TABLES, _ROWS, types.int64, _TABLE), cache=True)
 def _seen_score(seen: np.ndarray, scores: np.ndarray, n: int, params: np.ndarray) -> float:
     """The score of `params` if they are among the first `n` of `seen` (exactly), else nan."""
     for k in range(n - 1, -1, -1):
@@ -472,7 +485,8 @@ def pattern_search(
                                 reverse, whole = _reverse_sum(cols, rows, radii, samples, reach, f, bound, True, starts,
                                                               members)
                             else:
-                                reverse, whole = _reverse_sum(cols, rows, radii, samples, reach, f, bound, True)
+                                reverse, whole = _reverse_sum(cols, rows, radii, samples, reach, f, bound, True,
+                                                              _no_lists(), _no_lists())
                             if not whole:  # it cannot improve: not kept as a score seen
                                 break
                             total = f + reverse / max(samples.shape[0], 1)

@@ -115,10 +115,10 @@ def solve_images(loaded: list, names: list[str], perception, positives: int, neg
     order (set A: `positives`, set B: `negatives`, then the queries), its pixels or None and why it cannot be read
     (`readable_pixels`); `names`: how to name each image in an error; `notes`: why images given as None could not be
     read. Which parts run: `perception.switches` (the module docstring)."""
-    from perception.decode import readings_remembered  # (torch: not imported for the oracle's problems)
+    from perception.beam import work_remembered  # (torch: not imported for the oracle's problems)
 
     switches = getattr(perception, "switches", PRODUCT)
-    with readings_remembered():  # the decoder walks a tracing in an image once per problem
+    with work_remembered():  # the decoder's work on an image (inputs, walks along a tracing) done once a problem
         if switches.attributes is None:
             return _solved_images(loaded, names, perception, positives, negatives, time_limit, max_rules, stages,
                                   notes)

@@ -155,7 +155,8 @@ def test_teacher_forcing_walks_every_true_step():
 def test_a_problem_walks_each_tracing_in_an_image_once(monkeypatch):
     import perception.beam as beam
     from perception.config import DecoderConfig
-    from perception.decode import read_strokes, readings_remembered
+    from perception.beam import work_remembered
+    from perception.decode import read_strokes
     from perception.model import Decoder
 
     torch.manual_seed(0)
@@ -168,7 +169,7 @@ def test_a_problem_walks_each_tracing_in_an_image_once(monkeypatch):
     monkeypatch.setattr(beam, "teacher_forced", lambda m, images, steps, **kw: walked.append(len(images)) or real(
         m, images, steps, **kw))
     fresh = read_strokes(model, [image, other], [p, p2], [q, q2])
-    with readings_remembered():
+    with work_remembered():
         first = read_strokes(model, [image, image.copy(), other], [p, p, p2], [q, q, q2])  # the copy: the same pixels
         again = read_strokes(model, [other, image], [p2, p], [q2, q])
         moved = read_strokes(model, [image], p, [[dataclasses.replace(pose, x=pose.x + 5) for pose in q]])
