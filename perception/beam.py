@@ -82,9 +82,13 @@ def work_remembered():
     (`perception.decode.read_strokes`: the checks of one problem ask for the same walk again and again, a shape's
     poses judged again with the next shape's, H's check of an image repeated by the next check; on the free-form
     problems of generated seed 103333 about half of the walks of the slowest problems were repeats). The same pixels
-    again take the first work's outputs. A walk's outputs depend a little on the other rows of its batch (about 1e-6
-    nats), so a remembered walk can differ from a fresh one by that: the block is meant for one problem, so that a
-    problem reads the same whatever was solved before it in the process."""
+    again take the first work's outputs. A block inside another keeps the outer block's work. A walk's outputs depend
+    a little on the other rows of its batch (about 1e-6 nats), so a remembered walk can differ from a fresh one by
+    that: a block is meant to hold one piece of work (`solver.reading.workers.remembering`), whose outputs are then
+    the same in any process, whatever ran there before."""
+    if _REMEMBERED.get() is not None:
+        yield
+        return
     token = _REMEMBERED.set({})
     try:
         yield

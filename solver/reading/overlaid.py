@@ -26,7 +26,7 @@ from dsl.canonical import from_travel_form, travel_key, travel_variants
 from dsl.types import DATASET_STROKE_TYPES, ImageProgram, Shape
 from dsl.walk import state_pose, variant_action, variant_starts
 from solver.reading.verdicts import in_frame_of, judged_readings
-from solver.reading.workers import strokes_chunk
+from solver.reading.workers import remembering, strokes_chunk
 from solver.reading.writings import loop_start, walked_on
 from solver.settings import STROKE_LOGP_SLACK
 
@@ -139,6 +139,7 @@ def turned_alike(hypothesis: ImageProgram, s: int, poses: tuple) -> list[tuple]:
     return out
 
 
+@remembering
 def overlaid_job(job: tuple) -> list:
     """`overlaid_near_misses` in a worker process: job (checkpoint, set_a, fitted, judged, H, queries, q_poses),
     `judged` set A's (poses, reading) along H when read already, else None: judged here from H's placements in each

@@ -18,7 +18,7 @@ from search.template import make_target
 from solver.reading.jobs import Jobs
 from solver.reading.readings import Perceived
 from solver.reading.switches import PRODUCT
-from solver.reading.workers import strokes_chunk
+from solver.reading.workers import remembering, strokes_chunk
 from solver.reading.writings import overdrawn_neighbours, written_otherwise_neighbours
 from solver.settings import CHECK_BATCH, CONTEXT_JOBS, LEVEL_PX, STROKE_LOGP_SLACK, SURE_NEIGHBOUR_MARGIN_PX
 
@@ -240,6 +240,7 @@ def _anchored_neighbour(candidates, hypothesis: ImageProgram, checked: Check, ta
                     lambda candidate, placements: refine(candidate[2], placements, target, FIT_EVALS))
 
 
+@remembering
 def judged_readings(checkpoint, images: list, hypothesis: ImageProgram, targets: list | None = None,
                      fitted: list | None = None) -> list[tuple]:
     """Where H lies in each of `images` that draw its geometry, and how the decoder walking H there reads its strokes

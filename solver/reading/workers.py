@@ -4,6 +4,7 @@ free-form readings, the search from the classifier's library shapes otherwise)."
 
 from __future__ import annotations
 
+import functools
 from contextlib import contextmanager
 from dataclasses import replace
 
@@ -104,6 +105,22 @@ def worker_decoder(checkpoint):
     from perception.decode import load_decoder
 
     return _loaded_once(load_decoder, checkpoint)
+
+
+def remembering(function):
+    """`function` with the decoder's work on an image done once within each call (`perception.beam.work_remembered`:
+    inputs prepared once, a walk along a tracing read once; a call made inside another such call shares its work).
+    Per call, not per problem: a job's outputs are the same whether it runs in this process or in a worker's, and
+    whatever ran there before."""
+
+    @functools.wraps(function)
+    def remembered(*args, **kwargs):
+        from perception.beam import work_remembered
+
+        with work_remembered():
+            return function(*args, **kwargs)
+
+    return remembered
 
 
 def strokes_chunk(job: tuple) -> list:

@@ -115,16 +115,11 @@ def solve_images(loaded: list, names: list[str], perception, positives: int, neg
     order (set A: `positives`, set B: `negatives`, then the queries), its pixels or None and why it cannot be read
     (`readable_pixels`); `names`: how to name each image in an error; `notes`: why images given as None could not be
     read. Which parts run: `perception.switches` (the module docstring)."""
-    from perception.beam import work_remembered  # (torch: not imported for the oracle's problems)
-
     switches = getattr(perception, "switches", PRODUCT)
-    with work_remembered():  # the decoder's work on an image (inputs, walks along a tracing) done once a problem
-        if switches.attributes is None:
-            return _solved_images(loaded, names, perception, positives, negatives, time_limit, max_rules, stages,
-                                  notes)
-        with attribute_source(switches.attributes):
-            return _solved_images(loaded, names, perception, positives, negatives, time_limit, max_rules, stages,
-                                  notes)
+    if switches.attributes is None:
+        return _solved_images(loaded, names, perception, positives, negatives, time_limit, max_rules, stages, notes)
+    with attribute_source(switches.attributes):
+        return _solved_images(loaded, names, perception, positives, negatives, time_limit, max_rules, stages, notes)
 
 
 def _solved_images(loaded: list, names: list[str], perception, positives: int, negatives: int, time_limit: float,

@@ -152,7 +152,7 @@ def test_teacher_forcing_walks_every_true_step():
     assert [o["stroke"] for o in strokes] == [o["stroke"] for o in out]
 
 
-def test_a_problem_walks_each_tracing_in_an_image_once(monkeypatch):
+def test_within_a_block_the_decoder_walks_each_tracing_in_an_image_once(monkeypatch):
     import perception.beam as beam
     from perception.config import DecoderConfig
     from perception.beam import work_remembered
@@ -171,7 +171,8 @@ def test_a_problem_walks_each_tracing_in_an_image_once(monkeypatch):
     fresh = read_strokes(model, [image, other], [p, p2], [q, q2])
     with work_remembered():
         first = read_strokes(model, [image, image.copy(), other], [p, p, p2], [q, q, q2])  # the copy: the same pixels
-        again = read_strokes(model, [other, image], [p2, p], [q2, q])
+        with work_remembered():  # a block inside another keeps its work
+            again = read_strokes(model, [other, image], [p2, p], [q2, q])
         moved = read_strokes(model, [image], p, [[dataclasses.replace(pose, x=pose.x + 5) for pose in q]])
     outside = read_strokes(model, [image], p, [q])
     assert walked == [2, 2, 1, 1]  # (fresh) two rows; then two new rows, none new, one new; outside: walked again
