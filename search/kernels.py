@@ -19,8 +19,10 @@ Pixel coordinates are continuous (pixel (i, j) is the square [j, j+1) x [i, i+1)
   `sparse_scores` `sparse_score` of many pose sets; `best_sparse_scores` only those that can be among the
                   lowest few (the heading scan of the initial guesses: the same choice, fewer reverse terms).
   `pattern_search` pose refinement on the `sparse_score` (the search's inner loop, compiled whole).
-The free-form tracer's kernels are in `search.trace_kernels`. The twins (`search.kernel_twins`, `*_reference`)
-use Python loops and the `math` module only; the tests compare them.
+The free-form tracer's kernels are in `search.trace_kernels`. The twins (`search.kernel_twins`, `*_reference`) use
+Python loops and the `math` module only; the tests compare them. The kernels other kernels call with constants are
+given their types (typed on its calls, a kernel compiles once per constant and per default left out: `_reverse_sum`
+three times, 2.8 s of the 13.7 s a first free-form `solve` spent compiling).
 """
 
 from __future__ import annotations
@@ -31,15 +33,9 @@ import numpy as np
 from numba import types
 
 from dsl.jit import njit
-
 from search.settings import BLOCK, LIST_SLACK, SKIP_MARGIN
 
-# The types of the kernels called with constants by other kernels, given so that each compiles once: called with a
-# constant (`_store(seen, 0, ...)`, `inclusive=True`) or without its defaults, a kernel typed on its calls compiles
-# once per constant and per omission (`_reverse_sum` three times on a first run: 2.8 s of the 13.7 s of compiling of a
-# free-form `solve`, official dev ff_nact2_5_0600).
 _ROWS, _TABLE, _TABLES, _LIST = types.float64[::1], types.float64[:, ::1], types.float64[:, :, ::1], types.int64[::1]
-
 RUN = 16  # stable_argsort's insertion-sorted runs (elements): any size sorts the same; 16 is the usual cut-off
 
 
@@ -233,8 +229,7 @@ def _blocks(cols: np.ndarray, rows: np.ndarray) -> np.ndarray:
 @njit(types.Tuple((types.float64, types.boolean))(_ROWS, _ROWS, _ROWS, _TABLE, types.float64, types.float64,
                                                   types.float64, types.boolean, _LIST, _LIST), cache=True)
 def _reverse_sum(cols: np.ndarray, rows: np.ndarray, radii: np.ndarray, samples: np.ndarray, reach: float,
-                 forward: float, bound: float, inclusive: bool, starts: np.ndarray,
-                 members: np.ndarray) -> tuple[float, bool]:
+                 forward: float, bound: float, inclusive: bool, starts: np.ndarray, members: np.ndarray) -> tuple:
     """The sum over ink samples of `_sample_distance` -> (sum, whole). It stops early (whole False, the sum so far)
     once forward + sum / n exceeds `bound` (or reaches it, `inclusive`): the terms are never negative, so the whole
     sum would too. A sample covered by the point that covered the previous one is 0 without a search (a covered
@@ -265,17 +260,12 @@ def _reverse_sum(cols: np.ndarray, rows: np.ndarray, radii: np.ndarray, samples:
     return total, True
 
 
-@njit(cache=True, inline="always")
-def _no_lists() -> np.ndarray:
-    """No near-point lists (`_reverse_sum`)."""
-    return np.empty(0, np.int64)
-
-
 @njit(cache=True)
 def _reverse_mean(cols: np.ndarray, rows: np.ndarray, radii: np.ndarray, samples: np.ndarray, reach: float) -> float:
     """`sparse_score`'s reverse term: per ink sample, the distance to the nearest posed point minus its radius
     (at most `reach`), averaged."""
-    total, _ = _reverse_sum(cols, rows, radii, samples, reach, 0.0, np.inf, False, _no_lists(), _no_lists())
+    total, _ = _reverse_sum(cols, rows, radii, samples, reach, 0.0, np.inf, False, np.empty(0, np.int64),
+                            np.empty(0, np.int64))  # (no near-point lists)
     return total / max(samples.shape[0], 1)
 
 
@@ -339,14 +329,13 @@ def best_sparse_scores(
     for p in range(n):
         cols, rows = _posed(points, owner, pose_sets[p])
         forward[p] = _forward_mean(cols, rows, dt, cap)
-    out = np.full(n, np.inf)
+    out, none = np.full(n, np.inf), np.empty(0, np.int64)  # (none: no near-point lists)
     best = np.full(max(keep, 1), np.inf)  # the lowest totals so far, ascending
     for p in stable_argsort(forward):
         if forward[p] > best[-1]:
             break
         cols, rows = _posed(points, owner, pose_sets[p])
-        reverse, whole = _reverse_sum(cols, rows, radii, samples, reach, forward[p], best[-1], False, _no_lists(),
-                                      _no_lists())
+        reverse, whole = _reverse_sum(cols, rows, radii, samples, reach, forward[p], best[-1], False, none, none)
         if not whole:
             continue  # its total exceeds the keep-th lowest so far
         total = forward[p] + reverse / max(samples.shape[0], 1)
@@ -453,7 +442,7 @@ def pattern_search(
     seen_scores = np.empty(max(max_evals, 1))
     _store(seen, 0, params)
     seen_scores[0] = best
-    n_seen = 1
+    n_seen, none = 1, np.empty(0, np.int64)  # (none: no near-point lists)
     anchor_cols, anchor_rows = _posed(points, owner, _poses_from_params(params))
     starts, members = _near_lists(anchor_cols, anchor_rows, radii, samples, reach, LIST_SLACK)
     centroids, counts = np.zeros((params.shape[0], 2)), np.zeros(params.shape[0])  # element by element (`_store`)
@@ -481,12 +470,9 @@ def pattern_search(
                             f = _forward_mean(cols, rows, dt, cap)
                             moved = _moved_by(cols, rows, anchor_cols, anchor_rows)
                             bound = best - 1e-12
-                            if moved <= LIST_SLACK:
-                                reverse, whole = _reverse_sum(cols, rows, radii, samples, reach, f, bound, True, starts,
-                                                              members)
-                            else:
-                                reverse, whole = _reverse_sum(cols, rows, radii, samples, reach, f, bound, True,
-                                                              _no_lists(), _no_lists())
+                            near = moved <= LIST_SLACK  # the near-point lists hold for the trial
+                            reverse, whole = _reverse_sum(cols, rows, radii, samples, reach, f, bound, True,
+                                                          starts if near else none, members if near else none)
                             if not whole:  # it cannot improve: not kept as a score seen
                                 break
                             total = f + reverse / max(samples.shape[0], 1)
