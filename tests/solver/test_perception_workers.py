@@ -34,3 +34,28 @@ def test_workers_forked_after_torch_ran_here_do_not_hang(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     answer = json.loads(done.stdout.strip().splitlines()[-1])
     assert answer == {"sums": [4_000_000.0, 4_000_000.0], "threads": [1, 1]}
+
+
+def test_a_remembering_call_keeps_its_decoder_work_to_itself():
+    import pickle
+
+    from perception.beam import remembered_work
+    from solver.reading.overlaid import overlaid_job
+    from solver.reading.verdicts import judged_readings
+    from solver.reading.workers import remembering
+
+    counts = []
+
+    @remembering
+    def job(inner: bool) -> None:
+        work = remembered_work()
+        work["n"] = work.get("n", 0) + 1
+        counts.append(work["n"])
+        if inner:
+            job(False)  # a call inside another shares its work
+
+    job(True)
+    job(False)  # a call after another starts afresh: what it computes does not hang on what ran before
+    assert counts == [1, 2, 1] and remembered_work() is None
+    for function in (overlaid_job, judged_readings):  # worker jobs: sent to the workers by name
+        assert pickle.loads(pickle.dumps(function)) is function
