@@ -81,9 +81,7 @@ for name, module in list(sys.modules.items()):
     for function, kernel in vars(module).items():
         stats = getattr(kernel, "stats", None)
         if getattr(kernel, "__module__", None) == name and stats is not None and hasattr(stats, "cache_hits"):
-            # (a kernel given its types compiles as it is imported: its keys are signatures, nothing to warm)
-            loaded += [[name, function, repr(tuple(types))] for types, hits in stats.cache_hits.items()
-                       if hits and isinstance(types, tuple)]
+            loaded += [[name, function, repr(tuple(types))] for types, hits in stats.cache_hits.items() if hits]
 print(json.dumps(loaded))
 """
 

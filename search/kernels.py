@@ -19,10 +19,8 @@ Pixel coordinates are continuous (pixel (i, j) is the square [j, j+1) x [i, i+1)
   `sparse_scores` `sparse_score` of many pose sets; `best_sparse_scores` only those that can be among the
                   lowest few (the heading scan of the initial guesses: the same choice, fewer reverse terms).
   `pattern_search` pose refinement on the `sparse_score` (the search's inner loop, compiled whole).
-The free-form tracer's kernels are in `search.trace_kernels`. The twins (`search.kernel_twins`, `*_reference`) use
-Python loops and the `math` module only; the tests compare them. The kernels other kernels call with constants are
-given their types (typed on its calls, a kernel compiles once per constant and per default left out: `_reverse_sum`
-three times, 2.8 s of the 13.7 s a first free-form `solve` spent compiling).
+The free-form tracer's kernels are in `search.trace_kernels`. The twins (`search.kernel_twins`, `*_reference`)
+use Python loops and the `math` module only; the tests compare them.
 """
 
 from __future__ import annotations
@@ -30,12 +28,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import types
-
 from dsl.jit import njit
+
 from search.settings import BLOCK, LIST_SLACK, SKIP_MARGIN
 
-_ROWS, _TABLE, _TABLES, _LIST = types.float64[::1], types.float64[:, ::1], types.float64[:, :, ::1], types.int64[::1]
 RUN = 16  # stable_argsort's insertion-sorted runs (elements): any size sorts the same; 16 is the usual cut-off
 
 
@@ -126,6 +122,9 @@ def _forward_mean(cols: np.ndarray, rows: np.ndarray, dt: np.ndarray, cap: float
     for k in range(m):
         forward += _bilinear(dt, cols[k], rows[k], cap)
     return forward / max(m, 1)
+
+
+NO_LISTS = np.zeros(0, dtype=np.int64)
 
 
 @njit(cache=True)
@@ -226,15 +225,15 @@ def _blocks(cols: np.ndarray, rows: np.ndarray) -> np.ndarray:
     return boxes
 
 
-@njit(types.Tuple((types.float64, types.boolean))(_ROWS, _ROWS, _ROWS, _TABLE, types.float64, types.float64,
-                                                  types.float64, types.boolean, _LIST, _LIST), cache=True)
+@njit(cache=True)
 def _reverse_sum(cols: np.ndarray, rows: np.ndarray, radii: np.ndarray, samples: np.ndarray, reach: float,
-                 forward: float, bound: float, inclusive: bool, starts: np.ndarray, members: np.ndarray) -> tuple:
+                 forward: float, bound: float, inclusive: bool, starts: np.ndarray = NO_LISTS,
+                 members: np.ndarray = NO_LISTS) -> tuple[float, bool]:
     """The sum over ink samples of `_sample_distance` -> (sum, whole). It stops early (whole False, the sum so far)
     once forward + sum / n exceeds `bound` (or reaches it, `inclusive`): the terms are never negative, so the whole
     sum would too. A sample covered by the point that covered the previous one is 0 without a search (a covered
     sample is 0 whichever point covers it). With near-point lists (`starts`, `members` of `_near_lists`, made at
-    a pose no point has moved more than LIST_SLACK from; empty: none), each sample visits only its list."""
+    a pose no point has moved more than LIST_SLACK from), each sample visits only its list."""
     m, n = cols.shape[0], samples.shape[0]
     if m == 0:
         return reach * n, True
@@ -264,8 +263,7 @@ def _reverse_sum(cols: np.ndarray, rows: np.ndarray, radii: np.ndarray, samples:
 def _reverse_mean(cols: np.ndarray, rows: np.ndarray, radii: np.ndarray, samples: np.ndarray, reach: float) -> float:
     """`sparse_score`'s reverse term: per ink sample, the distance to the nearest posed point minus its radius
     (at most `reach`), averaged."""
-    total, _ = _reverse_sum(cols, rows, radii, samples, reach, 0.0, np.inf, False, np.empty(0, np.int64),
-                            np.empty(0, np.int64))  # (no near-point lists)
+    total, _ = _reverse_sum(cols, rows, radii, samples, reach, 0.0, np.inf, False)
     return total / max(samples.shape[0], 1)
 
 
@@ -329,13 +327,13 @@ def best_sparse_scores(
     for p in range(n):
         cols, rows = _posed(points, owner, pose_sets[p])
         forward[p] = _forward_mean(cols, rows, dt, cap)
-    out, none = np.full(n, np.inf), np.empty(0, np.int64)  # (none: no near-point lists)
+    out = np.full(n, np.inf)
     best = np.full(max(keep, 1), np.inf)  # the lowest totals so far, ascending
     for p in stable_argsort(forward):
         if forward[p] > best[-1]:
             break
         cols, rows = _posed(points, owner, pose_sets[p])
-        reverse, whole = _reverse_sum(cols, rows, radii, samples, reach, forward[p], best[-1], False, none, none)
+        reverse, whole = _reverse_sum(cols, rows, radii, samples, reach, forward[p], best[-1], False)
         if not whole:
             continue  # its total exceeds the keep-th lowest so far
         total = forward[p] + reverse / max(samples.shape[0], 1)
@@ -384,7 +382,7 @@ def _moved_about(params: np.ndarray, shape: int, param: int, delta: float, centr
     return trial
 
 
-@njit(types.none(_TABLES, types.int64, _TABLE), cache=True)
+@njit(cache=True)
 def _store(seen: np.ndarray, k: int, params: np.ndarray) -> None:
     """seen[k] = params (a table of rows) element by element: an array assigned to a slice compiles Numba's
     shape-mismatch message (string formatting: about 4 s of CPU on a first run), a loop does not."""
@@ -393,7 +391,7 @@ def _store(seen: np.ndarray, k: int, params: np.ndarray) -> None:
             seen[k, i, j] = params[i, j]
 
 
-@njit(types.float64(_TABLES, _ROWS, types.int64, _TABLE), cache=True)
+@njit(cache=True)
 def _seen_score(seen: np.ndarray, scores: np.ndarray, n: int, params: np.ndarray) -> float:
     """The score of `params` if they are among the first `n` of `seen` (exactly), else nan."""
     for k in range(n - 1, -1, -1):
@@ -442,7 +440,7 @@ def pattern_search(
     seen_scores = np.empty(max(max_evals, 1))
     _store(seen, 0, params)
     seen_scores[0] = best
-    n_seen, none = 1, np.empty(0, np.int64)  # (none: no near-point lists)
+    n_seen = 1
     anchor_cols, anchor_rows = _posed(points, owner, _poses_from_params(params))
     starts, members = _near_lists(anchor_cols, anchor_rows, radii, samples, reach, LIST_SLACK)
     centroids, counts = np.zeros((params.shape[0], 2)), np.zeros(params.shape[0])  # element by element (`_store`)
@@ -470,9 +468,11 @@ def pattern_search(
                             f = _forward_mean(cols, rows, dt, cap)
                             moved = _moved_by(cols, rows, anchor_cols, anchor_rows)
                             bound = best - 1e-12
-                            near = moved <= LIST_SLACK  # the near-point lists hold for the trial
-                            reverse, whole = _reverse_sum(cols, rows, radii, samples, reach, f, bound, True,
-                                                          starts if near else none, members if near else none)
+                            if moved <= LIST_SLACK:
+                                reverse, whole = _reverse_sum(cols, rows, radii, samples, reach, f, bound, True, starts,
+                                                              members)
+                            else:
+                                reverse, whole = _reverse_sum(cols, rows, radii, samples, reach, f, bound, True)
                             if not whole:  # it cannot improve: not kept as a score seen
                                 break
                             total = f + reverse / max(samples.shape[0], 1)

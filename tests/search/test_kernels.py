@@ -7,8 +7,6 @@ from scipy import ndimage
 
 from search import kernel_twins, kernels, pixel_kernels, trace_kernels
 
-NONE = np.zeros(0, np.int64)  # no near-point lists (`kernels._reverse_sum`)
-
 
 def _random_case(rng: np.random.Generator, shapes: int):
     h, w = rng.integers(20, 60, size=2)
@@ -69,10 +67,10 @@ def test_reverse_sum_is_exactly_the_plain_loop(seed, equal_radii):
     radii = np.full(m, 2.6) if equal_radii else rng.uniform(0.5, 3.0, size=m)
     near = np.column_stack([cols, rows])[rng.integers(0, m, size=80)] + rng.normal(0.0, 3.0, size=(80, 2))
     samples = np.concatenate([near, rng.uniform(-20.0, 140.0, size=(int(rng.integers(0, 40)), 2))])
-    total, whole = kernels._reverse_sum(cols, rows, radii, samples, 10.0, 0.0, np.inf, False, NONE, NONE)
+    total, whole = kernels._reverse_sum(cols, rows, radii, samples, 10.0, 0.0, np.inf, False)
     assert whole and total == kernel_twins.reverse_sum_reference(cols, rows, radii, samples, 10.0)
     bound = float(rng.uniform(0.0, 3.0))  # stopped early only where the whole sum exceeds the bound too
-    partial, whole = kernels._reverse_sum(cols, rows, radii, samples, 10.0, 0.5, bound, False, NONE, NONE)
+    partial, whole = kernels._reverse_sum(cols, rows, radii, samples, 10.0, 0.5, bound, False)
     assert partial <= total and (whole or 0.5 + total / len(samples) > bound)
     if whole:
         assert partial == total
