@@ -175,8 +175,8 @@ def _teacher_forced_once(model: Decoder, images: list[np.ndarray], steps: list[d
     read = remembered_work()
     if read is None:
         return teacher_forced(model, images, steps, strokes_only=True)
-    pixels = {id(image): pixels_key(image) for image in images}
-    keys = [("walk", pixels[id(image)], *(step[field].tobytes() for field in ("kind", "stroke", "values", "start")))
+    fields = ("kind", "stroke", "values", "start")  # the step tokens: a row is its image's pixels and these
+    keys = [("walk", pixels_key(image, read), *(step[field].tobytes() for field in fields))
             for image, step in zip(images, steps)]
     first: dict = {}  # each row not yet walked -> the first place it is asked for
     for k, key in enumerate(keys):
