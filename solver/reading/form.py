@@ -241,6 +241,7 @@ def decoded_and_formed(perception, images, positives: int, negatives: int, first
                 decoded[k] = jobs.get(tag)[0]
             except Exception as error:
                 raise PerceptionError(f"decoding failed: {error}") from error
+            perception.remember_decoded(images[k], FORM_BEAM, decoded[k])
             found[k] = _candidate(decoded[k][0].program) if decoded[k] else None
             if found[k] is not None:
                 program = found[k][1]

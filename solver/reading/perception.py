@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -112,6 +113,33 @@ class PixelPerception:
         self._classifier = None
         self._model = None
         self._pool = None
+        self._memory: dict | None = None  # work done once in a `remembering` block (one problem)
+
+    @contextmanager
+    def remembering(self):
+        """Within the block (one problem: `solver.solving.folder.solve_images`), an image decoded alone at a beam width
+        (`decode_each`, `decode_job`) and a list of images classified (`guesses`) are worked out once. A problem looked
+        at again as free-form (`perceive_free_form`) decodes set A at the beam width the first look decoded some of it
+        at, and classifies set A again. Exact: each is the same job whichever process runs it (an image decoded in a
+        batch of its own, a list classified in the same batches), so what is remembered is what working it out again
+        gives. Outside a block nothing is kept; a block inside another shares the outer one's work."""
+        outer = self._memory
+        if outer is None:
+            self._memory = {}
+        try:
+            yield
+        finally:
+            self._memory = outer
+
+    def _decoded_key(self, image: np.ndarray, beam: int | None = None) -> tuple:
+        from perception.beam import pixels_key
+
+        return "decoded", pixels_key(image), self.beam if beam is None else beam, self.top_k
+
+    def remember_decoded(self, image: np.ndarray, beam: int, proposals: tuple) -> None:
+        """Keep, in a `remembering` block, `proposals`: what `decode_job(image, beam)`'s job gave."""
+        if self._memory is not None and self.use_decoder:
+            self._memory[self._decoded_key(image, beam)] = proposals
 
     def decoder(self):
         """The decoder model, loaded on first use."""
@@ -130,8 +158,26 @@ class PixelPerception:
     def guesses(self, images: list[np.ndarray]) -> list[dict]:
         """The shape classifier's guesses per image (`perception.shapes.library_guesses`, every group),
         CLASSIFY_BATCH images per job across the worker processes."""
+        if self._memory is not None:
+            from perception.beam import pixels_key
+
+            key = ("guesses", tuple(pixels_key(image) for image in images))
+            if key not in self._memory:
+                with self.forgetting():
+                    found = self.guesses(images)
+                self._memory[key] = found
+            return list(self._memory[key])
         jobs = [(self.shapes_checkpoint, images[k:k + CLASSIFY_BATCH]) for k in range(0, len(images), CLASSIFY_BATCH)]
         return [found for done in self.map(guesses_chunk, jobs) for found in done]
+
+    @contextmanager
+    def forgetting(self):
+        """The block's work not remembered (`remembering`): what a remembered result is made by."""
+        memory, self._memory = self._memory, None
+        try:
+            yield
+        finally:
+            self._memory = memory
 
     def plan(self, image: np.ndarray, guesses: dict, props: tuple) -> LibraryPlan:
         """One image's `LibraryPlan` from the classifier's `guesses` and the decoder's proposals `props`
@@ -189,6 +235,14 @@ class PixelPerception:
                 return self.decode_each(images)
             finally:
                 self.beam = wide
+        if self._memory is not None and self.use_decoder:
+            keys = [self._decoded_key(image) for image in images]
+            missing = {key: image for key, image in zip(keys, images) if key not in self._memory}
+            if missing:
+                with self.forgetting():
+                    found = self.decode_each(list(missing.values()))
+                self._memory.update(zip(missing, found))
+            return [self._memory[key] for key in keys]
         if not self.use_decoder or self.device != "cpu" or self._pool is None or len(images) < 2:
             return [props for image in images for props in self.decode([image])]
         try:
@@ -207,6 +261,8 @@ class PixelPerception:
         None) when `decode_each` decodes in this process (no workers, not on the CPU, no decoder)."""
         if not self.use_decoder or self.device != "cpu" or self._pool is None:
             return None, None
+        if self._memory is not None and self._decoded_key(image, beam) in self._memory:
+            return None, None  # decoded already in this `remembering` block: `decode_each` gives it here
         return decode_chunk, (self.checkpoint, self.top_k, beam, [image])
 
     def library_reads(self, images: list[np.ndarray], guesses: list, free_form_seen: bool,

@@ -28,6 +28,7 @@ import os
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -114,11 +115,11 @@ def solve_images(loaded: list, names: list[str], perception, positives: int, neg
     confidence computed from perception's evidence (`solver.solving.confidence`). `loaded`: per image in solving
     order (set A: `positives`, set B: `negatives`, then the queries), its pixels or None and why it cannot be read
     (`readable_pixels`); `names`: how to name each image in an error; `notes`: why images given as None could not be
-    read. Which parts run: `perception.switches` (the module docstring)."""
+    read. Which parts run: `perception.switches` (the module docstring). Perception's work on an image is done once
+    for the problem (its `remembering` block, where it has one: a second look decodes set A again)."""
     switches = getattr(perception, "switches", PRODUCT)
-    if switches.attributes is None:
-        return _solved_images(loaded, names, perception, positives, negatives, time_limit, max_rules, stages, notes)
-    with attribute_source(switches.attributes):
+    source = nullcontext() if switches.attributes is None else attribute_source(switches.attributes)
+    with source, getattr(perception, "remembering", nullcontext)():
         return _solved_images(loaded, names, perception, positives, negatives, time_limit, max_rules, stages, notes)
 
 

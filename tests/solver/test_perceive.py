@@ -5,6 +5,7 @@ from dsl.canonical import same_image
 from dsl.raster import render_program
 from dsl.syntax import parse_image
 from dsl.types import Pose
+from perception.decode import DEFAULT_CHECKPOINT
 from search.refine import Proposal
 from solver.reading.readings import PerceptionError
 from solver.reading.perception import PixelPerception
@@ -381,3 +382,44 @@ def test_a_touching_pair_is_decoded_and_read_in_its_own_job_as_in_separate_round
         plan = perception.plan(image, left.guesses, props)
         [rounds] = perception.read_as_library([image], [plan])
     assert one_job.reading.program == rounds.program
+
+
+def test_within_a_problem_an_image_is_decoded_and_a_list_classified_once(monkeypatch):
+    import solver.reading.perception as perceiving
+
+    classified = []
+
+    def guesses_chunk(job):
+        classified.append(len(job[1]))
+        return [{"whole": [], "parts": [], "part_images": [], "n": len(classified)} for _ in job[1]]
+
+    monkeypatch.setattr(perceiving, "guesses_chunk", guesses_chunk)
+    a = render_program(SQUARE, [Pose(-40, 20, 15, 180)])
+    b = render_program(SMALL_SQUARE, [Pose(30, -10, 40, 120)])
+    perception = FakeDecoderPerception([Proposal(SQUARE, 0.0)])
+    with perception.remembering():
+        first = perception.decode_each([a, b], beam=3)
+        assert perception.decode_each([b, a.copy()], beam=3) == first[::-1]  # the same pixels, another array
+        assert perception.calls == [1, 1]
+        perception.decode_each([a], beam=5)  # another beam width: another job
+        assert perception.calls == [1, 1, 1]
+        with perception.remembering():  # a block inside shares the outer one's work
+            perception.decode_each([a], beam=5)
+        perception.remember_decoded(b, 7, "given")  # what a worker's job gave (`decode_job`)
+        assert perception.decode_each([b], beam=7) == ["given"] and perception.calls == [1, 1, 1]
+        assert perception.guesses([a, b]) == perception.guesses([a, b]) and classified == [2]
+        perception.guesses([a])  # another list: other batches
+        assert classified == [2, 1]
+    perception.decode_each([a], beam=3)  # outside a block nothing is kept
+    perception.guesses([a, b])
+    assert perception.calls == [1, 1, 1, 1] and classified == [2, 1, 2]
+
+
+@pytest.mark.skipif(not DEFAULT_CHECKPOINT.is_file(), reason="no shipped decoder checkpoint")
+def test_an_image_decoded_alone_reads_the_same_each_time_so_remembering_it_is_exact():
+    image = render_program(SMALL_SQUARE, [Pose(-40, 20, 15, 300)])
+    perception = PixelPerception()
+    fresh = perception.decode_each([image], beam=3)
+    with perception.remembering():
+        assert perception.decode_each([image], beam=3) == fresh
+        assert perception.decode_each([image], beam=3) == fresh
