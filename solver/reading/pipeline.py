@@ -88,24 +88,26 @@ def perceive_free_form(perception, images: list[np.ndarray], positives: int, neg
     sure of a free-form program's images (it names a library shape they resemble) or the images decoded first may be
     the hard ones (two shapes touching): on generated tuning seeds 3131 + 5151, set A's six readings formed H in
     each of the 80 free-form problems and in none of the 80 basic and 80 abstract ones. Where the decoder proposes
-    no free-form program for any of the six (`free_form_proposed`) nothing more is tried. The first DECODE_FIRST
-    images are decoded first; where they propose none, the other four are decoded too unless the classifier is sure
-    of set A (`library_sure`, as in step 1): a two-shape image may be read as no program at all while the others are
-    read right. Looked-at seed 79111: 2 of its 300 two-shape free-form problems (3 queries wrong) came here, their
+    no free-form program for any of the six (`free_form_proposed`) nothing more is tried. Where the classifier is sure
+    of set A (`library_sure`, as in step 1) the first DECODE_FIRST images are decoded first, and the other four only
+    if they propose one; else all six are decoded, in one round of jobs: a two-shape image may be read as no program
+    at all while the others are read right. Looked-at seed 79111: 2 of its 300 two-shape free-form problems (3 queries wrong) came here, their
     first two images proposed none, the classifier was sure of none of set A, and all six formed the generator's H;
     tuning seed 80111: 39 of the 240 basic problems came here, their first two images proposed none, the classifier
     was sure of set A in 18, no problem formed H from all six, and decoding the other four took 0.45 s."""
     a = list(range(positives))
-    first, rest = a[:DECODE_FIRST], a[DECODE_FIRST:]
+    with stages("classify"):  # set A's guesses: `perceive_problem` made them (remembered: `PixelPerception.remembering`)
+        guesses = perception.guesses([images[k] for k in a])
+    sure = library_sure({k: classifier_confidence(found) for k, found in zip(a, guesses)})
+    first = a[:DECODE_FIRST] if sure else a  # not sure: all six are decoded whatever the first propose, so at once
     with stages("decode"):
         decoded = dict(zip(first, perception.decode_each([images[k] for k in first], beam=FORM_BEAM)))
-    if not free_form_proposed(decoded):
-        with stages("classify"):
-            guesses = perception.guesses([images[k] for k in a])
-        if library_sure({k: classifier_confidence(found) for k, found in zip(a, guesses)}):
-            return None
-    with stages("decode"):
-        decoded.update(zip(rest, perception.decode_each([images[k] for k in rest], beam=FORM_BEAM)))
+    if sure and not free_form_proposed(decoded):
+        return None
+    rest = [k for k in a if k not in decoded]
+    if rest:
+        with stages("decode"):
+            decoded.update(zip(rest, perception.decode_each([images[k] for k in rest], beam=FORM_BEAM)))
     if not free_form_proposed(decoded):
         return None
     formed = formed_from(perception, images, positives, {k: props[0].program for k, props in decoded.items() if props}, stages)

@@ -238,8 +238,11 @@ def test_a_problem_read_as_library_shapes_is_perceived_again_as_free_form_from_a
     rng = np.random.default_rng(3)
     images = [_drawn(p, rng) for p in [H] * 6 + [TURNED, ZIGZAG] + [H, TURNED]]
     with (FixedDecoder if decoder == "reads every image right" else _FirstTwoMisread)(H) as perception:
+        rounds, decode_each = [], perception.decode_each
+        perception.decode_each = lambda images, beam=None: rounds.append(len(images)) or decode_each(images, beam)
         results = perception.perceive_free_form(images, positives=6, negatives=2)
         assert perception.decoded == 6
+        assert rounds == [6]  # the classifier is not sure of set A: all six decoded in one round
         assert {"decode", "check"} <= set(perception.stage_seconds)
     assert [r.evidence["verdict"] for r in results] == ["hypothesis"] * 6 + ["neighbour", "stroke", "hypothesis", "neighbour"]
     assert same_image(results[9].program, TURNED)
@@ -263,5 +266,8 @@ def test_a_library_problem_the_classifier_is_sure_of_is_not_decoded_further_when
     rng = np.random.default_rng(7)
     images = [_drawn(shapes, rng) for _ in range(10)]
     with FixedDecoder(OFF_GRID) as perception:
+        rounds, decode_each = [], perception.decode_each
+        perception.decode_each = lambda images, beam=None: rounds.append(len(images)) or decode_each(images, beam)
         assert perception.perceive_free_form(images, positives=6, negatives=2) is None
         assert perception.decoded == 2  # the classifier is sure of set A: the other four are not decoded
+        assert rounds == [2]

@@ -152,8 +152,10 @@ def test_formed_again_as_the_h_given_the_images_are_not_checked_again(monkeypatc
     other = parse_image([["line_normal_1.000-0.500", "line_normal_1.000-0.833"]])
     checked = []
     monkeypatch.setattr(pipeline, "free_form_proposed", lambda decoded: True)
+    monkeypatch.setattr(pipeline, "classifier_confidence", lambda found: 0.0)
     monkeypatch.setattr(pipeline, "check_problem", lambda *args, **kwargs: checked.append(args[5].hypothesis) or [])
-    perception = SimpleNamespace(decode_each=lambda images, beam: [[SimpleNamespace(program=h)] for _ in images])
+    perception = SimpleNamespace(decode_each=lambda images, beam: [[SimpleNamespace(program=h)] for _ in images],
+                                 guesses=lambda images: [None] * len(images))
     for formed, besides, expected in [(h, h, None), (h, other, [h]), (h, None, [h]), (other, h, [other])]:
         checked.clear()
         monkeypatch.setattr(pipeline, "formed_from", lambda *args, formed=formed: SimpleNamespace(hypothesis=formed))
