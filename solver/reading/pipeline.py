@@ -91,12 +91,13 @@ def perceive_free_form(perception, images: list[np.ndarray], positives: int, neg
     no free-form program for any of the six (`free_form_proposed`) nothing more is tried. Where the classifier is sure
     of set A (`library_sure`, as in step 1) the first DECODE_FIRST images are decoded first, and the other four only
     if they propose one; else all six are decoded, in one round of jobs: a two-shape image may be read as no program
-    at all while the others are read right. Looked-at seed 79111: 2 of its 300 two-shape free-form problems (3 queries wrong) came here, their
-    first two images proposed none, the classifier was sure of none of set A, and all six formed the generator's H;
-    tuning seed 80111: 39 of the 240 basic problems came here, their first two images proposed none, the classifier
-    was sure of set A in 18, no problem formed H from all six, and decoding the other four took 0.45 s."""
+    at all while the others are read right. Looked-at seed 79111: 2 of its 300 two-shape free-form problems (3
+    queries wrong) came here, their first two images proposed none, the classifier was sure of none of set A, and all
+    six formed the generator's H; tuning seed 80111: 39 of the 240 basic problems came here, their first two images
+    proposed none, the classifier was sure of set A in 18, no problem formed H from all six, and decoding the other
+    four took 0.45 s."""
     a = list(range(positives))
-    with stages("classify"):  # set A's guesses: `perceive_problem` made them (remembered: `PixelPerception.remembering`)
+    with stages("classify"):  # set A's guesses: `perceive_problem` made them (remembered, `PixelPerception.remembering`)
         guesses = perception.guesses([images[k] for k in a])
     sure = library_sure({k: classifier_confidence(found) for k, found in zip(a, guesses)})
     first = a[:DECODE_FIRST] if sure else a  # not sure: all six are decoded whatever the first propose, so at once
