@@ -134,7 +134,7 @@ class PixelPerception:
     def _decoded_key(self, image: np.ndarray, beam: int | None = None) -> tuple:
         from perception.beam import pixels_key
 
-        return "decoded", pixels_key(image), self.beam if beam is None else beam, self.top_k
+        return "decoded", pixels_key(image, self._memory), self.beam if beam is None else beam, self.top_k
 
     def remember_decoded(self, image: np.ndarray, beam: int, proposals: tuple) -> None:
         """Keep, in a `remembering` block, `proposals`: what `decode_job(image, beam)`'s job gave."""
@@ -161,7 +161,7 @@ class PixelPerception:
         if self._memory is not None:
             from perception.beam import pixels_key
 
-            key = ("guesses", tuple(pixels_key(image) for image in images))
+            key = ("guesses", tuple(pixels_key(image, self._memory) for image in images))
             if key not in self._memory:
                 with self.forgetting():
                     found = self.guesses(images)

@@ -100,12 +100,12 @@ def perceive_free_form(perception, images: list[np.ndarray], positives: int, neg
     with stages("classify"):  # set A's guesses: `perceive_problem` made them (remembered, `PixelPerception.remembering`)
         guesses = perception.guesses([images[k] for k in a])
     sure = library_sure({k: classifier_confidence(found) for k, found in zip(a, guesses)})
-    first = a[:DECODE_FIRST] if sure else a  # not sure: all six are decoded whatever the first propose, so at once
+    # not sure: all six are decoded whatever the first propose, so at once
+    first, rest = (a[:DECODE_FIRST], a[DECODE_FIRST:]) if sure else (a, [])
     with stages("decode"):
         decoded = dict(zip(first, perception.decode_each([images[k] for k in first], beam=FORM_BEAM)))
     if sure and not free_form_proposed(decoded):
         return None
-    rest = [k for k in a if k not in decoded]
     if rest:
         with stages("decode"):
             decoded.update(zip(rest, perception.decode_each([images[k] for k in rest], beam=FORM_BEAM)))
