@@ -242,6 +242,17 @@ def test_prior_covers_the_facts_the_solver_writes():
     assert counts == set(COUNTS)
 
 
+def test_prior_is_what_its_generator_writes_from_the_current_features(tmp_path):
+    """The shipped prior.lp, line for line, is `python -m solver.induction.prior`'s output: the base rates are those of
+    the library's shapes under today's features (a change of the features that moves a rate regenerates the file)."""
+    from importlib import resources
+
+    from solver.induction.prior import write_prior
+
+    shipped = resources.files("solver").joinpath("encodings", "prior.lp").read_text()
+    assert write_prior(tmp_path / "prior.lp").read_text() == shipped
+
+
 # sequence.lp with tolerances (near facts from solver.induction.facts) -------------------------------------
 
 
