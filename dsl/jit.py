@@ -25,6 +25,8 @@ from typing import Callable
 
 import numba
 import numpy as np
+from numba.core import types
+from numba.core.registry import CPUDispatcher
 
 APP = "bongard-solver"
 KEYED_PACKAGES = ("dsl", "search")  # the packages whose sources the compiled kernels depend on
@@ -115,8 +117,31 @@ def stored_arrays(stem: str, build: Callable[[], dict[str, np.ndarray]]) -> dict
     return arrays
 
 
+class _Kernel(CPUDispatcher):
+    """A kernel compiled once for the types of the values a caller passes, whatever constants among them: called
+    from another kernel with a constant (`_store(seen, 0, params)`), Numba's own dispatcher compiles the callee
+    again for that literal value (`Literal[int](0)`), the same machine work as for any int, and a first run pays
+    each such compile (about 0.1-0.4 s of CPU each: issue 53). A kernel that needs a constant's value at compile
+    time (`numba.literally`) cannot be one of these."""
+
+    def get_call_template(self, args, kws):
+        return super().get_call_template(tuple(types.unliteral(a) for a in args),
+                                         {name: types.unliteral(a) for name, a in kws.items()})
+
+
 def njit(*args, **options):
-    """`numba.njit`, cached on disk in `cache_folder()` when `cache=True` and a folder can be written."""
+    """`numba.njit`, cached on disk in `cache_folder()` when `cache=True` and a folder can be written, and compiled
+    for the types of its arguments, not for the constants a calling kernel passes (`_Kernel`)."""
     if options.get("cache"):
         options["cache"] = cache_folder() is not None
-    return numba.njit(*args, **options)
+    made = numba.njit(*args, **options)
+    if isinstance(made, CPUDispatcher):  # @njit without options
+        made.__class__ = _Kernel
+        return made
+
+    def decorate(function):
+        kernel = made(function)
+        kernel.__class__ = _Kernel
+        return kernel
+
+    return decorate

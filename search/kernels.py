@@ -233,7 +233,8 @@ def _reverse_sum(cols: np.ndarray, rows: np.ndarray, radii: np.ndarray, samples:
     once forward + sum / n exceeds `bound` (or reaches it, `inclusive`): the terms are never negative, so the whole
     sum would too. A sample covered by the point that covered the previous one is 0 without a search (a covered
     sample is 0 whichever point covers it). With near-point lists (`starts`, `members` of `_near_lists`, made at
-    a pose no point has moved more than LIST_SLACK from), each sample visits only its list."""
+    a pose no point has moved more than LIST_SLACK from), each sample visits only its list. Kernels pass empty lists
+    rather than leave them out: one compile for all callers (issue 53)."""
     m, n = cols.shape[0], samples.shape[0]
     if m == 0:
         return reach * n, True
@@ -260,14 +261,6 @@ def _reverse_sum(cols: np.ndarray, rows: np.ndarray, radii: np.ndarray, samples:
 
 
 @njit(cache=True)
-def _reverse_mean(cols: np.ndarray, rows: np.ndarray, radii: np.ndarray, samples: np.ndarray, reach: float) -> float:
-    """`sparse_score`'s reverse term: per ink sample, the distance to the nearest posed point minus its radius
-    (at most `reach`), averaged."""
-    total, _ = _reverse_sum(cols, rows, radii, samples, reach, 0.0, np.inf, False)
-    return total / max(samples.shape[0], 1)
-
-
-@njit(cache=True)
 def sparse_score(
     points: np.ndarray,
     radii: np.ndarray,
@@ -280,9 +273,12 @@ def sparse_score(
 ) -> tuple[float, float]:
     """(forward mean, reverse mean) of templates (point k belongs to shape owner[k], posed by row owner[k]
     of `poses`) against sampled ink pixel centres
-    (`samples` rows: column, row). The reverse term: distance to the nearest posed point minus its radius."""
+    (`samples` rows: column, row). The reverse term: per ink sample, the distance to the nearest posed point minus
+    its radius (at most `reach`), averaged."""
     cols, rows = _posed(points, owner, poses)
-    return _forward_mean(cols, rows, dt, cap), _reverse_mean(cols, rows, radii, samples, reach)
+    no_lists = np.empty(0, dtype=np.int64)
+    reverse, _ = _reverse_sum(cols, rows, radii, samples, reach, 0.0, np.inf, False, no_lists, no_lists)
+    return _forward_mean(cols, rows, dt, cap), reverse / max(samples.shape[0], 1)
 
 
 @njit(cache=True)
@@ -329,11 +325,13 @@ def best_sparse_scores(
         forward[p] = _forward_mean(cols, rows, dt, cap)
     out = np.full(n, np.inf)
     best = np.full(max(keep, 1), np.inf)  # the lowest totals so far, ascending
+    no_lists = np.empty(0, dtype=np.int64)
     for p in stable_argsort(forward):
         if forward[p] > best[-1]:
             break
         cols, rows = _posed(points, owner, pose_sets[p])
-        reverse, whole = _reverse_sum(cols, rows, radii, samples, reach, forward[p], best[-1], False)
+        reverse, whole = _reverse_sum(cols, rows, radii, samples, reach, forward[p], best[-1], False, no_lists,
+                                      no_lists)
         if not whole:
             continue  # its total exceeds the keep-th lowest so far
         total = forward[p] + reverse / max(samples.shape[0], 1)
@@ -443,6 +441,7 @@ def pattern_search(
     n_seen = 1
     anchor_cols, anchor_rows = _posed(points, owner, _poses_from_params(params))
     starts, members = _near_lists(anchor_cols, anchor_rows, radii, samples, reach, LIST_SLACK)
+    no_lists = np.empty(0, dtype=np.int64)
     centroids, counts = np.zeros((params.shape[0], 2)), np.zeros(params.shape[0])  # element by element (`_store`)
     for k in range(points.shape[0]):
         centroids[owner[k], 0] += points[k, 0]
@@ -468,11 +467,9 @@ def pattern_search(
                             f = _forward_mean(cols, rows, dt, cap)
                             moved = _moved_by(cols, rows, anchor_cols, anchor_rows)
                             bound = best - 1e-12
-                            if moved <= LIST_SLACK:
-                                reverse, whole = _reverse_sum(cols, rows, radii, samples, reach, f, bound, True, starts,
-                                                              members)
-                            else:
-                                reverse, whole = _reverse_sum(cols, rows, radii, samples, reach, f, bound, True)
+                            near = moved <= LIST_SLACK  # the lists hold every point that can count
+                            reverse, whole = _reverse_sum(cols, rows, radii, samples, reach, f, bound, True,
+                                                          starts if near else no_lists, members if near else no_lists)
                             if not whole:  # it cannot improve: not kept as a score seen
                                 break
                             total = f + reverse / max(samples.shape[0], 1)
