@@ -135,13 +135,12 @@ def njit(*args, **options):
     if options.get("cache"):
         options["cache"] = cache_folder() is not None
     made = numba.njit(*args, **options)
-    if isinstance(made, CPUDispatcher):  # @njit without options
+    if args and callable(args[0]):  # @njit without options: the kernel itself
+        return _as_kernel(made)
+    return lambda function: _as_kernel(made(function))
+
+
+def _as_kernel(made):
+    if isinstance(made, CPUDispatcher):  # not the plain function NUMBA_DISABLE_JIT leaves
         made.__class__ = _Kernel
-        return made
-
-    def decorate(function):
-        kernel = made(function)
-        kernel.__class__ = _Kernel
-        return kernel
-
-    return decorate
+    return made

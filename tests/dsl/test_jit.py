@@ -57,3 +57,13 @@ def test_the_reverse_sum_compiles_once_for_every_kernel_that_calls_it(tmp_path):
                           timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["1"]
+
+
+def test_kernels_import_with_numba_switched_off(tmp_path):
+    """NUMBA_DISABLE_JIT (Numba's switch for debugging kernels as Python) leaves plain functions: they stay so."""
+    environment = dict(os.environ, NUMBA_DISABLE_JIT="1", PYTHONPATH=checkout_path())
+    script = ("from search import kernels\nfrom tests.dsl import test_jit\n"
+              "print(type(kernels.sparse_score).__name__, type(test_jit._pick).__name__)")
+    done = subprocess.run([sys.executable, "-c", script], env=environment, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["function", "function"]
