@@ -124,7 +124,8 @@ def _forward_mean(cols: np.ndarray, rows: np.ndarray, dt: np.ndarray, cap: float
     return forward / max(m, 1)
 
 
-NO_LISTS = np.zeros(0, dtype=np.int64)
+NO_LISTS = np.zeros(0, dtype=np.int64)  # `_reverse_sum` without near-point lists, called from Python (a kernel
+# makes its own empty array: a global one is typed read-only there, another compile)
 
 
 @njit(cache=True)
@@ -227,14 +228,14 @@ def _blocks(cols: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
 @njit(cache=True)
 def _reverse_sum(cols: np.ndarray, rows: np.ndarray, radii: np.ndarray, samples: np.ndarray, reach: float,
-                 forward: float, bound: float, inclusive: bool, starts: np.ndarray = NO_LISTS,
-                 members: np.ndarray = NO_LISTS) -> tuple[float, bool]:
+                 forward: float, bound: float, inclusive: bool, starts: np.ndarray, members: np.ndarray
+                 ) -> tuple[float, bool]:
     """The sum over ink samples of `_sample_distance` -> (sum, whole). It stops early (whole False, the sum so far)
     once forward + sum / n exceeds `bound` (or reaches it, `inclusive`): the terms are never negative, so the whole
     sum would too. A sample covered by the point that covered the previous one is 0 without a search (a covered
     sample is 0 whichever point covers it). With near-point lists (`starts`, `members` of `_near_lists`, made at
-    a pose no point has moved more than LIST_SLACK from), each sample visits only its list. Kernels pass empty lists
-    rather than leave them out: one compile for all callers (issue 53)."""
+    a pose no point has moved more than LIST_SLACK from), each sample visits only its list; with empty ones, the
+    blocks. The lists have no default: a call leaving them out compiled a variant of its own (issue 53)."""
     m, n = cols.shape[0], samples.shape[0]
     if m == 0:
         return reach * n, True

@@ -67,10 +67,12 @@ def test_reverse_sum_is_exactly_the_plain_loop(seed, equal_radii):
     radii = np.full(m, 2.6) if equal_radii else rng.uniform(0.5, 3.0, size=m)
     near = np.column_stack([cols, rows])[rng.integers(0, m, size=80)] + rng.normal(0.0, 3.0, size=(80, 2))
     samples = np.concatenate([near, rng.uniform(-20.0, 140.0, size=(int(rng.integers(0, 40)), 2))])
-    total, whole = kernels._reverse_sum(cols, rows, radii, samples, 10.0, 0.0, np.inf, False)
+    total, whole = kernels._reverse_sum(cols, rows, radii, samples, 10.0, 0.0, np.inf, False, kernels.NO_LISTS,
+                                        kernels.NO_LISTS)
     assert whole and total == kernel_twins.reverse_sum_reference(cols, rows, radii, samples, 10.0)
     bound = float(rng.uniform(0.0, 3.0))  # stopped early only where the whole sum exceeds the bound too
-    partial, whole = kernels._reverse_sum(cols, rows, radii, samples, 10.0, 0.5, bound, False)
+    partial, whole = kernels._reverse_sum(cols, rows, radii, samples, 10.0, 0.5, bound, False, kernels.NO_LISTS,
+                                          kernels.NO_LISTS)
     assert partial <= total and (whole or 0.5 + total / len(samples) > bound)
     if whole:
         assert partial == total
