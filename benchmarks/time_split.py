@@ -2,10 +2,10 @@
 
     bongard-solver bench time_split [--data ROOT] [--limit N] [--types ff bd hd] [--json OUT]
 
-Each type's first --limit problems of ROOT (without --data, problems generated here, seed SEED) are solved from
-pixels in this process on one thread (`solver.solving.folder.solve_folder` with a one-worker `PixelPerception`,
-whose jobs run here), after one untimed problem of that type (the models loaded, the kernels' first calls). For each
-problem, wall seconds:
+Each type's first --limit problems of ROOT (without --data, problems generated here as `bench latency` makes them)
+are solved from pixels in this process on one thread (`solver.solving.folder.solve_folder` with a one-worker
+`PixelPerception`, whose jobs run here), after one untimed problem of that type (the models loaded, the kernels'
+first calls). For each problem, wall seconds:
 
   network  inside the forward calls of torch modules (the decoder's and the shape classifier's layers; the
            outermost module call is timed, so nested modules count once). Torch work outside a module (the
@@ -33,8 +33,8 @@ from pathlib import Path
 from dsl.options import count, path_text
 from dsl.owned import check_output_file, marked_json
 
-TYPES = ("ff", "bd", "hd")
-SEED = 5454  # the generated problems' seed when no --data is given
+from benchmarks.latency import SEED, TYPES, generated_root
+
 WORKERS = 2  # the cores issue 53's targets are set on: problems side by side, one a core
 
 
@@ -149,14 +149,7 @@ def main(argv: list[str] | None = None) -> int:
 
     torch.set_num_threads(1)
     with tempfile.TemporaryDirectory(prefix="bongard-time-split-") as scratch:
-        if args.data:
-            root = Path(args.data).resolve()
-        else:
-            from dsl.commands import write_dataset
-            from dsl.generate import ProblemKind
-
-            root = Path(scratch) / "data"
-            write_dataset(root, {kind: args.limit + 1 for kind in ProblemKind}, seed=SEED, workers=1, progress=False)
+        root = Path(args.data).resolve() if args.data else generated_root(Path(scratch), args.limit + 1)
         folders = problems_of(root, args.types, args.limit)
         with PixelPerception(workers=1) as perception:
             result = {"data": str(args.data) if args.data else f"generated (seed {SEED})", "workers": WORKERS,
