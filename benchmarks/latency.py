@@ -194,15 +194,24 @@ def generated_root(scratch: Path, per_type: int) -> Path:
     return root
 
 
-def first_of_each_type(root: Path, types: list[str]) -> dict[str, Path]:
+def problems_of_type(root: Path, types: list[str], most: int, least: int = 1,
+                     command: str = "latency") -> dict[str, list[Path]]:
+    """Each type's first `most` problem folders of `root`; `bench COMMAND` ends naming the types with fewer than
+    `least`."""
     from dsl.dataset import list_problems, problem_folder
 
     names = list_problems(root)
-    found = {kind: next((n for n in names if n.startswith(kind + "_")), None) for kind in types}
-    missing = [kind for kind, name in found.items() if name is None]
-    if missing:
-        raise SystemExit(f"bench latency: {root}: no problem of type {', '.join(missing)}")
-    return {kind: problem_folder(root, name) for kind, name in found.items()}
+    found = {kind: [problem_folder(root, n) for n in [n for n in names if n.startswith(kind + "_")][:most]]
+             for kind in types}
+    short = [kind for kind, folders in found.items() if len(folders) < least]
+    if short:
+        few = "no problem" if least == 1 else f"fewer than {least} problems"
+        raise SystemExit(f"bench {command}: {root}: {few} of type {', '.join(short)}")
+    return found
+
+
+def first_of_each_type(root: Path, types: list[str]) -> dict[str, Path]:
+    return {kind: folders[0] for kind, folders in problems_of_type(root, types, 1).items()}
 
 
 def table(result: dict) -> str:

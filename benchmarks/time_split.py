@@ -33,7 +33,7 @@ from pathlib import Path
 from dsl.options import count, path_text
 from dsl.owned import check_output_file, marked_json
 
-from benchmarks.latency import SEED, TYPES, generated_root
+from benchmarks.latency import SEED, TYPES, generated_root, problems_of_type
 
 WORKERS = 2  # the cores issue 53's targets are set on: problems side by side, one a core
 
@@ -90,18 +90,6 @@ def timing(split: Split):
         left.remove()
 
 
-def problems_of(root: Path, types: list[str], limit: int) -> dict[str, list[Path]]:
-    """Each type's first `limit` + 1 problem folders (the first is the warm-up)."""
-    from dsl.dataset import list_problems, problem_folder
-
-    names = list_problems(root)
-    found = {kind: [problem_folder(root, n) for n in names if n.startswith(kind + "_")][: limit + 1] for kind in types}
-    short = [kind for kind, folders in found.items() if len(folders) < 2]
-    if short:
-        raise SystemExit(f"bench time_split: {root}: fewer than two problems of type {', '.join(short)}")
-    return found
-
-
 def split_of(folders: list[Path], perception) -> dict:
     """The mean seconds per problem of each kind of work over `folders[1:]` (`folders[0]` solved first, untimed)."""
     from solver.solving.folder import solve_folder
@@ -150,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(1)
     with tempfile.TemporaryDirectory(prefix="bongard-time-split-") as scratch:
         root = Path(args.data).resolve() if args.data else generated_root(Path(scratch), args.limit + 1)
-        folders = problems_of(root, args.types, args.limit)
+        folders = problems_of_type(root, args.types, args.limit + 1, 2, "time_split")  # the first: the warm-up
         with PixelPerception(workers=1) as perception:
             result = {"data": str(args.data) if args.data else f"generated (seed {SEED})", "workers": WORKERS,
                       "types": {kind: split_of(folders[kind], perception) for kind in args.types}}
